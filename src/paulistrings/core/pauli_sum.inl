@@ -1,0 +1,311 @@
+// Template bodies of PauliSum<W, C> (included by pauli_sum.h).
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+
+namespace paulistrings {
+
+template <int W, Coefficient C>
+PauliSum<W, C>::PauliSum(std::size_t num_qubits, std::uint64_t hash_seed)
+    : num_qubits_(num_qubits), hash_(hash_seed) {
+  check_num_qubits(num_qubits);
+  if (num_qubits > Key::kMaxQubits) throw_too_many_qubits_for_width(num_qubits, W);
+}
+
+template <int W, Coefficient C>
+PauliSum<W, C> PauliSum<W, C>::from_labels(std::size_t num_qubits,
+                                           std::span<const std::pair<std::string, C>> terms) {
+  std::vector<Term> parsed;
+  parsed.reserve(terms.size());
+  for (const auto& [label, coefficient] : terms) parsed.push_back({Key::from_label(label, num_qubits), coefficient});
+  return from_terms(num_qubits, std::move(parsed));
+}
+
+template <int W, Coefficient C>
+PauliSum<W, C> PauliSum<W, C>::from_terms(std::size_t num_qubits, std::vector<Term> terms,
+                                          std::uint64_t hash_seed) {
+  PauliSum sum(num_qubits, hash_seed);
+  for (const Term& term : terms) sum.validate_key(term.key);
+  const std::size_t n = terms.size();
+  sum.assign_terms(std::move(terms), bits_to_fit(n, 1024, 1));
+  return sum;
+}
+
+template <int W, Coefficient C>
+PauliSum<W, C> PauliSum<W, C>::from_arrays(std::size_t num_qubits, std::span<const std::uint64_t> x,
+                                           std::span<const std::uint64_t> z, std::size_t words_per_row,
+                                           std::span<const C> coefficients) {
+  if (words_per_row < 1 || words_per_row > static_cast<std::size_t>(W)) {
+    throw std::invalid_argument("from_arrays: rows have " + std::to_string(words_per_row) +
+                                " words but this width holds 1 to " + std::to_string(W));
+  }
+  const std::size_t rows = coefficients.size();
+  if (x.size() != rows * words_per_row || z.size() != rows * words_per_row) {
+    throw std::invalid_argument("from_arrays: x has " + std::to_string(x.size()) + " and z has " +
+                                std::to_string(z.size()) + " words, expected " + std::to_string(rows) + " rows × " +
+                                std::to_string(words_per_row) + " words for " + std::to_string(rows) +
+                                " coefficients");
+  }
+  PauliSum sum(num_qubits);
+  std::vector<Term> terms(rows);
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t w = 0; w < words_per_row; ++w) {
+      terms[r].key.x[w] = x[r * words_per_row + w];
+      terms[r].key.z[w] = z[r * words_per_row + w];
+    }
+    terms[r].coefficient = coefficients[r];
+    try {
+      sum.validate_key(terms[r].key);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("from_arrays: row " + std::to_string(r) + ": " + e.what());
+    }
+  }
+  sum.assign_terms(std::move(terms), bits_to_fit(rows, 1024, 1));
+  return sum;
+}
+
+template <int W, Coefficient C>
+void PauliSum<W, C>::validate_key(const Key& key) const {
+  const std::size_t span = key.span();
+  if (span > num_qubits_) {
+    throw std::invalid_argument("Pauli string has a non-identity factor on qubit " + std::to_string(span - 1) +
+                                ", out of range for " + std::to_string(num_qubits_) + " qubits");
+  }
+}
+
+template <int W, Coefficient C>
+int PauliSum<W, C>::bits_to_fit(std::size_t terms, std::size_t target_bucket_len, std::size_t min_buckets) {
+  if (target_bucket_len == 0) target_bucket_len = 1;
+  int bits = 0;
+  while (bits < kMaxBucketBits &&
+         ((std::size_t{1} << bits) < min_buckets || terms > (target_bucket_len << bits))) {
+    ++bits;
+  }
+  return bits;
+}
+
+template <int W, Coefficient C>
+void PauliSum<W, C>::assign_terms(std::vector<Term>&& terms, int bits) {
+  bits = std::max(bits, bucket_bits_);
+  const std::size_t n = terms.size();
+  std::vector<std::uint64_t> bucket(n);
+  for (std::size_t i = 0; i < n; ++i) bucket[i] = hash_(terms[i].key, bits);
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  // Stable, so equal keys are summed in input order: results do not depend on the sort algorithm.
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if (bucket[a] != bucket[b]) return bucket[a] < bucket[b];
+    return terms[a].key < terms[b].key;
+  });
+  keys_.clear();
+  coefficients_.clear();
+  bucket_bits_ = bits;
+  bucket_offsets_.assign((std::size_t{1} << bits) + 1, 0);
+  for (std::size_t i = 0; i < n;) {
+    const std::size_t first = order[i];
+    C total = terms[first].coefficient;
+    std::size_t j = i + 1;
+    while (j < n && terms[order[j]].key == terms[first].key) total += terms[order[j++]].coefficient;
+    if (total != C(0.0)) {
+      keys_.push_back(terms[first].key);
+      coefficients_.push_back(total);
+      ++bucket_offsets_[bucket[first] + 1];
+    }
+    i = j;
+  }
+  std::partial_sum(bucket_offsets_.begin(), bucket_offsets_.end(), bucket_offsets_.begin());
+  debug_check();
+}
+
+template <int W, Coefficient C>
+void PauliSum<W, C>::assign_canonical(std::vector<Key>&& keys, std::vector<C>&& coefficients,
+                                      std::vector<std::size_t>&& bucket_offsets, int bits) {
+  keys_ = std::move(keys);
+  coefficients_ = std::move(coefficients);
+  bucket_offsets_ = std::move(bucket_offsets);
+  bucket_bits_ = bits;
+  debug_check();
+}
+
+template <int W, Coefficient C>
+void PauliSum<W, C>::refine(int bits) {
+  if (bits <= bucket_bits_) return;
+  if (bits > kMaxBucketBits) bits = kMaxBucketBits;
+  const std::size_t n = size();
+  const std::size_t buckets = std::size_t{1} << bits;
+  std::vector<std::uint32_t> bucket(n);
+  std::vector<std::size_t> offsets(buckets + 1, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    bucket[i] = static_cast<std::uint32_t>(hash_(keys_[i], bits));
+    ++offsets[bucket[i] + 1];
+  }
+  std::partial_sum(offsets.begin(), offsets.end(), offsets.begin());
+  // A stable counting sort: each new bucket draws from one old bucket, so keys stay ascending.
+  std::vector<Key> keys(n);
+  std::vector<C> coefficients(n);
+  std::vector<std::size_t> cursor(offsets.begin(), offsets.end() - 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t at = cursor[bucket[i]]++;
+    keys[at] = keys_[i];
+    coefficients[at] = coefficients_[i];
+  }
+  assign_canonical(std::move(keys), std::move(coefficients), std::move(offsets), bits);
+}
+
+template <int W, Coefficient C>
+void PauliSum<W, C>::refine_to_fit(std::size_t target_bucket_len, std::size_t min_buckets) {
+  refine(bits_to_fit(size(), target_bucket_len, min_buckets));
+}
+
+template <int W, Coefficient C>
+void PauliSum<W, C>::clear() {
+  keys_.clear();
+  coefficients_.clear();
+  std::fill(bucket_offsets_.begin(), bucket_offsets_.end(), 0);
+}
+
+template <int W, Coefficient C>
+void PauliSum<W, C>::drop_zeros() {
+  std::size_t out = 0;
+  std::size_t bucket_start = 0;
+  for (std::size_t b = 0; b + 1 < bucket_offsets_.size(); ++b) {
+    const std::size_t end = bucket_offsets_[b + 1];
+    for (std::size_t i = bucket_start; i < end; ++i) {
+      if (coefficients_[i] != C(0.0)) {
+        keys_[out] = keys_[i];
+        coefficients_[out] = coefficients_[i];
+        ++out;
+      }
+    }
+    bucket_start = end;
+    bucket_offsets_[b + 1] = out;
+  }
+  keys_.resize(out);
+  coefficients_.resize(out);
+  debug_check();
+}
+
+template <int W, Coefficient C>
+C PauliSum<W, C>::coefficient(const Key& key) const {
+  const std::size_t b = bucket_of(key);
+  const auto first = keys_.begin() + static_cast<std::ptrdiff_t>(bucket_offsets_[b]);
+  const auto last = keys_.begin() + static_cast<std::ptrdiff_t>(bucket_offsets_[b + 1]);
+  const auto it = std::lower_bound(first, last, key);
+  if (it == last || *it != key) return C(0.0);
+  return coefficients_[static_cast<std::size_t>(it - keys_.begin())];
+}
+
+template <int W, Coefficient C>
+bool PauliSum<W, C>::contains(const Key& key) const {
+  return coefficient(key) != C(0.0);
+}
+
+template <int W, Coefficient C>
+double PauliSum<W, C>::norm_squared() const {
+  double total = 0.0;
+  for (const C& c : coefficients_) total += magnitude_squared(c);
+  return total;
+}
+
+template <int W, Coefficient C>
+std::vector<typename PauliSum<W, C>::Term> PauliSum<W, C>::sorted_terms() const {
+  std::vector<Term> terms(size());
+  for (std::size_t i = 0; i < size(); ++i) terms[i] = {keys_[i], coefficients_[i]};
+  std::sort(terms.begin(), terms.end(), [](const Term& a, const Term& b) { return a.key < b.key; });
+  return terms;
+}
+
+template <int W, Coefficient C>
+bool PauliSum<W, C>::sorted_terms_equal(const PauliSum& other) const {
+  if (size() != other.size()) return false;
+  const auto a = sorted_terms();
+  const auto b = other.sorted_terms();
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].key != b[i].key || a[i].coefficient != b[i].coefficient) return false;
+  }
+  return true;
+}
+
+template <int W, Coefficient C>
+PauliSum<W, C>& PauliSum<W, C>::operator+=(const PauliSum& other) {
+  if (other.num_qubits_ != num_qubits_) {
+    throw std::invalid_argument("cannot add Pauli sums on " + std::to_string(num_qubits_) + " and " +
+                                std::to_string(other.num_qubits_) + " qubits");
+  }
+  std::vector<Term> terms;
+  terms.reserve(size() + other.size());
+  for (std::size_t i = 0; i < size(); ++i) terms.push_back({keys_[i], coefficients_[i]});
+  for (std::size_t i = 0; i < other.size(); ++i) terms.push_back({other.keys_[i], other.coefficients_[i]});
+  const int bits = std::max({bucket_bits_, other.bucket_bits_, bits_to_fit(terms.size(), 1024, 1)});
+  assign_terms(std::move(terms), bits);
+  return *this;
+}
+
+template <int W, Coefficient C>
+PauliSum<W, C>& PauliSum<W, C>::operator-=(const PauliSum& other) {
+  PauliSum negated = other;
+  negated *= C(-1.0);
+  return *this += negated;
+}
+
+template <int W, Coefficient C>
+PauliSum<W, C>& PauliSum<W, C>::operator*=(C scalar) {
+  if (scalar == C(0.0)) {
+    clear();
+    return *this;
+  }
+  for (C& c : coefficients_) c *= scalar;
+  drop_zeros();  // products may underflow to zero
+  return *this;
+}
+
+template <int W, Coefficient C>
+PauliSum<W, Complex> PauliSum<W, C>::to_complex() const {
+  PauliSum<W, Complex> result(num_qubits_, hash_.seed());
+  std::vector<Key> keys = keys_;
+  std::vector<Complex> coefficients(coefficients_.begin(), coefficients_.end());
+  std::vector<std::size_t> offsets = bucket_offsets_;
+  result.assign_canonical(std::move(keys), std::move(coefficients), std::move(offsets), bucket_bits_);
+  return result;
+}
+
+template <int W, Coefficient C>
+PauliSum<W, double> PauliSum<W, C>::to_real() const {
+  PauliSum<W, double> result(num_qubits_, hash_.seed());
+  std::vector<double> coefficients(size());
+  for (std::size_t i = 0; i < size(); ++i) {
+    if constexpr (kIsComplex) {
+      if (coefficients_[i].imag() != 0.0) {
+        throw std::invalid_argument("cannot convert to real coefficients: term " + keys_[i].to_sparse_label() +
+                                    " has imaginary part " + std::to_string(coefficients_[i].imag()));
+      }
+      coefficients[i] = coefficients_[i].real();
+    } else {
+      coefficients[i] = coefficients_[i];
+    }
+  }
+  std::vector<Key> keys = keys_;
+  std::vector<std::size_t> offsets = bucket_offsets_;
+  result.assign_canonical(std::move(keys), std::move(coefficients), std::move(offsets), bucket_bits_);
+  return result;
+}
+
+template <int W, Coefficient C>
+void PauliSum<W, C>::check_invariants() const {
+  auto fail = [](const std::string& what) { throw std::logic_error("PauliSum invariant broken: " + what); };
+  if (keys_.size() != coefficients_.size()) fail("key and coefficient columns differ in length");
+  if (bucket_offsets_.size() != (std::size_t{1} << bucket_bits_) + 1) fail("bucket offset count");
+  if (bucket_offsets_.front() != 0 || bucket_offsets_.back() != keys_.size()) fail("bucket offsets do not cover");
+  for (std::size_t b = 0; b + 1 < bucket_offsets_.size(); ++b) {
+    if (bucket_offsets_[b] > bucket_offsets_[b + 1]) fail("bucket offsets decrease at bucket " + std::to_string(b));
+    for (std::size_t i = bucket_offsets_[b]; i < bucket_offsets_[b + 1]; ++i) {
+      if (bucket_of(keys_[i]) != b) fail("term " + keys_[i].to_sparse_label() + " in the wrong bucket");
+      if (i > bucket_offsets_[b] && !(keys_[i - 1] < keys_[i])) fail("keys not strictly ascending in bucket");
+      if (coefficients_[i] == C(0.0)) fail("exact zero coefficient stored");
+      if (keys_[i].span() > num_qubits_) fail("bit set beyond num_qubits");
+    }
+  }
+}
+
+}  // namespace paulistrings

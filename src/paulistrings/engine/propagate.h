@@ -1,0 +1,75 @@
+#pragma once
+// propagate(): the driver shared by every engine. It walks the circuit (forward: first to last
+// applying U·U†; Heisenberg: last to first applying U†·U), and for each channel prepares its
+// table, lets the chosen engine apply the layer with the per-term truncation fused in, runs the
+// layer truncation passes and records one LayerRecord (the trace).
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "paulistrings/channels/channel.h"
+#include "paulistrings/circuit/circuit.h"
+#include "paulistrings/core/any_pauli_sum.h"
+#include "paulistrings/core/pauli_sum.h"
+#include "paulistrings/truncation/truncation.h"
+
+namespace paulistrings {
+
+/// Which engine applies the layers. `reference` is the simple single-threaded engine every
+/// faster engine is checked against.
+enum class Engine : std::uint8_t { reference };
+
+struct LayerRecord {
+  std::size_t application_index = 0;  ///< 0..layers-1 in the order applied
+  std::size_t circuit_index = 0;      ///< position of the channel in the circuit as written
+  std::string gate_name;
+  std::size_t terms_in = 0;
+  std::size_t terms_out = 0;         ///< after this layer's truncation
+  double discarded_weight = 0.0;     ///< Σ|c|² removed by truncation in this layer
+  std::uint64_t wall_ns = 0;
+  bool collapsed = false;            ///< collapse_sample replaced the sum in this layer
+};
+
+struct PropagationStats {
+  std::vector<LayerRecord> layers;
+  std::size_t peak_terms = 0;  ///< max of the input size and every layer's output size
+  std::size_t final_terms = 0;
+  double discarded_weight = 0.0;
+  std::size_t collapses = 0;
+};
+
+struct PropagateOptions {
+  Direction direction = Direction::forward;
+  Truncation truncation;
+  std::size_t target_bucket_len = 1024;  ///< refine buckets when the mean exceeds this
+  std::size_t min_buckets = 128;
+  Engine engine = Engine::reference;
+  /// Called after every layer (a trace sink); may be empty.
+  std::function<void(const LayerRecord&)> on_layer;
+  /// Keep every LayerRecord in PropagationStats::layers.
+  bool keep_layer_records = true;
+};
+
+/// Evolves `sum` in place through `circuit`. Throws std::invalid_argument when the qubit counts
+/// differ or when a real sum meets a channel with complex amplitudes.
+template <int W, Coefficient C>
+PropagationStats propagate(PauliSum<W, C>& sum, const Circuit& circuit, const PropagateOptions& options = {});
+
+/// Runtime-width form: dispatches once; a real sum is switched to complex storage first when a
+/// channel has complex amplitudes.
+PropagationStats propagate(AnyPauliSum& sum, const Circuit& circuit, const PropagateOptions& options = {});
+
+#define PAULISTRINGS_FOR_EACH_SUM_TYPE(X) \
+  X(1, double) X(2, double) X(4, double) X(8, double) X(16, double) \
+  X(1, Complex) X(2, Complex) X(4, Complex) X(8, Complex) X(16, Complex)
+#define PAULISTRINGS_DECLARE_PROPAGATE(W, C) \
+  extern template PropagationStats propagate<W, C>(PauliSum<W, C>&, const Circuit&, const PropagateOptions&);
+PAULISTRINGS_FOR_EACH_SUM_TYPE(PAULISTRINGS_DECLARE_PROPAGATE)
+#undef PAULISTRINGS_DECLARE_PROPAGATE
+
+}  // namespace paulistrings
+
+#include "paulistrings/engine/propagate.inl"

@@ -1,0 +1,94 @@
+#pragma once
+// Truncation: the policies that keep a propagated sum tractable (DESIGN §3.5, seed-api §3).
+// Per-term tests run inside a layer on each output's summed coefficient: coeff(ε) keeps
+// |c|² > ε² (ε < 0 keeps all), weight(k) keeps popcount(x|z) ≤ k. Layer passes run after the
+// layer: topn(n) (exact; a tie group at the cut is kept whole if it fits, else dropped whole),
+// approx_topn(n) (octaves of |c|² from the top while they fit), collapse_sample(cache, seed)
+// (Monte-Carlo collapse to one string). `a & b` keeps iff both keep and runs a's pass then b's;
+// `a | b` keeps iff either keeps and runs neither pass (the seed's semantics).
+// Copies share collapse_sample's pass counter, so reusing a policy continues its trajectory.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "paulistrings/core/pauli_sum.h"
+
+namespace paulistrings {
+
+struct LayerPassResult {
+  double discarded_weight = 0.0;  ///< Σ|c|² removed by the pass
+  bool collapsed = false;         ///< collapse_sample replaced the sum
+};
+
+class Truncation {
+ public:
+  enum class Kind : std::uint8_t { none, coeff, weight, topn, approx_topn, collapse_sample, all_of, any_of };
+
+  /// No truncation (only exact zeros are dropped).
+  Truncation();
+  static Truncation coeff(double epsilon);
+  static Truncation weight(std::size_t max_weight);
+  static Truncation topn(std::size_t n);
+  static Truncation approx_topn(std::size_t n);
+  static Truncation collapse_sample(std::size_t cache, std::uint64_t seed);
+  friend Truncation operator&(const Truncation& a, const Truncation& b);
+  friend Truncation operator|(const Truncation& a, const Truncation& b);
+
+  Kind kind() const { return node_->kind; }
+  bool is_none() const { return node_->kind == Kind::none; }
+  /// True when some per-term test can drop a term.
+  bool has_term_test() const;
+  /// True when finalize_layer does anything.
+  bool has_layer_pass() const;
+  bool contains(Kind kind) const;
+  std::string description() const;
+
+  /// The per-term test on a summed coefficient.
+  template <int W, Coefficient C>
+  bool keep(const PauliString<W>& key, const C& coefficient) const {
+    return keep_node(*node_, key, magnitude_squared(coefficient));
+  }
+  /// The layer passes, in place.
+  template <int W, Coefficient C>
+  LayerPassResult finalize_layer(PauliSum<W, C>& sum) const;
+
+ private:
+  struct CollapseState {
+    std::uint64_t passes = 0;
+  };
+  struct Node {
+    Kind kind = Kind::none;
+    double epsilon = 0.0;
+    std::size_t count = 0;  ///< max_weight, n or cache
+    std::uint64_t seed = 0;
+    std::shared_ptr<CollapseState> state;
+    std::shared_ptr<const Node> left, right;
+  };
+  explicit Truncation(std::shared_ptr<const Node> node) : node_(std::move(node)) {}
+
+  template <int W>
+  static bool keep_node(const Node& node, const PauliString<W>& key, double magnitude_squared);
+  template <int W, Coefficient C>
+  static void finalize_node(const Node& node, PauliSum<W, C>& sum, LayerPassResult& result);
+
+  std::shared_ptr<const Node> node_;
+};
+
+/// The magnitude cut of topn(n): returns the number of terms kept (tie rule applied) and marks
+/// them in `keep`; magnitudes are |c|².
+std::size_t select_topn(std::span<const double> magnitudes_squared, std::size_t n, std::vector<char>& keep);
+/// The octave cut of approx_topn(n): the lowest exponent bin kept (2048 = keep nothing).
+int approx_topn_lowest_bin(std::span<const double> magnitudes_squared, std::size_t n);
+/// Exponent bin of |c|² (its 11 biased exponent bits).
+inline int exponent_bin(double magnitude_squared) {
+  return static_cast<int>((std::bit_cast<std::uint64_t>(magnitude_squared) >> 52) & 0x7ff);
+}
+/// Index picked by collapse_sample for pass `pass`: the first term whose running |c|² exceeds
+/// u·Σ|c|², with u = uniform(seed, pass). Throws std::runtime_error when Σ|c|² is 0 or not finite.
+std::size_t collapse_pick(std::span<const double> magnitudes_squared, std::uint64_t seed, std::uint64_t pass);
+
+}  // namespace paulistrings
+
+#include "paulistrings/truncation/truncation.inl"

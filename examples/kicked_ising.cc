@@ -32,11 +32,12 @@ int main(int argc, char** argv) {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const double value = ProductState::parse("z+", kHeavyHexQubits).expectation(observable);
 
-    std::printf("127-qubit kicked Ising, %zu steps (%zu channels), theta_h = %.6f, |c| > %.3g, Heisenberg\n", steps,
-                circuit.size(), theta_h, cutoff);
+    std::printf("127-qubit kicked Ising, %zu steps (%zu channels), theta_h = %.6f, |c| > %.3g, Heisenberg\n",
+                steps, circuit.size(), theta_h, cutoff);
     std::printf("<Z62> = %.12f\n", value);
-    std::printf("peak terms %zu, final terms %zu, discarded sum|c|^2 = %.3e, wall %.3f s (reference engine)\n",
-                stats.peak_terms, stats.final_terms, stats.discarded_weight, seconds);
+    std::printf(
+        "peak terms %zu, final terms %zu, discarded sum|c|^2 = %.3e, wall %.3f s (reference engine)\n",
+        stats.peak_terms, stats.final_terms, stats.discarded_weight, seconds);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

@@ -26,7 +26,8 @@ std::string format_double(double v) {
 }
 
 void check_finite(const std::string& gate, const char* parameter, double value) {
-  if (!std::isfinite(value)) invalid(gate, std::string(parameter) + " = " + format_double(value) + " is not finite");
+  if (!std::isfinite(value))
+    invalid(gate, std::string(parameter) + " = " + format_double(value) + " is not finite");
 }
 
 void check_probability(const std::string& gate, const char* parameter, double value) {
@@ -43,7 +44,6 @@ void check_distinct(const std::string& gate, const std::vector<Qubit>& qubits) {
     }
   }
 }
-
 
 Matrix multiply(const Matrix& a, const Matrix& b, int d) {
   Matrix c(static_cast<std::size_t>(d * d));
@@ -65,14 +65,15 @@ double unitarity_error(std::span<const Complex> a, int d) {
   const Matrix product = multiply(Matrix(a.begin(), a.end()), conjugate_transpose(a, d), d);
   double error = 0.0;
   for (int i = 0; i < d; ++i)
-    for (int j = 0; j < d; ++j) error = std::max(error, std::abs(product[i * d + j] - Complex(i == j ? 1.0 : 0.0)));
+    for (int j = 0; j < d; ++j)
+      error = std::max(error, std::abs(product[i * d + j] - Complex(i == j ? 1.0 : 0.0)));
   return error;
 }
 
 void check_unitary(const std::string& gate, std::span<const Complex> matrix, int d) {
   if (matrix.size() != static_cast<std::size_t>(d * d)) {
-    invalid(gate, "expected a " + std::to_string(d) + "×" + std::to_string(d) + " matrix (" + std::to_string(d * d) +
-                      " entries), got " + std::to_string(matrix.size()) + " entries");
+    invalid(gate, "expected a " + std::to_string(d) + "×" + std::to_string(d) + " matrix (" +
+                      std::to_string(d * d) + " entries), got " + std::to_string(matrix.size()) + " entries");
   }
   for (const Complex& v : matrix) {
     if (!std::isfinite(v.real()) || !std::isfinite(v.imag())) invalid(gate, "matrix has a non-finite entry");
@@ -87,10 +88,14 @@ void check_unitary(const std::string& gate, std::span<const Complex> matrix, int
 Matrix pauli_2x2(int code) {
   const Complex i(0.0, 1.0);
   switch (code) {
-    case 0: return {1.0, 0.0, 0.0, 1.0};
-    case 1: return {0.0, 1.0, 1.0, 0.0};
-    case 2: return {1.0, 0.0, 0.0, -1.0};
-    default: return {0.0, -i, i, 0.0};
+    case 0:
+      return {1.0, 0.0, 0.0, 1.0};
+    case 1:
+      return {0.0, 1.0, 1.0, 0.0};
+    case 2:
+      return {1.0, 0.0, 0.0, -1.0};
+    default:
+      return {0.0, -i, i, 0.0};
   }
 }
 
@@ -164,12 +169,11 @@ Direction parse_direction(std::string_view text) {
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
   if (lower == "forward") return Direction::forward;
   if (lower == "heisenberg") return Direction::heisenberg;
-  throw std::invalid_argument("direction must be \"forward\" or \"heisenberg\", got \"" + std::string(text) + "\"");
+  throw std::invalid_argument("direction must be \"forward\" or \"heisenberg\", got \"" + std::string(text) +
+                              "\"");
 }
 
-TransferMatrix TransferMatrix::adjoint() const {
-  return {dim, conjugate_transpose(entries, dim)};
-}
+TransferMatrix TransferMatrix::adjoint() const { return {dim, conjugate_transpose(entries, dim)}; }
 
 TransferMatrix unitary_transfer_matrix(std::span<const Complex> unitary, int num_qubits) {
   const int d = 1 << num_qubits;
@@ -195,27 +199,42 @@ std::vector<Complex> clifford_matrix(ChannelKind kind) {
   const Complex i(0.0, 1.0);
   const double r = 1.0 / std::sqrt(2.0);
   switch (kind) {
-    case ChannelKind::h: return {r, r, r, -r};
-    case ChannelKind::s: return {1.0, 0.0, 0.0, i};
-    case ChannelKind::sdg: return {1.0, 0.0, 0.0, -i};
-    case ChannelKind::x: return {0.0, 1.0, 1.0, 0.0};
-    case ChannelKind::y: return {0.0, -i, i, 0.0};
-    case ChannelKind::z: return {1.0, 0.0, 0.0, -1.0};
-    case ChannelKind::sx: return {0.5 * (1.0 + i), 0.5 * (1.0 - i), 0.5 * (1.0 - i), 0.5 * (1.0 + i)};
-    case ChannelKind::sxdg: return {0.5 * (1.0 - i), 0.5 * (1.0 + i), 0.5 * (1.0 + i), 0.5 * (1.0 - i)};
-    case ChannelKind::cnot: return {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 1, 0};
-    case ChannelKind::cy: return {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, -i, 0, 0, i, 0};
-    case ChannelKind::cz: return {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, -1};
-    case ChannelKind::swap: return {1, 0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 1};
-    case ChannelKind::iswap: return {1, 0, 0, 0, 0, 0, i, 0, 0, i, 0, 0, 0, 0, 0, 1};
+    case ChannelKind::h:
+      return {r, r, r, -r};
+    case ChannelKind::s:
+      return {1.0, 0.0, 0.0, i};
+    case ChannelKind::sdg:
+      return {1.0, 0.0, 0.0, -i};
+    case ChannelKind::x:
+      return {0.0, 1.0, 1.0, 0.0};
+    case ChannelKind::y:
+      return {0.0, -i, i, 0.0};
+    case ChannelKind::z:
+      return {1.0, 0.0, 0.0, -1.0};
+    case ChannelKind::sx:
+      return {0.5 * (1.0 + i), 0.5 * (1.0 - i), 0.5 * (1.0 - i), 0.5 * (1.0 + i)};
+    case ChannelKind::sxdg:
+      return {0.5 * (1.0 - i), 0.5 * (1.0 + i), 0.5 * (1.0 + i), 0.5 * (1.0 - i)};
+    case ChannelKind::cnot:
+      return {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 1, 0};
+    case ChannelKind::cy:
+      return {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, -i, 0, 0, i, 0};
+    case ChannelKind::cz:
+      return {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, -1};
+    case ChannelKind::swap:
+      return {1, 0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 1};
+    case ChannelKind::iswap:
+      return {1, 0, 0, 0, 0, 0, i, 0, 0, i, 0, 0, 0, 0, 0, 1};
     case ChannelKind::ecr:
       return {0, r, 0, i * r, r, 0, -i * r, 0, 0, i * r, 0, r, -i * r, 0, r, 0};
-    default: throw std::logic_error("clifford_matrix: not a Clifford kind");
+    default:
+      throw std::logic_error("clifford_matrix: not a Clifford kind");
   }
 }
 
 Channel Channel::make(Data data) {
-  if (data.kind != ChannelKind::pauli_rotation && data.heisenberg.dim == 0) data.heisenberg = data.forward.adjoint();
+  if (data.kind != ChannelKind::pauli_rotation && data.heisenberg.dim == 0)
+    data.heisenberg = data.forward.adjoint();
   for (const TransferMatrix* t : {&data.forward, &data.heisenberg}) {
     for (const Complex& v : t->entries) data.complex_transfer |= v.imag() != 0.0;
   }
@@ -245,8 +264,12 @@ Channel Channel::y(Qubit q) { return clifford(ChannelKind::y, "y", {q}); }
 Channel Channel::z(Qubit q) { return clifford(ChannelKind::z, "z", {q}); }
 Channel Channel::sx(Qubit q) { return clifford(ChannelKind::sx, "sx", {q}); }
 Channel Channel::sxdg(Qubit q) { return clifford(ChannelKind::sxdg, "sxdg", {q}); }
-Channel Channel::cnot(Qubit control, Qubit target) { return clifford(ChannelKind::cnot, "cnot", {control, target}); }
-Channel Channel::cy(Qubit control, Qubit target) { return clifford(ChannelKind::cy, "cy", {control, target}); }
+Channel Channel::cnot(Qubit control, Qubit target) {
+  return clifford(ChannelKind::cnot, "cnot", {control, target});
+}
+Channel Channel::cy(Qubit control, Qubit target) {
+  return clifford(ChannelKind::cy, "cy", {control, target});
+}
 Channel Channel::cz(Qubit q0, Qubit q1) { return clifford(ChannelKind::cz, "cz", {q0, q1}); }
 Channel Channel::swap(Qubit q0, Qubit q1) { return clifford(ChannelKind::swap, "swap", {q0, q1}); }
 Channel Channel::iswap(Qubit q0, Qubit q1) { return clifford(ChannelKind::iswap, "iswap", {q0, q1}); }
@@ -306,7 +329,8 @@ Channel Channel::transfer_matrix(std::vector<Qubit> qubits, std::span<const doub
   const int dim = qubits.size() == 1 ? 4 : 16;
   if (ptm.size() != static_cast<std::size_t>(dim * dim)) {
     invalid(name, "expected a " + std::to_string(dim) + "×" + std::to_string(dim) + " transfer matrix for " +
-                      std::to_string(qubits.size()) + " qubit(s), got " + std::to_string(ptm.size()) + " entries");
+                      std::to_string(qubits.size()) + " qubit(s), got " + std::to_string(ptm.size()) +
+                      " entries");
   }
   for (double v : ptm) check_finite(name, "transfer matrix entry", v);
   Data data{ChannelKind::transfer_matrix, std::move(name), std::move(qubits)};
@@ -373,7 +397,8 @@ Channel Channel::depolarize2(double p, Qubit q0, Qubit q1) {
   Data data{ChannelKind::depolarize2, "depolarize2", {q0, q1}};
   data.parameters = {p};
   data.forward = {16, std::vector<Complex>(256)};
-  for (int in = 0; in < 16; ++in) data.forward.entries[static_cast<std::size_t>(in * 16 + in)] = in == 0 ? 1.0 : f;
+  for (int in = 0; in < 16; ++in)
+    data.forward.entries[static_cast<std::size_t>(in * 16 + in)] = in == 0 ? 1.0 : f;
   data.is_noise = true;
   return make(std::move(data));
 }
@@ -403,28 +428,37 @@ const TransferMatrix& Channel::transfer(Direction direction) const {
 Channel Channel::adjoint() const {
   const Data& d = *data_;
   if (d.is_noise) {
-    invalid(d.name, "noise channel on " + description() + " has no adjoint gate (circuit adjoint needs unitary gates)");
+    invalid(d.name, "noise channel on " + description() +
+                        " has no adjoint gate (circuit adjoint needs unitary gates)");
   }
   switch (d.kind) {
-    case ChannelKind::s: return sdg(d.qubits[0]);
-    case ChannelKind::sdg: return s(d.qubits[0]);
-    case ChannelKind::sx: return sxdg(d.qubits[0]);
-    case ChannelKind::sxdg: return sx(d.qubits[0]);
+    case ChannelKind::s:
+      return sdg(d.qubits[0]);
+    case ChannelKind::sdg:
+      return s(d.qubits[0]);
+    case ChannelKind::sx:
+      return sxdg(d.qubits[0]);
+    case ChannelKind::sxdg:
+      return sx(d.qubits[0]);
     case ChannelKind::iswap: {
       const std::vector<Complex> m = clifford_matrix(ChannelKind::iswap);
       const std::vector<Complex> inverse = conjugate_transpose(m, 4);
       return unitary_2q(d.qubits[0], d.qubits[1], inverse);
     }
-    case ChannelKind::pauli_rotation: return rotation(d.name, d.pauli, d.qubits, -d.theta);
-    case ChannelKind::unitary_1q: return unitary_1q(d.qubits[0], conjugate_transpose(d.matrix, 2));
-    case ChannelKind::unitary_2q: return unitary_2q(d.qubits[0], d.qubits[1], conjugate_transpose(d.matrix, 4));
+    case ChannelKind::pauli_rotation:
+      return rotation(d.name, d.pauli, d.qubits, -d.theta);
+    case ChannelKind::unitary_1q:
+      return unitary_1q(d.qubits[0], conjugate_transpose(d.matrix, 2));
+    case ChannelKind::unitary_2q:
+      return unitary_2q(d.qubits[0], d.qubits[1], conjugate_transpose(d.matrix, 4));
     case ChannelKind::transfer_matrix: {
       Data inverse{d.kind, d.name + "_adjoint", d.qubits};
       inverse.forward = d.heisenberg;
       inverse.heisenberg = d.forward;
       return make(std::move(inverse));
     }
-    default: return *this;  // h x y z cnot cy cz swap ecr are self-inverse
+    default:
+      return *this;  // h x y z cnot cy cz swap ecr are self-inverse
   }
 }
 
@@ -440,8 +474,10 @@ std::string Channel::description() const {
     text += "(";
     for (std::size_t i = 0; i < d.parameters.size(); ++i) {
       if (i) text += ", ";
-      if (d.parameters.size() == 3) text += std::string(kNames[i]) + "=";
-      else text += d.kind == ChannelKind::amplitude_damping ? "gamma=" : "p=";
+      if (d.parameters.size() == 3)
+        text += std::string(kNames[i]) + "=";
+      else
+        text += d.kind == ChannelKind::amplitude_damping ? "gamma=" : "p=";
       text += format_double(d.parameters[i]);
     }
     text += ")";

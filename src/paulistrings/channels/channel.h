@@ -29,11 +29,29 @@ std::string_view to_string(Direction direction);
 Direction parse_direction(std::string_view text);
 
 enum class ChannelKind : std::uint8_t {
-  h, s, sdg, x, y, z, sx, sxdg, cnot, cy, cz, swap, iswap, ecr,  // Cliffords
-  pauli_rotation,                                                 // rx ry rz rxx ryy rzz and any weight
-  unitary_1q, unitary_2q,                                         // general unitaries via their PTM
-  transfer_matrix,                                                // raw PTM or a user-defined map
-  depolarize, dephase, pauli_channel, depolarize2, amplitude_damping,  // noise
+  h,
+  s,
+  sdg,
+  x,
+  y,
+  z,
+  sx,
+  sxdg,
+  cnot,
+  cy,
+  cz,
+  swap,
+  iswap,
+  ecr,             // Cliffords
+  pauli_rotation,  // rx ry rz rxx ryy rzz and any weight
+  unitary_1q,
+  unitary_2q,       // general unitaries via their PTM
+  transfer_matrix,  // raw PTM or a user-defined map
+  depolarize,
+  dephase,
+  pauli_channel,
+  depolarize2,
+  amplitude_damping,  // noise
 };
 
 /// A square local transfer matrix over Pauli patterns, row-major (dim × dim, dim = 4 or 16).
@@ -47,7 +65,8 @@ struct TransferMatrix {
 
 /// A user-defined map on a local Pauli string: label over the support (char j = qubit j of the
 /// support, alphabet IXYZ) → terms as (local label, amplitude).
-using LocalPauliMap = std::function<std::vector<std::pair<std::string, Complex>>(std::string_view local_label)>;
+using LocalPauliMap =
+    std::function<std::vector<std::pair<std::string, Complex>>(std::string_view local_label)>;
 
 class Channel {
  public:
@@ -121,7 +140,8 @@ class Channel {
 
  private:
   struct Data {
-    Data(ChannelKind k, std::string n, std::vector<Qubit> q) : kind(k), name(std::move(n)), qubits(std::move(q)) {}
+    Data(ChannelKind k, std::string n, std::vector<Qubit> q)
+        : kind(k), name(std::move(n)), qubits(std::move(q)) {}
     ChannelKind kind;
     std::string name;
     std::vector<Qubit> qubits;

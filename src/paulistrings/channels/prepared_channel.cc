@@ -6,9 +6,12 @@ namespace paulistrings {
 
 std::string_view to_string(TableClass table_class) {
   switch (table_class) {
-    case TableClass::key_preserving: return "key_preserving";
-    case TableClass::permutation: return "permutation";
-    default: return "general";
+    case TableClass::key_preserving:
+      return "key_preserving";
+    case TableClass::permutation:
+      return "permutation";
+    default:
+      return "general";
   }
 }
 

@@ -7,7 +7,8 @@ namespace paulistrings {
 
 template <int W>
 PreparedChannel<W> prepare_channel(const Channel& channel, Direction direction) {
-  if (channel.span() > PauliString<W>::kMaxQubits) throw_qubit_out_of_range(channel.span() - 1, PauliString<W>::kMaxQubits);
+  if (channel.span() > PauliString<W>::kMaxQubits)
+    throw_qubit_out_of_range(channel.span() - 1, PauliString<W>::kMaxQubits);
   PreparedChannel<W> table;
   if (channel.is_rotation()) {
     table.form = PreparedChannel<W>::Form::rotation;

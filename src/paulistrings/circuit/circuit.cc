@@ -18,8 +18,8 @@ const Channel& Circuit::at(std::ptrdiff_t index) const {
   const auto n = static_cast<std::ptrdiff_t>(channels_.size());
   const std::ptrdiff_t i = index < 0 ? index + n : index;
   if (i < 0 || i >= n) {
-    throw std::out_of_range("circuit index " + std::to_string(index) + " out of range for " + std::to_string(n) +
-                            " channels");
+    throw std::out_of_range("circuit index " + std::to_string(index) + " out of range for " +
+                            std::to_string(n) + " channels");
   }
   return channels_[static_cast<std::size_t>(i)];
 }

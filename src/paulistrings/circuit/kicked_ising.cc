@@ -21,7 +21,8 @@ std::vector<std::pair<Qubit, Qubit>> parse_edges(std::string_view json) {
   auto read_number = [&](std::size_t& at) {
     while (at < json.size() && !std::isdigit(static_cast<unsigned char>(json[at]))) ++at;
     Qubit value = 0;
-    while (at < json.size() && std::isdigit(static_cast<unsigned char>(json[at]))) value = value * 10 + (json[at++] - '0');
+    while (at < json.size() && std::isdigit(static_cast<unsigned char>(json[at])))
+      value = value * 10 + (json[at++] - '0');
     return value;
   };
   while ((pos = json.find('[', pos)) != std::string_view::npos) {

@@ -10,11 +10,16 @@ namespace {
 template <Coefficient C>
 AnyPauliSum::Variant empty_sum(std::size_t num_qubits) {
   switch (width_for_qubits(num_qubits)) {
-    case 1: return PauliSum<1, C>(num_qubits);
-    case 2: return PauliSum<2, C>(num_qubits);
-    case 4: return PauliSum<4, C>(num_qubits);
-    case 8: return PauliSum<8, C>(num_qubits);
-    default: return PauliSum<16, C>(num_qubits);
+    case 1:
+      return PauliSum<1, C>(num_qubits);
+    case 2:
+      return PauliSum<2, C>(num_qubits);
+    case 4:
+      return PauliSum<4, C>(num_qubits);
+    case 8:
+      return PauliSum<8, C>(num_qubits);
+    default:
+      return PauliSum<16, C>(num_qubits);
   }
 }
 
@@ -42,7 +47,8 @@ C narrow(const Complex& v) {
 AnyPauliSum::AnyPauliSum(std::size_t num_qubits, bool complex_coefficients)
     : sum_(complex_coefficients ? empty_sum<Complex>(num_qubits) : empty_sum<double>(num_qubits)) {}
 
-AnyPauliSum AnyPauliSum::from_labels(std::size_t num_qubits, std::span<const std::pair<std::string, Complex>> terms,
+AnyPauliSum AnyPauliSum::from_labels(std::size_t num_qubits,
+                                     std::span<const std::pair<std::string, Complex>> terms,
                                      bool force_complex) {
   bool complex = force_complex;
   for (const auto& term : terms) complex |= term.second.imag() != 0.0;
@@ -52,7 +58,8 @@ AnyPauliSum AnyPauliSum::from_labels(std::size_t num_qubits, std::span<const std
     using C = typename Sum::Coeff;
     std::vector<typename Sum::Term> parsed;
     parsed.reserve(terms.size());
-    for (const auto& [label, c] : terms) parsed.push_back({Sum::Key::from_label(label, num_qubits), narrow<C>(c)});
+    for (const auto& [label, c] : terms)
+      parsed.push_back({Sum::Key::from_label(label, num_qubits), narrow<C>(c)});
     sum = Sum::from_terms(num_qubits, std::move(parsed));
   });
   return result;
@@ -136,9 +143,7 @@ AnyPauliSum& AnyPauliSum::operator+=(const AnyPauliSum& other) {
   return *this;
 }
 
-AnyPauliSum& AnyPauliSum::operator-=(const AnyPauliSum& other) {
-  return *this += other * Complex(-1.0);
-}
+AnyPauliSum& AnyPauliSum::operator-=(const AnyPauliSum& other) { return *this += other * Complex(-1.0); }
 
 AnyPauliSum& AnyPauliSum::operator*=(Complex scalar) {
   if (scalar.imag() != 0.0) make_complex();

@@ -17,9 +17,10 @@ namespace paulistrings {
 
 class AnyPauliSum {
  public:
-  using Variant = std::variant<PauliSum<1, double>, PauliSum<2, double>, PauliSum<4, double>, PauliSum<8, double>,
-                               PauliSum<16, double>, PauliSum<1, Complex>, PauliSum<2, Complex>,
-                               PauliSum<4, Complex>, PauliSum<8, Complex>, PauliSum<16, Complex>>;
+  using Variant =
+      std::variant<PauliSum<1, double>, PauliSum<2, double>, PauliSum<4, double>, PauliSum<8, double>,
+                   PauliSum<16, double>, PauliSum<1, Complex>, PauliSum<2, Complex>, PauliSum<4, Complex>,
+                   PauliSum<8, Complex>, PauliSum<16, Complex>>;
 
   /// The empty sum; throws std::invalid_argument above 1024 qubits.
   explicit AnyPauliSum(std::size_t num_qubits = 0, bool complex_coefficients = false);
@@ -28,7 +29,8 @@ class AnyPauliSum {
 
   /// From (label, coefficient) pairs (dense or sparse labels); storage is real unless some
   /// coefficient has a nonzero imaginary part or force_complex is set.
-  static AnyPauliSum from_labels(std::size_t num_qubits, std::span<const std::pair<std::string, Complex>> terms,
+  static AnyPauliSum from_labels(std::size_t num_qubits,
+                                 std::span<const std::pair<std::string, Complex>> terms,
                                  bool force_complex = false);
   /// From row-major x/z words (n_terms × words_per_row) and coefficients; same storage rule.
   static AnyPauliSum from_arrays(std::size_t num_qubits, std::span<const std::uint64_t> x,

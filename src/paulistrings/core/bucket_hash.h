@@ -3,9 +3,9 @@
 // pseudo-random vector of GF(2)^{2·64W} derived from (seed, j) alone, so h(v ⊕ d) = h(v) ⊕ h(d) and
 // growing from b to b+1 rows splits every bucket β into β and β | 2^b (grow-only refinement).
 
+#include <array>
 #include <bit>
 #include <cstdint>
-#include <array>
 
 #include "paulistrings/core/pauli_string.h"
 
@@ -46,7 +46,8 @@ class BucketHash {
     std::uint64_t h = 0;
     for (int j = 0; j < bits; ++j) {
       int parity = 0;
-      for (int w = 0; w < W; ++w) parity += std::popcount((rows_[j].x[w] & key.x[w]) ^ (rows_[j].z[w] & key.z[w]));
+      for (int w = 0; w < W; ++w)
+        parity += std::popcount((rows_[j].x[w] & key.x[w]) ^ (rows_[j].z[w] & key.z[w]));
       h |= static_cast<std::uint64_t>(parity & 1) << j;
     }
     return h;

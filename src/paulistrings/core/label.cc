@@ -24,8 +24,9 @@ std::vector<LabelFactor> parse_dense(std::string_view label) {
     const char c = label[q];
     if (c == 'I') continue;
     if (c != 'X' && c != 'Y' && c != 'Z') {
-      throw std::invalid_argument("invalid Pauli label " + quoted(label) + ": character '" + std::string(1, c) +
-                                  "' at position " + std::to_string(q) + " is not one of I, X, Y, Z");
+      throw std::invalid_argument("invalid Pauli label " + quoted(label) + ": character '" +
+                                  std::string(1, c) + "' at position " + std::to_string(q) +
+                                  " is not one of I, X, Y, Z");
     }
     factors.push_back({q, c});
   }
@@ -44,15 +45,17 @@ std::vector<LabelFactor> parse_sparse(std::string_view label, std::size_t num_qu
     const std::size_t start = pos;
     const char letter = label[pos++];
     if (letter != 'I' && letter != 'X' && letter != 'Y' && letter != 'Z') {
-      throw std::invalid_argument("invalid Pauli label " + quoted(label) + ": expected a Pauli letter I, X, Y or Z at position " +
+      throw std::invalid_argument("invalid Pauli label " + quoted(label) +
+                                  ": expected a Pauli letter I, X, Y or Z at position " +
                                   std::to_string(start) + ", found '" + std::string(1, letter) + "'");
     }
     const std::size_t digits_start = pos;
     while (pos < label.size() && std::isdigit(static_cast<unsigned char>(label[pos]))) ++pos;
     if (pos == digits_start) {
       if (letter == 'I' && (pos == label.size() || is_separator(label[pos]))) continue;  // a lone "I"
-      throw std::invalid_argument("invalid Pauli label " + quoted(label) + ": Pauli '" + std::string(1, letter) +
-                                  "' at position " + std::to_string(start) + " has no qubit index");
+      throw std::invalid_argument("invalid Pauli label " + quoted(label) + ": Pauli '" +
+                                  std::string(1, letter) + "' at position " + std::to_string(start) +
+                                  " has no qubit index");
     }
     if (pos < label.size() && !is_separator(label[pos])) {
       throw std::invalid_argument("invalid Pauli label " + quoted(label) + ": unexpected character '" +
@@ -62,17 +65,19 @@ std::vector<LabelFactor> parse_sparse(std::string_view label, std::size_t num_qu
     if (digits.size() > 9) throw_qubit_out_of_range(static_cast<std::size_t>(-1), num_qubits);
     const std::size_t qubit = std::stoul(std::string(digits));
     if (qubit >= num_qubits) {
-      throw std::invalid_argument("invalid Pauli label " + quoted(label) + ": qubit " + std::to_string(qubit) +
-                                  " is out of range for " + std::to_string(num_qubits) + " qubits");
+      throw std::invalid_argument("invalid Pauli label " + quoted(label) + ": qubit " +
+                                  std::to_string(qubit) + " is out of range for " +
+                                  std::to_string(num_qubits) + " qubits");
     }
     if (letter == 'I') continue;
     factors.push_back({qubit, letter});
   }
-  std::sort(factors.begin(), factors.end(), [](const LabelFactor& a, const LabelFactor& b) { return a.qubit < b.qubit; });
+  std::sort(factors.begin(), factors.end(),
+            [](const LabelFactor& a, const LabelFactor& b) { return a.qubit < b.qubit; });
   for (std::size_t i = 1; i < factors.size(); ++i) {
     if (factors[i].qubit == factors[i - 1].qubit) {
-      throw std::invalid_argument("invalid Pauli label " + quoted(label) + ": qubit " + std::to_string(factors[i].qubit) +
-                                  " appears more than once");
+      throw std::invalid_argument("invalid Pauli label " + quoted(label) + ": qubit " +
+                                  std::to_string(factors[i].qubit) + " appears more than once");
     }
   }
   return factors;
@@ -81,7 +86,8 @@ std::vector<LabelFactor> parse_sparse(std::string_view label, std::size_t num_qu
 }  // namespace
 
 bool is_sparse_label(std::string_view label) {
-  return std::any_of(label.begin(), label.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  return std::any_of(label.begin(), label.end(),
+                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
 }
 
 std::vector<LabelFactor> parse_label(std::string_view label, std::size_t num_qubits) {
@@ -94,8 +100,9 @@ std::vector<LabelFactor> parse_label(std::string_view label, std::size_t num_qub
       const char c = label[q];
       if (c != 'I' && c != 'X' && c != 'Y' && c != 'Z') parse_dense(label);  // throws with the position
     }
-    throw std::invalid_argument("invalid Pauli label " + quoted(label) + ": has " + std::to_string(label.size()) +
-                                " characters but the sum has " + std::to_string(num_qubits) +
+    throw std::invalid_argument("invalid Pauli label " + quoted(label) + ": has " +
+                                std::to_string(label.size()) + " characters but the sum has " +
+                                std::to_string(num_qubits) +
                                 " qubits (use a full-length label or the sparse form \"X0 Z5\")");
   }
   return parse_dense(label);
@@ -103,12 +110,17 @@ std::vector<LabelFactor> parse_label(std::string_view label, std::size_t num_qub
 
 int pauli_code(char pauli) {
   switch (pauli) {
-    case 'I': return 0;
-    case 'X': return 1;
-    case 'Z': return 2;
-    case 'Y': return 3;
+    case 'I':
+      return 0;
+    case 'X':
+      return 1;
+    case 'Z':
+      return 2;
+    case 'Y':
+      return 3;
     default:
-      throw std::invalid_argument("'" + std::string(1, pauli) + "' is not a Pauli letter (expected I, X, Y or Z)");
+      throw std::invalid_argument("'" + std::string(1, pauli) +
+                                  "' is not a Pauli letter (expected I, X, Y or Z)");
   }
 }
 
@@ -120,8 +132,9 @@ void check_num_qubits(std::size_t num_qubits) {
 }
 
 void throw_qubit_out_of_range(std::size_t qubit, std::size_t num_qubits) {
-  throw std::invalid_argument("qubit " + (qubit == static_cast<std::size_t>(-1) ? std::string("index") : std::to_string(qubit)) +
-                              " is out of range for " + std::to_string(num_qubits) + " qubits");
+  throw std::invalid_argument(
+      "qubit " + (qubit == static_cast<std::size_t>(-1) ? std::string("index") : std::to_string(qubit)) +
+      " is out of range for " + std::to_string(num_qubits) + " qubits");
 }
 
 void throw_too_many_qubits_for_width(std::size_t num_qubits, int width) {

@@ -37,7 +37,8 @@ struct PauliString {
 
   /// 0=I 1=X 2=Z 3=Y, i.e. x | z<<1 (the packed single-qubit code used by prepared tables).
   int code(std::size_t qubit) const {
-    return static_cast<int>(((x[qubit >> 6] >> (qubit & 63)) & 1) | (((z[qubit >> 6] >> (qubit & 63)) & 1) << 1));
+    return static_cast<int>(((x[qubit >> 6] >> (qubit & 63)) & 1) |
+                            (((z[qubit >> 6] >> (qubit & 63)) & 1) << 1));
   }
   void set_code(std::size_t qubit, int code) {
     const std::uint64_t bit = std::uint64_t{1} << (qubit & 63);

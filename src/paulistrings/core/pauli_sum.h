@@ -48,7 +48,8 @@ class PauliSum {
   /// From (label, coefficient) pairs; labels dense or sparse. Duplicates are summed in input order,
   /// exact zeros dropped.
   static PauliSum from_labels(std::size_t num_qubits, std::span<const std::pair<std::string, C>> terms);
-  static PauliSum from_labels(std::size_t num_qubits, std::initializer_list<std::pair<std::string, C>> terms) {
+  static PauliSum from_labels(std::size_t num_qubits,
+                              std::initializer_list<std::pair<std::string, C>> terms) {
     return from_labels(num_qubits, std::span<const std::pair<std::string, C>>(terms.begin(), terms.size()));
   }
   /// From terms (validated against num_qubits); duplicates summed in input order, exact zeros dropped.

@@ -18,7 +18,8 @@ PauliSum<W, C> PauliSum<W, C>::from_labels(std::size_t num_qubits,
                                            std::span<const std::pair<std::string, C>> terms) {
   std::vector<Term> parsed;
   parsed.reserve(terms.size());
-  for (const auto& [label, coefficient] : terms) parsed.push_back({Key::from_label(label, num_qubits), coefficient});
+  for (const auto& [label, coefficient] : terms)
+    parsed.push_back({Key::from_label(label, num_qubits), coefficient});
   return from_terms(num_qubits, std::move(parsed));
 }
 
@@ -43,9 +44,9 @@ PauliSum<W, C> PauliSum<W, C>::from_arrays(std::size_t num_qubits, std::span<con
   const std::size_t rows = coefficients.size();
   if (x.size() != rows * words_per_row || z.size() != rows * words_per_row) {
     throw std::invalid_argument("from_arrays: x has " + std::to_string(x.size()) + " and z has " +
-                                std::to_string(z.size()) + " words, expected " + std::to_string(rows) + " rows × " +
-                                std::to_string(words_per_row) + " words for " + std::to_string(rows) +
-                                " coefficients");
+                                std::to_string(z.size()) + " words, expected " + std::to_string(rows) +
+                                " rows × " + std::to_string(words_per_row) + " words for " +
+                                std::to_string(rows) + " coefficients");
   }
   PauliSum sum(num_qubits);
   std::vector<Term> terms(rows);
@@ -69,8 +70,9 @@ template <int W, Coefficient C>
 void PauliSum<W, C>::validate_key(const Key& key) const {
   const std::size_t span = key.span();
   if (span > num_qubits_) {
-    throw std::invalid_argument("Pauli string has a non-identity factor on qubit " + std::to_string(span - 1) +
-                                ", out of range for " + std::to_string(num_qubits_) + " qubits");
+    throw std::invalid_argument("Pauli string has a non-identity factor on qubit " +
+                                std::to_string(span - 1) + ", out of range for " +
+                                std::to_string(num_qubits_) + " qubits");
   }
 }
 
@@ -277,8 +279,9 @@ PauliSum<W, double> PauliSum<W, C>::to_real() const {
   for (std::size_t i = 0; i < size(); ++i) {
     if constexpr (kIsComplex) {
       if (coefficients_[i].imag() != 0.0) {
-        throw std::invalid_argument("cannot convert to real coefficients: term " + keys_[i].to_sparse_label() +
-                                    " has imaginary part " + std::to_string(coefficients_[i].imag()));
+        throw std::invalid_argument("cannot convert to real coefficients: term " +
+                                    keys_[i].to_sparse_label() + " has imaginary part " +
+                                    std::to_string(coefficients_[i].imag()));
       }
       coefficients[i] = coefficients_[i].real();
     } else {
@@ -296,9 +299,11 @@ void PauliSum<W, C>::check_invariants() const {
   auto fail = [](const std::string& what) { throw std::logic_error("PauliSum invariant broken: " + what); };
   if (keys_.size() != coefficients_.size()) fail("key and coefficient columns differ in length");
   if (bucket_offsets_.size() != (std::size_t{1} << bucket_bits_) + 1) fail("bucket offset count");
-  if (bucket_offsets_.front() != 0 || bucket_offsets_.back() != keys_.size()) fail("bucket offsets do not cover");
+  if (bucket_offsets_.front() != 0 || bucket_offsets_.back() != keys_.size())
+    fail("bucket offsets do not cover");
   for (std::size_t b = 0; b + 1 < bucket_offsets_.size(); ++b) {
-    if (bucket_offsets_[b] > bucket_offsets_[b + 1]) fail("bucket offsets decrease at bucket " + std::to_string(b));
+    if (bucket_offsets_[b] > bucket_offsets_[b + 1])
+      fail("bucket offsets decrease at bucket " + std::to_string(b));
     for (std::size_t i = bucket_offsets_[b]; i < bucket_offsets_[b + 1]; ++i) {
       if (bucket_of(keys_[i]) != b) fail("term " + keys_[i].to_sparse_label() + " in the wrong bucket");
       if (i > bucket_offsets_[b] && !(keys_[i - 1] < keys_[i])) fail("keys not strictly ascending in bucket");

@@ -27,10 +27,10 @@ struct LayerRecord {
   std::size_t circuit_index = 0;      ///< position of the channel in the circuit as written
   std::string gate_name;
   std::size_t terms_in = 0;
-  std::size_t terms_out = 0;         ///< after this layer's truncation
-  double discarded_weight = 0.0;     ///< Σ|c|² removed by truncation in this layer
+  std::size_t terms_out = 0;      ///< after this layer's truncation
+  double discarded_weight = 0.0;  ///< Σ|c|² removed by truncation in this layer
   std::uint64_t wall_ns = 0;
-  bool collapsed = false;            ///< collapse_sample replaced the sum in this layer
+  bool collapsed = false;  ///< collapse_sample replaced the sum in this layer
 };
 
 struct PropagationStats {
@@ -62,9 +62,10 @@ PropagationStats propagate(PauliSum<W, C>& sum, const Circuit& circuit, const Pr
 /// channel has complex amplitudes.
 PropagationStats propagate(AnyPauliSum& sum, const Circuit& circuit, const PropagateOptions& options = {});
 
-#define PAULISTRINGS_FOR_EACH_SUM_TYPE(X) \
-  X(1, double) X(2, double) X(4, double) X(8, double) X(16, double) \
-  X(1, Complex) X(2, Complex) X(4, Complex) X(8, Complex) X(16, Complex)
+#define PAULISTRINGS_FOR_EACH_SUM_TYPE(X)                                                        \
+  X(1, double)                                                                                   \
+  X(2, double) X(4, double) X(8, double) X(16, double) X(1, Complex) X(2, Complex) X(4, Complex) \
+      X(8, Complex) X(16, Complex)
 #define PAULISTRINGS_DECLARE_PROPAGATE(W, C) \
   extern template PropagationStats propagate<W, C>(PauliSum<W, C>&, const Circuit&, const PropagateOptions&);
 PAULISTRINGS_FOR_EACH_SUM_TYPE(PAULISTRINGS_DECLARE_PROPAGATE)

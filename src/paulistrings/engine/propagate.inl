@@ -38,8 +38,8 @@ PropagationStats propagate(PauliSum<W, C>& sum, const Circuit& circuit, const Pr
     record.gate_name = channel.name();
     record.terms_in = sum.size();
     const PreparedChannel<W> table = prepare_channel<W>(channel, options.direction);
-    record.discarded_weight = apply_layer_reference(sum, table, options.truncation, options.target_bucket_len,
-                                                    options.min_buckets);
+    record.discarded_weight =
+        apply_layer_reference(sum, table, options.truncation, options.target_bucket_len, options.min_buckets);
     const LayerPassResult pass = options.truncation.finalize_layer(sum);
     record.discarded_weight += pass.discarded_weight;
     record.collapsed = pass.collapsed;

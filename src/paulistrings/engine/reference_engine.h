@@ -17,8 +17,9 @@ namespace paulistrings {
 
 /// Applies one layer in place; returns the Σ|c|² dropped by the per-term truncation.
 template <int W, Coefficient C>
-double apply_layer_reference(PauliSum<W, C>& sum, const PreparedChannel<W>& table, const Truncation& truncation,
-                             std::size_t target_bucket_len, std::size_t min_buckets) {
+double apply_layer_reference(PauliSum<W, C>& sum, const PreparedChannel<W>& table,
+                             const Truncation& truncation, std::size_t target_bucket_len,
+                             std::size_t min_buckets) {
   struct Output {
     PauliString<W> key;
     C coefficient;

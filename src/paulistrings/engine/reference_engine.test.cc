@@ -30,11 +30,13 @@ TEST_P(RandomCircuitAgainstOracle, OperatorAndEveryReadoutMatch) {
   const int seed = GetParam();
   std::mt19937_64 rng(static_cast<std::uint64_t>(seed) * 7919 + 17);
   // Mostly 2–6 qubits; every 25th case uses 7 or 8 (the oracle's cost grows like 8^n).
-  const std::size_t n = seed % 25 == 0 ? 7 + static_cast<std::size_t>(seed / 25) % 2 : 2 + static_cast<std::size_t>(seed) % 5;
+  const std::size_t n =
+      seed % 25 == 0 ? 7 + static_cast<std::size_t>(seed / 25) % 2 : 2 + static_cast<std::size_t>(seed) % 5;
   const std::size_t depth = 6 + static_cast<std::size_t>(seed) % 20;
   const Circuit circuit = testing::random_circuit(rng, n, depth);
   const bool complex_observable = seed % 3 == 0;
-  const auto terms = testing::random_terms(rng, n, 1 + static_cast<std::size_t>(seed) % 12, complex_observable);
+  const auto terms =
+      testing::random_terms(rng, n, 1 + static_cast<std::size_t>(seed) % 12, complex_observable);
   const auto observable = AnyPauliSum::from_labels(n, terms);
   const dense::Matrix start = dense::operator_from_pauli_terms(static_cast<int>(n), terms);
 
@@ -68,7 +70,8 @@ TEST_P(RandomCircuitAgainstOracle, OperatorAndEveryReadoutMatch) {
         EXPECT_NEAR(value.imag(), want.imag(), 1e-12) << "state " << label;
       }
       const Complex value = StabilizerState::from_generators(stabilizers, n).expectation(typed);
-      const Complex want = dense::expectation(expected, dense::stabilizer_state(static_cast<int>(n), stabilizers));
+      const Complex want =
+          dense::expectation(expected, dense::stabilizer_state(static_cast<int>(n), stabilizers));
       EXPECT_NEAR(value.real(), want.real(), 1e-12) << "stabilizer state";
       EXPECT_NEAR(value.imag(), want.imag(), 1e-12) << "stabilizer state";
     });
@@ -107,7 +110,8 @@ TEST(ReferenceEngine, SameCircuitAtAnyQubitOffsetGivesIdenticalResults) {
     const std::uint64_t circuit_seed = rng();
     const auto terms = testing::random_terms(rng, n, 5, trial % 2 == 1);
     const Truncation truncations[] = {Truncation(), Truncation::coeff(0.05), Truncation::weight(3),
-                                      Truncation::topn(20) & Truncation::coeff(1e-3), Truncation::approx_topn(25)};
+                                      Truncation::topn(20) & Truncation::coeff(1e-3),
+                                      Truncation::approx_topn(25)};
     const Truncation& truncation = truncations[trial % 5];
     std::vector<std::pair<std::string, Complex>> reference_terms;
     Complex reference_value;
@@ -128,7 +132,8 @@ TEST(ReferenceEngine, SameCircuitAtAnyQubitOffsetGivesIdenticalResults) {
                 [](const auto& a, const auto& b) { return a.first < b.first; });
       std::string state(total, '0');
       for (std::size_t q = 0; q < n; ++q) state[offset + q] = "0+r1-l"[q % 6];
-      const Complex value = sum.visit([&](const auto& s) { return Complex(ProductState::parse(state, total).expectation(s)); });
+      const Complex value =
+          sum.visit([&](const auto& s) { return Complex(ProductState::parse(state, total).expectation(s)); });
       if (offset == 0) {
         reference_terms = shifted;
         reference_value = value;
@@ -150,7 +155,8 @@ TEST(ReferenceEngine, CliffordCircuitThenAdjointReturnsExactlyOn600Qubits) {
   cliffords_only.rotations = cliffords_only.unitaries = cliffords_only.noise = false;
   const Circuit circuit = testing::random_circuit(rng, n, 2000, cliffords_only);
   std::vector<std::pair<std::string, double>> terms;
-  for (const auto& [label, c] : testing::random_terms(rng, n, 300, false)) terms.emplace_back(label, c.real());
+  for (const auto& [label, c] : testing::random_terms(rng, n, 300, false))
+    terms.emplace_back(label, c.real());
   const auto original = PauliSum<16, double>::from_labels(n, terms);
   for (Direction direction : {Direction::forward, Direction::heisenberg}) {
     auto sum = original;
@@ -169,7 +175,10 @@ TEST(ReferenceEngine, CliffordCircuitThenAdjointReturnsExactlyOn600Qubits) {
 
 TEST(ReferenceEngine, TraceRecordsEveryLayerInApplicationOrder) {
   Circuit circuit(3);
-  circuit.append(Channel::h(0)).append(Channel::rz(0.4, 0)).append(Channel::cnot(0, 1)).append(Channel::depolarize(0.1, 2));
+  circuit.append(Channel::h(0))
+      .append(Channel::rz(0.4, 0))
+      .append(Channel::cnot(0, 1))
+      .append(Channel::depolarize(0.1, 2));
   auto sum = PauliSum<1, double>::from_labels(3, {{"ZZI", 1.0}, {"IXX", 0.5}});
   std::vector<LayerRecord> seen;
   PropagateOptions options;
@@ -256,7 +265,8 @@ TEST(KickedIsing, PeakTermsMatchTheSeedsPublishedCounts) {
     options.direction = Direction::heisenberg;
     options.truncation = Truncation::coeff(std::ldexp(1.0, exponent));
     options.keep_layer_records = false;
-    const PropagationStats stats = propagate(sum, kicked_ising_circuit(5, 5 * std::numbers::pi / 16), options);
+    const PropagationStats stats =
+        propagate(sum, kicked_ising_circuit(5, 5 * std::numbers::pi / 16), options);
     EXPECT_EQ(stats.peak_terms, expected_peak) << "cutoff 2^" << exponent;
   }
 }

@@ -38,8 +38,8 @@ PauliString<W> site_mask(std::span<const std::size_t> sites, std::size_t num_qub
   PauliString<W> mask;
   for (std::size_t q : sites) {
     if (q >= num_qubits) {
-      throw std::invalid_argument("site " + std::to_string(q) + " is out of range for " + std::to_string(num_qubits) +
-                                  " qubits");
+      throw std::invalid_argument("site " + std::to_string(q) + " is out of range for " +
+                                  std::to_string(num_qubits) + " qubits");
     }
     if (mask.code(q) != 0) throw std::invalid_argument("site " + std::to_string(q) + " is listed twice");
     mask.set_code(q, 3);
@@ -85,8 +85,10 @@ Complex rotated_overlap(const PauliSum<W, C>& sum, std::span<const std::size_t> 
   for (std::size_t i = 0; i < sum.size(); ++i) {
     PauliString<W> group = sum.keys()[i];
     for (int w = 0; w < W; ++w) {
-      if (g == 'x') group.x[w] &= ~(mask.x[w] & group.z[w]);
-      else group.z[w] &= ~(mask.x[w] & group.x[w]);
+      if (g == 'x')
+        group.x[w] &= ~(mask.x[w] & group.z[w]);
+      else
+        group.z[w] &= ~(mask.x[w] & group.x[w]);
     }
     groups[group].push_back({sum.keys()[i], Complex(sum.coefficients()[i])});
   }

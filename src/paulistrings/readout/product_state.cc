@@ -18,8 +18,9 @@ ProductState ProductState::parse(std::string_view spec, std::size_t num_qubits) 
     per_qubit.assign(num_qubits, c);
   } else {
     if (spec.size() != num_qubits) {
-      throw std::invalid_argument("state '" + std::string(spec) + "' is neither \"z+\", \"x+\", \"y+\" nor a " +
-                                  std::to_string(num_qubits) + "-character per-qubit label over 0 1 + - r l");
+      throw std::invalid_argument("state '" + std::string(spec) +
+                                  "' is neither \"z+\", \"x+\", \"y+\" nor a " + std::to_string(num_qubits) +
+                                  "-character per-qubit label over 0 1 + - r l");
     }
     per_qubit = std::string(spec);
   }
@@ -33,15 +34,33 @@ ProductState ProductState::parse(std::string_view spec, std::size_t num_qubits) 
     const std::uint64_t bit = std::uint64_t{1} << (q & 63);
     const std::size_t w = q >> 6;
     switch (per_qubit[q]) {
-      case '0': state.axis_z_[w] |= bit; break;
-      case '1': state.axis_z_[w] |= bit; state.negative_[w] |= bit; break;
-      case '+': state.axis_x_[w] |= bit; break;
-      case '-': state.axis_x_[w] |= bit; state.negative_[w] |= bit; break;
-      case 'r': state.axis_x_[w] |= bit; state.axis_z_[w] |= bit; break;
-      case 'l': state.axis_x_[w] |= bit; state.axis_z_[w] |= bit; state.negative_[w] |= bit; break;
+      case '0':
+        state.axis_z_[w] |= bit;
+        break;
+      case '1':
+        state.axis_z_[w] |= bit;
+        state.negative_[w] |= bit;
+        break;
+      case '+':
+        state.axis_x_[w] |= bit;
+        break;
+      case '-':
+        state.axis_x_[w] |= bit;
+        state.negative_[w] |= bit;
+        break;
+      case 'r':
+        state.axis_x_[w] |= bit;
+        state.axis_z_[w] |= bit;
+        break;
+      case 'l':
+        state.axis_x_[w] |= bit;
+        state.axis_z_[w] |= bit;
+        state.negative_[w] |= bit;
+        break;
       default:
-        throw std::invalid_argument("state '" + std::string(spec) + "': character '" + std::string(1, per_qubit[q]) +
-                                    "' for qubit " + std::to_string(q) + " is not one of 0 1 + - r l");
+        throw std::invalid_argument("state '" + std::string(spec) + "': character '" +
+                                    std::string(1, per_qubit[q]) + "' for qubit " + std::to_string(q) +
+                                    " is not one of 0 1 + - r l");
     }
   }
   return state;

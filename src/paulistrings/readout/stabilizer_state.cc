@@ -16,7 +16,8 @@ bool column_bit(const PauliString<16>& key, int column, std::size_t num_qubits) 
 
 }  // namespace
 
-StabilizerState StabilizerState::from_generators(std::span<const std::string> generators, std::size_t num_qubits) {
+StabilizerState StabilizerState::from_generators(std::span<const std::string> generators,
+                                                 std::size_t num_qubits) {
   check_num_qubits(num_qubits);
   if (generators.size() != num_qubits) {
     throw std::invalid_argument("expectation_stabilizer: expected " + std::to_string(num_qubits) +
@@ -34,7 +35,8 @@ StabilizerState StabilizerState::from_generators(std::span<const std::string> ge
       label.remove_prefix(1);
     }
     if (!label.empty() && (label[0] == 'i' || label[0] == 'j')) {
-      throw std::invalid_argument("stabilizer generator '" + text + "' is not Hermitian (only + and − signs allowed)");
+      throw std::invalid_argument("stabilizer generator '" + text +
+                                  "' is not Hermitian (only + and − signs allowed)");
     }
     Row row{PauliString<16>::from_label(label, num_qubits), phase, -1};
     if (row.key.is_identity()) {

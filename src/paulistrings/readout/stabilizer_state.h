@@ -27,8 +27,8 @@ class StabilizerState {
  private:
   struct Row {
     PauliString<16> key;
-    int phase;    ///< the group element is i^phase · key, phase ∈ {0, 2}
-    int pivot;    ///< column: qubit q for x bit q, num_qubits + q for z bit q
+    int phase;  ///< the group element is i^phase · key, phase ∈ {0, 2}
+    int pivot;  ///< column: qubit q for x bit q, num_qubits + q for z bit q
   };
   std::size_t num_qubits_ = 0;
   std::vector<Row> rows_;  // reduced rows; pivot columns are exclusive to their row

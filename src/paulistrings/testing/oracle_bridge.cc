@@ -41,7 +41,8 @@ dense::Matrix apply_circuit_dense(const dense::Matrix& op, const Circuit& circui
   const bool heisenberg = direction == Direction::heisenberg;
   for (std::size_t step = 0; step < circuit.size(); ++step) {
     const std::size_t k = heisenberg ? circuit.size() - 1 - step : step;
-    result = dense::apply_gate(result, to_dense_gate(circuit[k], offset), static_cast<int>(num_qubits), heisenberg);
+    result = dense::apply_gate(result, to_dense_gate(circuit[k], offset), static_cast<int>(num_qubits),
+                               heisenberg);
   }
   return result;
 }
@@ -56,7 +57,8 @@ dense::Matrix apply_circuit_dense(const dense::Matrix& op, const Circuit& circui
     for (int c = 0; c < expected.dim(); ++c) scale = std::max(scale, std::abs(expected(r, c)));
   const double difference = dense::max_abs_diff(actual, expected);
   if (difference <= tolerance * scale) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "max |actual − expected| = " << difference << " > " << tolerance * scale;
+  return ::testing::AssertionFailure()
+         << "max |actual − expected| = " << difference << " > " << tolerance * scale;
 }
 
 std::vector<Complex> random_unitary(std::mt19937_64& rng, int dim) {
@@ -101,39 +103,61 @@ Channel random_channel(std::mt19937_64& rng, std::size_t num_qubits, const Rando
   switch (family) {
     case 0: {
       switch (std::uniform_int_distribution<int>(0, 13)(rng)) {
-        case 0: return Channel::h(a);
-        case 1: return Channel::s(a);
-        case 2: return Channel::sdg(a);
-        case 3: return Channel::x(a);
-        case 4: return Channel::y(a);
-        case 5: return Channel::z(a);
-        case 6: return Channel::sx(a);
-        case 7: return Channel::sxdg(a);
-        case 8: return Channel::cnot(a, b);
-        case 9: return Channel::cy(a, b);
-        case 10: return Channel::cz(a, b);
-        case 11: return Channel::swap(a, b);
-        case 12: return Channel::iswap(a, b);
-        default: return Channel::ecr(a, b);
+        case 0:
+          return Channel::h(a);
+        case 1:
+          return Channel::s(a);
+        case 2:
+          return Channel::sdg(a);
+        case 3:
+          return Channel::x(a);
+        case 4:
+          return Channel::y(a);
+        case 5:
+          return Channel::z(a);
+        case 6:
+          return Channel::sx(a);
+        case 7:
+          return Channel::sxdg(a);
+        case 8:
+          return Channel::cnot(a, b);
+        case 9:
+          return Channel::cy(a, b);
+        case 10:
+          return Channel::cz(a, b);
+        case 11:
+          return Channel::swap(a, b);
+        case 12:
+          return Channel::iswap(a, b);
+        default:
+          return Channel::ecr(a, b);
       }
     }
     case 1: {
       switch (std::uniform_int_distribution<int>(0, 6)(rng)) {
-        case 0: return Channel::rx(angle(), a);
-        case 1: return Channel::ry(angle(), a);
-        case 2: return Channel::rz(angle(), a);
-        case 3: return Channel::rxx(angle(), a, b);
-        case 4: return Channel::ryy(angle(), a, b);
-        case 5: return Channel::rzz(angle(), a, b);
+        case 0:
+          return Channel::rx(angle(), a);
+        case 1:
+          return Channel::ry(angle(), a);
+        case 2:
+          return Channel::rz(angle(), a);
+        case 3:
+          return Channel::rxx(angle(), a, b);
+        case 4:
+          return Channel::ryy(angle(), a, b);
+        case 5:
+          return Channel::rzz(angle(), a, b);
         default: {
-          const std::size_t weight = std::uniform_int_distribution<std::size_t>(1, std::min<std::size_t>(num_qubits, 5))(rng);
+          const std::size_t weight =
+              std::uniform_int_distribution<std::size_t>(1, std::min<std::size_t>(num_qubits, 5))(rng);
           std::vector<Qubit> qubits;
           while (qubits.size() < weight) {
             const Qubit q = offset + pick_qubit(rng);
             if (std::find(qubits.begin(), qubits.end(), q) == qubits.end()) qubits.push_back(q);
           }
           std::string letters;
-          for (std::size_t k = 0; k < weight; ++k) letters += "XYZ"[std::uniform_int_distribution<int>(0, 2)(rng)];
+          for (std::size_t k = 0; k < weight; ++k)
+            letters += "XYZ"[std::uniform_int_distribution<int>(0, 2)(rng)];
           return Channel::pauli_rotation(letters, qubits, angle());
         }
       }
@@ -144,11 +168,16 @@ Channel random_channel(std::mt19937_64& rng, std::size_t num_qubits, const Rando
     default: {
       const double p = uniform(rng) * 0.3;
       switch (std::uniform_int_distribution<int>(0, 4)(rng)) {
-        case 0: return Channel::depolarize(p, a);
-        case 1: return Channel::dephase(p, a);
-        case 2: return Channel::pauli_channel(p / 3.0, uniform(rng) * 0.2, uniform(rng) * 0.2, a);
-        case 3: return Channel::depolarize2(p, a, b);
-        default: return Channel::amplitude_damping(uniform(rng), a);
+        case 0:
+          return Channel::depolarize(p, a);
+        case 1:
+          return Channel::dephase(p, a);
+        case 2:
+          return Channel::pauli_channel(p / 3.0, uniform(rng) * 0.2, uniform(rng) * 0.2, a);
+        case 3:
+          return Channel::depolarize2(p, a, b);
+        default:
+          return Channel::amplitude_damping(uniform(rng), a);
       }
     }
   }
@@ -174,8 +203,8 @@ std::vector<std::pair<std::string, Complex>> random_terms(std::mt19937_64& rng, 
   return terms;
 }
 
-std::vector<std::pair<std::string, Complex>> shift_terms(const std::vector<std::pair<std::string, Complex>>& terms,
-                                                         std::size_t offset) {
+std::vector<std::pair<std::string, Complex>> shift_terms(
+    const std::vector<std::pair<std::string, Complex>>& terms, std::size_t offset) {
   std::vector<std::pair<std::string, Complex>> shifted;
   for (const auto& [label, c] : terms) {
     std::string sparse;
@@ -197,7 +226,8 @@ std::string random_product_label(std::mt19937_64& rng, std::size_t num_qubits) {
 }
 
 std::vector<std::string> random_stabilizer_generators(std::mt19937_64& rng, std::size_t num_qubits) {
-  RandomChannelOptions cliffords_only{.cliffords = true, .rotations = false, .unitaries = false, .noise = false};
+  RandomChannelOptions cliffords_only{
+      .cliffords = true, .rotations = false, .unitaries = false, .noise = false};
   const Circuit circuit = random_circuit(rng, num_qubits, 6 * num_qubits, cliffords_only);
   std::vector<std::string> generators;
   for (std::size_t q = 0; q < num_qubits; ++q) {

@@ -58,8 +58,8 @@ std::vector<Complex> random_unitary(std::mt19937_64& rng, int dim);
 std::vector<std::pair<std::string, Complex>> random_terms(std::mt19937_64& rng, std::size_t num_qubits,
                                                           std::size_t count, bool complex_values);
 /// Dense labels of `terms` shifted to start at qubit `offset` of a total_qubits register (sparse form).
-std::vector<std::pair<std::string, Complex>> shift_terms(const std::vector<std::pair<std::string, Complex>>& terms,
-                                                         std::size_t offset);
+std::vector<std::pair<std::string, Complex>> shift_terms(
+    const std::vector<std::pair<std::string, Complex>>& terms, std::size_t offset);
 /// A random per-qubit product-state label over 0 1 + - r l.
 std::string random_product_label(std::mt19937_64& rng, std::size_t num_qubits);
 /// n signed generators of a random stabilizer state (random Clifford circuit applied to |0…0⟩).

@@ -7,7 +7,8 @@ namespace paulistrings::testing {
 
 template <int W, Coefficient C>
 dense::Matrix dense_operator(const PauliSum<W, C>& sum, std::size_t num_qubits, std::size_t offset) {
-  if (num_qubits > static_cast<std::size_t>(dense::kMaxQubits)) throw std::invalid_argument("too many qubits for the oracle");
+  if (num_qubits > static_cast<std::size_t>(dense::kMaxQubits))
+    throw std::invalid_argument("too many qubits for the oracle");
   const std::size_t dim = std::size_t{1} << num_qubits;
   dense::Matrix op = dense::Matrix::zeros(static_cast<int>(dim));
   for (std::size_t t = 0; t < sum.size(); ++t) {
@@ -49,7 +50,8 @@ PauliSum<W, Complex> sum_from_dense(const dense::Matrix& op, std::size_t num_qub
       const Complex c = trace / static_cast<double>(dim);
       if (std::abs(c) <= drop_below) continue;
       PauliString<W> key;
-      for (std::size_t q = 0; q < num_qubits; ++q) key.set_code(offset + q, static_cast<int>(((x >> q) & 1) | (((z >> q) & 1) << 1)));
+      for (std::size_t q = 0; q < num_qubits; ++q)
+        key.set_code(offset + q, static_cast<int>(((x >> q) & 1) | (((z >> q) & 1) << 1)));
       terms.push_back({key, c});
     }
   }

@@ -87,9 +87,12 @@ bool Truncation::has_layer_pass() const {
     switch (n.kind) {
       case Kind::topn:
       case Kind::approx_topn:
-      case Kind::collapse_sample: return true;
-      case Kind::all_of: return self(self, *n.left) || self(self, *n.right);
-      default: return false;
+      case Kind::collapse_sample:
+        return true;
+      case Kind::all_of:
+        return self(self, *n.left) || self(self, *n.right);
+      default:
+        return false;
     }
   };
   return walk(walk, *node_);
@@ -104,14 +107,29 @@ std::string Truncation::description() const {
     std::ostringstream out;
     out.precision(17);
     switch (n.kind) {
-      case Kind::none: return "none";
-      case Kind::coeff: out << "coeff(" << n.epsilon << ")"; break;
-      case Kind::weight: out << "weight(" << n.count << ")"; break;
-      case Kind::topn: out << "topn(" << n.count << ")"; break;
-      case Kind::approx_topn: out << "approx_topn(" << n.count << ")"; break;
-      case Kind::collapse_sample: out << "collapse_sample(" << n.count << ", " << n.seed << ")"; break;
-      case Kind::all_of: out << "(" << self(self, *n.left) << " & " << self(self, *n.right) << ")"; break;
-      case Kind::any_of: out << "(" << self(self, *n.left) << " | " << self(self, *n.right) << ")"; break;
+      case Kind::none:
+        return "none";
+      case Kind::coeff:
+        out << "coeff(" << n.epsilon << ")";
+        break;
+      case Kind::weight:
+        out << "weight(" << n.count << ")";
+        break;
+      case Kind::topn:
+        out << "topn(" << n.count << ")";
+        break;
+      case Kind::approx_topn:
+        out << "approx_topn(" << n.count << ")";
+        break;
+      case Kind::collapse_sample:
+        out << "collapse_sample(" << n.count << ", " << n.seed << ")";
+        break;
+      case Kind::all_of:
+        out << "(" << self(self, *n.left) << " & " << self(self, *n.right) << ")";
+        break;
+      case Kind::any_of:
+        out << "(" << self(self, *n.left) << " | " << self(self, *n.right) << ")";
+        break;
     }
     return out.str();
   };
@@ -156,7 +174,8 @@ int approx_topn_lowest_bin(std::span<const double> magnitudes_squared, std::size
   return lowest;
 }
 
-std::size_t collapse_pick(std::span<const double> magnitudes_squared, std::uint64_t seed, std::uint64_t pass) {
+std::size_t collapse_pick(std::span<const double> magnitudes_squared, std::uint64_t seed,
+                          std::uint64_t pass) {
   double total = 0.0;
   for (double v : magnitudes_squared) total += v;
   if (!(total > 0.0) || !std::isfinite(total)) {

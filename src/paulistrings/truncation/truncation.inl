@@ -7,13 +7,16 @@ namespace paulistrings {
 template <int W>
 bool Truncation::keep_node(const Node& node, const PauliString<W>& key, double magnitude_squared) {
   switch (node.kind) {
-    case Kind::coeff: return node.epsilon < 0.0 || magnitude_squared > node.epsilon * node.epsilon;
-    case Kind::weight: return static_cast<std::size_t>(key.weight()) <= node.count;
+    case Kind::coeff:
+      return node.epsilon < 0.0 || magnitude_squared > node.epsilon * node.epsilon;
+    case Kind::weight:
+      return static_cast<std::size_t>(key.weight()) <= node.count;
     case Kind::all_of:
       return keep_node(*node.left, key, magnitude_squared) && keep_node(*node.right, key, magnitude_squared);
     case Kind::any_of:
       return keep_node(*node.left, key, magnitude_squared) || keep_node(*node.right, key, magnitude_squared);
-    default: return true;  // none and the layer-only policies
+    default:
+      return true;  // none and the layer-only policies
   }
 }
 
@@ -26,8 +29,10 @@ void Truncation::finalize_node(const Node& node, PauliSum<W, C>& sum, LayerPassR
       return;
     case Kind::topn:
     case Kind::approx_topn:
-    case Kind::collapse_sample: break;
-    default: return;  // per-term policies and `|` have no layer pass
+    case Kind::collapse_sample:
+      break;
+    default:
+      return;  // per-term policies and `|` have no layer pass
   }
   if (node.kind == Kind::collapse_sample) ++node.state->passes;
   const std::size_t limit = node.count;

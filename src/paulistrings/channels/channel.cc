@@ -225,6 +225,8 @@ std::vector<Complex> clifford_matrix(ChannelKind kind) {
       return {1, 0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 1};
     case ChannelKind::iswap:
       return {1, 0, 0, 0, 0, 0, i, 0, 0, i, 0, 0, 0, 0, 0, 1};
+    case ChannelKind::iswapdg:
+      return {1, 0, 0, 0, 0, 0, -i, 0, 0, -i, 0, 0, 0, 0, 0, 1};
     case ChannelKind::ecr:
       return {0, r, 0, i * r, r, 0, -i * r, 0, 0, i * r, 0, r, -i * r, 0, r, 0};
     default:
@@ -273,6 +275,7 @@ Channel Channel::cy(Qubit control, Qubit target) {
 Channel Channel::cz(Qubit q0, Qubit q1) { return clifford(ChannelKind::cz, "cz", {q0, q1}); }
 Channel Channel::swap(Qubit q0, Qubit q1) { return clifford(ChannelKind::swap, "swap", {q0, q1}); }
 Channel Channel::iswap(Qubit q0, Qubit q1) { return clifford(ChannelKind::iswap, "iswap", {q0, q1}); }
+Channel Channel::iswapdg(Qubit q0, Qubit q1) { return clifford(ChannelKind::iswapdg, "iswapdg", {q0, q1}); }
 Channel Channel::ecr(Qubit q0, Qubit q1) { return clifford(ChannelKind::ecr, "ecr", {q0, q1}); }
 
 Channel Channel::rotation(std::string name, std::string pauli, std::vector<Qubit> qubits, double theta) {
@@ -440,11 +443,10 @@ Channel Channel::adjoint() const {
       return sxdg(d.qubits[0]);
     case ChannelKind::sxdg:
       return sx(d.qubits[0]);
-    case ChannelKind::iswap: {
-      const std::vector<Complex> m = clifford_matrix(ChannelKind::iswap);
-      const std::vector<Complex> inverse = conjugate_transpose(m, 4);
-      return unitary_2q(d.qubits[0], d.qubits[1], inverse);
-    }
+    case ChannelKind::iswap:
+      return iswapdg(d.qubits[0], d.qubits[1]);
+    case ChannelKind::iswapdg:
+      return iswap(d.qubits[0], d.qubits[1]);
     case ChannelKind::pauli_rotation:
       return rotation(d.name, d.pauli, d.qubits, -d.theta);
     case ChannelKind::unitary_1q:

@@ -28,31 +28,15 @@ std::string_view to_string(Direction direction);
 /// "forward" or "heisenberg" (case-insensitive); throws std::invalid_argument otherwise.
 Direction parse_direction(std::string_view text);
 
+// clang-format off
 enum class ChannelKind : std::uint8_t {
-  h,
-  s,
-  sdg,
-  x,
-  y,
-  z,
-  sx,
-  sxdg,
-  cnot,
-  cy,
-  cz,
-  swap,
-  iswap,
-  ecr,             // Cliffords
-  pauli_rotation,  // rx ry rz rxx ryy rzz and any weight
-  unitary_1q,
-  unitary_2q,       // general unitaries via their PTM
-  transfer_matrix,  // raw PTM or a user-defined map
-  depolarize,
-  dephase,
-  pauli_channel,
-  depolarize2,
-  amplitude_damping,  // noise
+  h, s, sdg, x, y, z, sx, sxdg, cnot, cy, cz, swap, iswap, iswapdg, ecr,  // Cliffords
+  pauli_rotation,                                                          // rx ry rz rxx ryy rzz, any weight
+  unitary_1q, unitary_2q,                                                  // general unitaries via their PTM
+  transfer_matrix,                                                         // raw PTM or a user-defined map
+  depolarize, dephase, pauli_channel, depolarize2, amplitude_damping,      // noise
 };
+// clang-format on
 
 /// A square local transfer matrix over Pauli patterns, row-major (dim × dim, dim = 4 or 16).
 struct TransferMatrix {
@@ -84,6 +68,7 @@ class Channel {
   static Channel cz(Qubit q0, Qubit q1);
   static Channel swap(Qubit q0, Qubit q1);
   static Channel iswap(Qubit q0, Qubit q1);
+  static Channel iswapdg(Qubit q0, Qubit q1);
   static Channel ecr(Qubit q0, Qubit q1);
   // Pauli rotations R_P(θ) = exp(−iθP/2).
   static Channel rx(double theta, Qubit q);

@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -58,9 +59,17 @@ Circuit Circuit::slice(std::optional<std::ptrdiff_t> start, std::optional<std::p
   };
   const std::ptrdiff_t first = clamp(start, step > 0 ? 0 : n - 1);
   const std::ptrdiff_t last = clamp(stop, step > 0 ? n : -1);
+  // Count first, so that a huge step never overflows the running index.
+  const std::ptrdiff_t span = step > 0 ? last - first : first - last;
+  const std::ptrdiff_t stride = step > 0 ? step
+                                         : (step == std::numeric_limits<std::ptrdiff_t>::min()
+                                                ? std::numeric_limits<std::ptrdiff_t>::max()
+                                                : -step);
+  const std::ptrdiff_t count = span <= 0 ? 0 : 1 + (span - 1) / stride;
   Circuit result(num_qubits_);
-  for (std::ptrdiff_t i = first; step > 0 ? i < last : i > last; i += step) {
-    result.channels_.push_back(channels_[static_cast<std::size_t>(i)]);
+  for (std::ptrdiff_t k = 0; k < count; ++k) {
+    result.channels_.push_back(
+        channels_[static_cast<std::size_t>(first + (step > 0 ? k * stride : -k * stride))]);
   }
   return result;
 }

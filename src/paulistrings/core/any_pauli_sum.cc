@@ -137,7 +137,11 @@ AnyPauliSum& AnyPauliSum::operator+=(const AnyPauliSum& other) {
   }
   std::visit(
       [](auto& a, const auto& b) {
-        if constexpr (std::is_same_v<std::decay_t<decltype(a)>, std::decay_t<decltype(b)>>) a += b;
+        if constexpr (std::is_same_v<std::decay_t<decltype(a)>, std::decay_t<decltype(b)>>) {
+          a += b;
+        } else {
+          throw std::logic_error("AnyPauliSum: operands of equal qubit count hold different widths");
+        }
       },
       sum_, rhs.sum_);
   return *this;

@@ -24,8 +24,9 @@ class AnyPauliSum {
 
   /// The empty sum; throws std::invalid_argument above 1024 qubits.
   explicit AnyPauliSum(std::size_t num_qubits = 0, bool complex_coefficients = false);
+  /// Wraps a typed sum, re-packed to the smallest width that fits its qubit count when W is wider.
   template <int W, Coefficient C>
-  AnyPauliSum(PauliSum<W, C> sum) : sum_(std::move(sum)) {}
+  AnyPauliSum(PauliSum<W, C> sum) : sum_(with_smallest_width(std::move(sum))) {}
 
   /// From (label, coefficient) pairs (dense or sparse labels); storage is real unless some
   /// coefficient has a nonzero imaginary part or force_complex is set.
@@ -75,7 +76,41 @@ class AnyPauliSum {
   Variant& variant() { return sum_; }
   const Variant& variant() const { return sum_; }
 
+  /// The same terms at width To (To·64 must hold the qubit count).
+  template <int To, int From, Coefficient C>
+  static PauliSum<To, C> convert_width(PauliSum<From, C> sum) {
+    if constexpr (To == From) {
+      return sum;
+    } else {
+      std::vector<typename PauliSum<To, C>::Term> terms(sum.size());
+      for (std::size_t i = 0; i < sum.size(); ++i) {
+        for (int w = 0; w < std::min(To, From); ++w) {
+          terms[i].key.x[w] = sum.keys()[i].x[w];
+          terms[i].key.z[w] = sum.keys()[i].z[w];
+        }
+        terms[i].coefficient = sum.coefficients()[i];
+      }
+      return PauliSum<To, C>::from_terms(sum.num_qubits(), std::move(terms), sum.hash().seed());
+    }
+  }
+
  private:
+  template <int W, Coefficient C>
+  static Variant with_smallest_width(PauliSum<W, C> sum) {
+    switch (width_for_qubits(sum.num_qubits())) {
+      case 1:
+        return convert_width<1>(std::move(sum));
+      case 2:
+        return convert_width<2>(std::move(sum));
+      case 4:
+        return convert_width<4>(std::move(sum));
+      case 8:
+        return convert_width<8>(std::move(sum));
+      default:
+        return convert_width<16>(std::move(sum));
+    }
+  }
+
   Variant sum_;
 };
 

@@ -18,9 +18,9 @@
 
 namespace paulistrings {
 
-/// Which engine applies the layers. `reference` is the simple single-threaded engine every
-/// faster engine is checked against.
-enum class Engine : std::uint8_t { reference };
+/// Which engine applies the layers: `cpu` is the fast multi-threaded coset engine (cpu/);
+/// `reference` is the simple single-threaded engine every faster engine is checked against.
+enum class Engine : std::uint8_t { cpu, reference };
 
 struct LayerRecord {
   std::size_t application_index = 0;  ///< 0..layers-1 in the order applied
@@ -46,7 +46,11 @@ struct PropagateOptions {
   Truncation truncation;
   std::size_t target_bucket_len = 1024;  ///< refine buckets when the mean exceeds this
   std::size_t min_buckets = 128;
-  Engine engine = Engine::reference;
+  Engine engine = Engine::cpu;
+  /// Threads of the CPU engine; 0 = every core allowed by the process affinity.
+  int threads = 0;
+  /// The CPU engine keeps layers of fewer terms on one thread (the small-sum path).
+  std::size_t parallel_threshold = 4096;
   /// Called after every layer (a trace sink); may be empty.
   std::function<void(const LayerRecord&)> on_layer;
   /// Keep every LayerRecord in PropagationStats::layers.
@@ -62,10 +66,11 @@ PropagationStats propagate(PauliSum<W, C>& sum, const Circuit& circuit, const Pr
 /// channel has complex amplitudes.
 PropagationStats propagate(AnyPauliSum& sum, const Circuit& circuit, const PropagateOptions& options = {});
 
-#define PAULISTRINGS_FOR_EACH_SUM_TYPE(X)                                                        \
-  X(1, double)                                                                                   \
-  X(2, double) X(4, double) X(8, double) X(16, double) X(1, Complex) X(2, Complex) X(4, Complex) \
-      X(8, Complex) X(16, Complex)
+#define PAULISTRINGS_FOR_EACH_SUM_TYPE(X)                                                         \
+  X(1, double)                                                                                    \
+  X(2, double)                                                                                    \
+  X(4, double) X(8, double) X(16, double) X(1, Complex) X(2, Complex) X(4, Complex) X(8, Complex) \
+      X(16, Complex)
 #define PAULISTRINGS_DECLARE_PROPAGATE(W, C) \
   extern template PropagationStats propagate<W, C>(PauliSum<W, C>&, const Circuit&, const PropagateOptions&);
 PAULISTRINGS_FOR_EACH_SUM_TYPE(PAULISTRINGS_DECLARE_PROPAGATE)

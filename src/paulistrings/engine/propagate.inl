@@ -4,9 +4,68 @@
 #include <stdexcept>
 
 #include "paulistrings/channels/prepared_channel.h"
+#include "paulistrings/cpu/cpu_engine.h"
 #include "paulistrings/engine/reference_engine.h"
 
 namespace paulistrings {
+
+namespace engine_detail {
+
+/// The reference engine behind the layer-engine interface the driver uses:
+/// size(), apply_layer(table, truncation) → discarded Σ|c|², finalize_layer(truncation).
+template <int W, Coefficient C>
+class ReferenceLayers {
+ public:
+  ReferenceLayers(PauliSum<W, C>& sum, const PropagateOptions& options) : sum_(sum), options_(options) {
+    sum_.refine_to_fit(options.target_bucket_len, options.min_buckets);
+  }
+  std::size_t size() const { return sum_.size(); }
+  double apply_layer(const PreparedChannel<W>& table, const Truncation& truncation) {
+    return apply_layer_reference(sum_, table, truncation, options_.target_bucket_len, options_.min_buckets);
+  }
+  LayerPassResult finalize_layer(const Truncation& truncation) { return truncation.finalize_layer(sum_); }
+
+ private:
+  PauliSum<W, C>& sum_;
+  const PropagateOptions& options_;
+};
+
+/// Walks the circuit with any layer engine, recording the trace.
+template <int W, class LayerEngine>
+PropagationStats run_layers(LayerEngine& engine, const Circuit& circuit, const PropagateOptions& options) {
+  using Clock = std::chrono::steady_clock;
+  PropagationStats stats;
+  stats.peak_terms = engine.size();
+  const std::size_t layers = circuit.size();
+  if (options.keep_layer_records) stats.layers.reserve(layers);
+  for (std::size_t step = 0; step < layers; ++step) {
+    const std::size_t index = options.direction == Direction::forward ? step : layers - 1 - step;
+    const Channel& channel = circuit[index];
+    const auto start = Clock::now();
+    LayerRecord record;
+    record.application_index = step;
+    record.circuit_index = index;
+    record.gate_name = channel.name();
+    record.terms_in = engine.size();
+    const PreparedChannel<W> table = prepare_channel<W>(channel, options.direction);
+    record.discarded_weight = engine.apply_layer(table, options.truncation);
+    const LayerPassResult pass = engine.finalize_layer(options.truncation);
+    record.discarded_weight += pass.discarded_weight;
+    record.collapsed = pass.collapsed;
+    record.terms_out = engine.size();
+    record.wall_ns = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+    stats.peak_terms = std::max(stats.peak_terms, record.terms_out);
+    stats.discarded_weight += record.discarded_weight;
+    stats.collapses += record.collapsed;
+    if (options.on_layer) options.on_layer(record);
+    if (options.keep_layer_records) stats.layers.push_back(std::move(record));
+  }
+  stats.final_terms = engine.size();
+  return stats;
+}
+
+}  // namespace engine_detail
 
 template <int W, Coefficient C>
 PropagationStats propagate(PauliSum<W, C>& sum, const Circuit& circuit, const PropagateOptions& options) {
@@ -22,37 +81,15 @@ PropagationStats propagate(PauliSum<W, C>& sum, const Circuit& circuit, const Pr
       }
     }
   }
-  using Clock = std::chrono::steady_clock;
-  PropagationStats stats;
-  stats.peak_terms = sum.size();
-  sum.refine_to_fit(options.target_bucket_len, options.min_buckets);
-  const std::size_t layers = circuit.size();
-  if (options.keep_layer_records) stats.layers.reserve(layers);
-  for (std::size_t step = 0; step < layers; ++step) {
-    const std::size_t index = options.direction == Direction::forward ? step : layers - 1 - step;
-    const Channel& channel = circuit[index];
-    const auto start = Clock::now();
-    LayerRecord record;
-    record.application_index = step;
-    record.circuit_index = index;
-    record.gate_name = channel.name();
-    record.terms_in = sum.size();
-    const PreparedChannel<W> table = prepare_channel<W>(channel, options.direction);
-    record.discarded_weight =
-        apply_layer_reference(sum, table, options.truncation, options.target_bucket_len, options.min_buckets);
-    const LayerPassResult pass = options.truncation.finalize_layer(sum);
-    record.discarded_weight += pass.discarded_weight;
-    record.collapsed = pass.collapsed;
-    record.terms_out = sum.size();
-    record.wall_ns = static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
-    stats.peak_terms = std::max(stats.peak_terms, record.terms_out);
-    stats.discarded_weight += record.discarded_weight;
-    stats.collapses += record.collapsed;
-    if (options.on_layer) options.on_layer(record);
-    if (options.keep_layer_records) stats.layers.push_back(std::move(record));
+  if (options.threads < 0) throw std::invalid_argument("threads must be ≥ 0 (0 = all available cores)");
+  if (options.engine == Engine::reference) {
+    engine_detail::ReferenceLayers<W, C> engine(sum, options);
+    return engine_detail::run_layers<W>(engine, circuit, options);
   }
-  stats.final_terms = sum.size();
+  CpuEngine<W, C> engine(sum, CpuEngineOptions{options.threads, options.target_bucket_len,
+                                               options.min_buckets, options.parallel_threshold});
+  PropagationStats stats = engine_detail::run_layers<W>(engine, circuit, options);
+  engine.export_to(sum);
   return stats;
 }
 

@@ -26,6 +26,11 @@ dense::DenseGate to_dense_gate(const Channel& channel, std::size_t offset) {
         for (int c = 0; c < d; ++c) gate.matrix(r, c) = channel.matrix()[static_cast<std::size_t>(r * d + c)];
       return gate;
     }
+    case ChannelKind::iswapdg:
+      // The oracle knows iswap; its adjoint is taken there, independently of the library's table.
+      gate.name = "unitary_2q";
+      gate.matrix = dense::adjoint(dense::gate_matrix("iswap"));
+      return gate;
     case ChannelKind::transfer_matrix:
       throw std::invalid_argument("the oracle has no form for transfer-matrix channel " + channel.name());
     default:
@@ -102,7 +107,7 @@ Channel random_channel(std::mt19937_64& rng, std::size_t num_qubits, const Rando
   const int family = families[std::uniform_int_distribution<std::size_t>(0, families.size() - 1)(rng)];
   switch (family) {
     case 0: {
-      switch (std::uniform_int_distribution<int>(0, 13)(rng)) {
+      switch (std::uniform_int_distribution<int>(0, 14)(rng)) {
         case 0:
           return Channel::h(a);
         case 1:
@@ -236,6 +241,7 @@ std::vector<std::string> random_stabilizer_generators(std::mt19937_64& rng, std:
     auto sum = PauliSum<16, double>::from_labels(num_qubits, {{label, 1.0}});
     PropagateOptions options;
     options.direction = Direction::forward;
+    options.threads = 1;
     propagate(sum, circuit, options);
     if (sum.size() != 1) throw std::logic_error("a Clifford circuit did not map a Pauli to one Pauli");
     std::string generator(1, sum.coefficients()[0] > 0 ? '+' : '-');

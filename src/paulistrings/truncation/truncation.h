@@ -53,6 +53,12 @@ class Truncation {
   /// The layer passes, in place.
   template <int W, Coefficient C>
   LayerPassResult finalize_layer(PauliSum<W, C>& sum) const;
+  /// The layer passes on any storage. Target provides: size(); magnitudes_squared(bool key_order)
+  /// → std::vector<double> (ascending key order when asked, else any fixed order); retain(span<const
+  /// char>) keeping the terms flagged in the order of the last magnitudes; collapse_to(index)
+  /// replacing the sum by that term (same order) with coefficient 1.
+  template <class Target>
+  LayerPassResult finalize_layer_on(Target& target) const;
 
  private:
   struct CollapseState {
@@ -70,8 +76,8 @@ class Truncation {
 
   template <int W>
   static bool keep_node(const Node& node, const PauliString<W>& key, double magnitude_squared);
-  template <int W, Coefficient C>
-  static void finalize_node(const Node& node, PauliSum<W, C>& sum, LayerPassResult& result);
+  template <class Target>
+  static void finalize_node(const Node& node, Target& target, LayerPassResult& result);
 
   std::shared_ptr<const Node> node_;
 };
@@ -85,7 +91,8 @@ int approx_topn_lowest_bin(std::span<const double> magnitudes_squared, std::size
 inline int exponent_bin(double magnitude_squared) {
   return static_cast<int>((std::bit_cast<std::uint64_t>(magnitude_squared) >> 52) & 0x7ff);
 }
-/// Index picked by collapse_sample for pass `pass`: the first term whose running |c|² exceeds
+/// Index picked by collapse_sample for pass `pass` (terms in ascending key order, so the trajectory
+/// does not depend on bucket layout, engine or threads): the first term whose running |c|² exceeds
 /// u·Σ|c|², with u = uniform(seed, pass). Throws std::runtime_error when Σ|c|² is 0 or not finite.
 std::size_t collapse_pick(std::span<const double> magnitudes_squared, std::uint64_t seed, std::uint64_t pass);
 

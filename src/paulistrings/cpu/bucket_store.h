@@ -1,0 +1,122 @@
+#pragma once
+// BucketStore<W, C>: the CPU engine's working form of a Pauli sum. Each of the 2^b hash buckets owns
+// its own key and coefficient vectors, so a coset task writes its buckets directly, in place, with no
+// global compaction; vectors keep their capacity across layers (no allocation in the steady state).
+// Inside a bucket the order is the engine's deterministic emission order, not sorted; export to a
+// PauliSum sorts each bucket into the canonical order.
+
+#include <algorithm>
+#include <cstddef>
+#include <numeric>
+#include <vector>
+
+#include "paulistrings/core/pauli_sum.h"
+
+namespace paulistrings {
+
+template <int W, Coefficient C>
+struct Bucket {
+  std::vector<PauliString<W>> keys;
+  std::vector<C> coefficients;
+  std::size_t size() const { return keys.size(); }
+  void clear() {
+    keys.clear();
+    coefficients.clear();
+  }
+};
+
+template <int W, Coefficient C>
+class BucketStore {
+ public:
+  BucketStore(const PauliSum<W, C>& sum, int bits)
+      : num_qubits_(sum.num_qubits()), hash_(sum.hash()), bits_(std::max(bits, sum.bucket_bits())) {
+    buckets_.resize(std::size_t{1} << bits_);
+    for (std::size_t i = 0; i < sum.size(); ++i) {
+      Bucket<W, C>& b = buckets_[hash_(sum.keys()[i], bits_)];
+      b.keys.push_back(sum.keys()[i]);
+      b.coefficients.push_back(sum.coefficients()[i]);
+    }
+  }
+
+  std::size_t num_qubits() const { return num_qubits_; }
+  int bits() const { return bits_; }
+  std::size_t num_buckets() const { return buckets_.size(); }
+  const BucketHash<W>& hash() const { return hash_; }
+  Bucket<W, C>& bucket(std::size_t index) { return buckets_[index]; }
+  const Bucket<W, C>& bucket(std::size_t index) const { return buckets_[index]; }
+  std::size_t size() const {
+    std::size_t n = 0;
+    for (const auto& b : buckets_) n += b.size();
+    return n;
+  }
+
+  /// Sorts every bucket by key: the canonical (bucket, key) order. `threads` ≥ 1 here and below.
+  void sort_buckets(int threads) {
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads)
+    for (std::size_t i = 0; i < buckets_.size(); ++i) sort_bucket(buckets_[i]);
+  }
+
+  /// Grow-only refinement to 2^bits buckets: bucket β splits into β | (new bits) by the new rows.
+  void refine(int bits, int threads) {
+    if (bits <= bits_) return;
+    std::vector<Bucket<W, C>> refined(std::size_t{1} << bits);
+    const std::size_t old_count = buckets_.size();
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads)
+    for (std::size_t i = 0; i < old_count; ++i) {
+      Bucket<W, C>& source = buckets_[i];
+      for (std::size_t t = 0; t < source.size(); ++t) {
+        const std::size_t target = hash_(source.keys[t], bits);  // low bits_ bits equal i
+        refined[target].keys.push_back(source.keys[t]);
+        refined[target].coefficients.push_back(source.coefficients[t]);
+      }
+      source = Bucket<W, C>();
+    }
+    buckets_ = std::move(refined);
+    bits_ = bits;
+  }
+
+  /// Writes the contents into `sum` in canonical order (sorting the buckets first).
+  void export_to(PauliSum<W, C>& sum, int threads) {
+    sort_buckets(threads);
+    std::vector<std::size_t> offsets(buckets_.size() + 1, 0);
+    for (std::size_t i = 0; i < buckets_.size(); ++i) offsets[i + 1] = offsets[i] + buckets_[i].size();
+    std::vector<PauliString<W>> keys(offsets.back());
+    std::vector<C> coefficients(offsets.back());
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads)
+    for (std::size_t i = 0; i < buckets_.size(); ++i) {
+      std::copy(buckets_[i].keys.begin(), buckets_[i].keys.end(),
+                keys.begin() + static_cast<std::ptrdiff_t>(offsets[i]));
+      std::copy(buckets_[i].coefficients.begin(), buckets_[i].coefficients.end(),
+                coefficients.begin() + static_cast<std::ptrdiff_t>(offsets[i]));
+    }
+    sum.assign_canonical(std::move(keys), std::move(coefficients), std::move(offsets), bits_);
+  }
+
+  static void sort_bucket(Bucket<W, C>& b) {
+    const std::size_t n = b.size();
+    if (n < 2) return;
+    bool sorted = true;
+    for (std::size_t t = 1; t < n && sorted; ++t) sorted = b.keys[t - 1] < b.keys[t];
+    if (sorted) return;
+    std::vector<std::size_t> order(n);
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t x, std::size_t y) { return b.keys[x] < b.keys[y]; });
+    std::vector<PauliString<W>> keys(n);
+    std::vector<C> coefficients(n);
+    for (std::size_t t = 0; t < n; ++t) {
+      keys[t] = b.keys[order[t]];
+      coefficients[t] = b.coefficients[order[t]];
+    }
+    b.keys = std::move(keys);
+    b.coefficients = std::move(coefficients);
+  }
+
+ private:
+  std::size_t num_qubits_;
+  BucketHash<W> hash_;
+  int bits_;
+  std::vector<Bucket<W, C>> buckets_;
+};
+
+}  // namespace paulistrings

@@ -1,0 +1,73 @@
+#pragma once
+// CpuEngine<W, C>: the fast CPU engine (DESIGN §3.4). A layer is split into the cosets of its delta
+// hash span (CosetPlan); cosets are closed, write-disjoint tasks run in parallel with OpenMP dynamic
+// scheduling, each reading and rewriting only its own buckets (no locks, no atomics). Per table class:
+//  - key-preserving: coefficients rescaled in place, per bucket;
+//  - permutation: every term scattered to its one image, no sort or merge;
+//  - general: the orbit grouping — input terms are grouped by the representative of their orbit
+//    under the realized delta span (a hash join inside the coset), and each group's outputs are
+//    the small matrix-vector product over that orbit; orbits never collide, so there is no output
+//    sort and no duplicate merge.
+// The per-term truncation sees every final coefficient; exact zeros are dropped. Work inside a coset
+// is sequential and its order is fixed, so results are bitwise identical for any thread count.
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "paulistrings/channels/prepared_channel.h"
+#include "paulistrings/core/pauli_sum.h"
+#include "paulistrings/cpu/bucket_store.h"
+#include "paulistrings/cpu/coset_plan.h"
+#include "paulistrings/truncation/truncation.h"
+
+namespace paulistrings {
+
+struct CpuEngineOptions {
+  int threads = 0;                       ///< 0 = every core the process may run on
+  std::size_t target_bucket_len = 1024;  ///< refine when the mean bucket length exceeds this
+  std::size_t min_buckets = 128;
+  std::size_t parallel_threshold = 4096;  ///< terms below which a layer stays on one thread
+};
+
+/// Number of CPUs in the process's affinity mask (at least 1).
+int available_cpus();
+
+template <int W, Coefficient C>
+class CpuEngine {
+ public:
+  CpuEngine(const PauliSum<W, C>& sum, const CpuEngineOptions& options);
+
+  std::size_t size() const { return size_; }
+  int threads() const { return threads_; }
+  int bucket_bits() const { return store_.bits(); }
+
+  /// Applies one layer in place; returns the Σ|c|² dropped by the per-term truncation.
+  double apply_layer(const PreparedChannel<W>& table, const Truncation& truncation);
+  /// Runs the truncation's layer passes.
+  LayerPassResult finalize_layer(const Truncation& truncation);
+  /// Writes the current sum into `sum` in canonical order.
+  void export_to(PauliSum<W, C>& sum);
+
+ private:
+  struct Group;
+  struct Scratch;
+  class PassTarget;
+
+  double rescale_layer(const PreparedChannel<W>& table, const Truncation& truncation);
+  double coset_layer(const PreparedChannel<W>& table, const Truncation& truncation);
+  void refine_if_needed();
+  /// Below this many terms a layer runs on the calling thread: a parallel region costs more than
+  /// the work (the small-sum direct path).
+  bool parallel_worthwhile() const { return threads_ > 1 && size_ >= options_.parallel_threshold; }
+
+  CpuEngineOptions options_;
+  int threads_;
+  BucketStore<W, C> store_;
+  std::size_t size_ = 0;
+  std::vector<Scratch> scratch_;  // one per thread, capacity kept across layers
+};
+
+}  // namespace paulistrings
+
+#include "paulistrings/cpu/cpu_engine.inl"

@@ -1,0 +1,487 @@
+// Template bodies of CpuEngine (included by cpu_engine.h).
+
+#include <omp.h>
+
+#include <array>
+#include <bit>
+#include <stdexcept>
+
+namespace paulistrings {
+namespace cpu_detail {
+
+/// c × amplitude in the storage type (real tables only ever meet real sums; propagate checks).
+template <Coefficient C>
+inline C amplitude_as(const Complex& amplitude) {
+  if constexpr (std::same_as<C, Complex>) {
+    return amplitude;
+  } else {
+    return amplitude.real();
+  }
+}
+
+/// The per-layer form of a prepared table that the coset kernels read.
+template <int W, Coefficient C>
+struct LayerKernel {
+  bool rotation = false;
+  TableClass table_class = TableClass::general;
+  // Rotation form.
+  PauliString<W> generator;
+  double cos_theta = 1.0, sin_signed = 0.0;
+  int pivot_word = 0;
+  bool pivot_on_z = false;
+  std::uint64_t pivot_bit = 0;
+  unsigned generator_local = 0;
+  // Local form.
+  const PreparedChannel<W>* table = nullptr;
+  std::array<PauliString<W>, 16> pattern_mask{};  // full-width mask of a local pattern
+  std::array<std::uint8_t, 16> representative{};  // p reduced by the echelon basis of the delta span
+  std::array<unsigned, 16> local_of_pattern{};    // coset coordinate of h(mask(s)), s in the span
+  std::vector<std::uint8_t> span_patterns;        // the delta span, ascending
+  struct Incoming {
+    std::uint8_t pattern;
+    C amplitude;
+  };
+  // incoming[q]: the inputs p that reach q, ascending by p ⊕ q (the reference engine's summation order).
+  std::array<std::array<Incoming, 16>, 16> incoming{};
+  std::array<std::uint8_t, 16> incoming_count{};
+  std::array<std::uint8_t, 16> image{};  // permutation / key-preserving: the one output of p
+  std::array<C, 16> image_amplitude{};
+  std::array<bool, 16> has_image{};
+
+  int pattern_of(const PauliString<W>& key) const { return table->pattern_of(key); }
+};
+
+template <int W, Coefficient C>
+LayerKernel<W, C> make_kernel(const PreparedChannel<W>& table, const BucketHash<W>& hash, int bits,
+                              CosetPlan& plan) {
+  LayerKernel<W, C> kernel;
+  kernel.table_class = table.table_class;
+  kernel.table = &table;
+  if (table.form == PreparedChannel<W>::Form::rotation) {
+    kernel.rotation = true;
+    kernel.generator = table.generator;
+    kernel.cos_theta = table.cos_theta;
+    kernel.sin_signed = table.sin_signed;
+    bool found = false;
+    for (int w = 0; w < W && !found; ++w) {
+      for (bool on_z : {false, true}) {
+        const std::uint64_t word = on_z ? table.generator.z[w] : table.generator.x[w];
+        if (word != 0 && !found) {
+          kernel.pivot_word = w;
+          kernel.pivot_on_z = on_z;
+          kernel.pivot_bit = word & (~word + 1);
+          found = true;
+        }
+      }
+    }
+    const std::uint64_t h = hash(table.generator, bits);
+    plan = CosetPlan(bits, std::span<const std::uint64_t>(&h, 1));
+    kernel.generator_local = plan.coordinates(h);
+    return kernel;
+  }
+  // Local form: masks of every local pattern, the echelon basis of the realized delta span.
+  for (int s = 0; s < 16; ++s) {
+    kernel.pattern_mask[s].set_code(table.qubits[0], s & 3);
+    if (table.support_size == 2) kernel.pattern_mask[s].set_code(table.qubits[1], (s >> 2) & 3);
+  }
+  std::vector<int> basis, pivots;
+  for (std::uint8_t d : table.delta_patterns) {
+    int v = d;
+    for (std::size_t i = 0; i < basis.size(); ++i) {
+      if ((v >> pivots[i]) & 1) v ^= basis[i];
+    }
+    if (v == 0) continue;
+    const int pivot = 31 - std::countl_zero(static_cast<unsigned>(v));
+    for (int& b : basis) {
+      if ((b >> pivot) & 1) b ^= v;
+    }
+    basis.push_back(v);
+    pivots.push_back(pivot);
+  }
+  const int dim = table.support_size == 2 ? 16 : 4;
+  for (int p = 0; p < dim; ++p) {
+    int r = p;
+    for (std::size_t i = 0; i < basis.size(); ++i) {
+      if ((r >> pivots[i]) & 1) r ^= basis[i];
+    }
+    kernel.representative[p] = static_cast<std::uint8_t>(r);
+  }
+  for (int s = 0; s < dim; ++s) {
+    if (kernel.representative[s] == 0) kernel.span_patterns.push_back(static_cast<std::uint8_t>(s));
+  }
+  std::vector<std::uint64_t> delta_hashes;
+  for (std::uint8_t s : kernel.span_patterns) delta_hashes.push_back(hash(kernel.pattern_mask[s], bits));
+  plan = CosetPlan(bits, delta_hashes);
+  for (std::size_t i = 0; i < kernel.span_patterns.size(); ++i) {
+    kernel.local_of_pattern[kernel.span_patterns[i]] = plan.coordinates(delta_hashes[i]);
+  }
+  for (int p = 0; p < dim; ++p) {
+    for (int k = 0; k < table.fanout[p]; ++k) {
+      const auto& o = table.outputs[p][k];
+      auto& list = kernel.incoming[o.pattern];
+      list[kernel.incoming_count[o.pattern]++] = {static_cast<std::uint8_t>(p), amplitude_as<C>(o.amplitude)};
+    }
+    if (table.fanout[p] == 1) {
+      kernel.has_image[p] = true;
+      kernel.image[p] = table.outputs[p][0].pattern;
+      kernel.image_amplitude[p] = amplitude_as<C>(table.outputs[p][0].amplitude);
+    }
+  }
+  for (int q = 0; q < dim; ++q) {
+    auto& list = kernel.incoming[q];
+    std::sort(list.begin(), list.begin() + kernel.incoming_count[q],
+              [q](const auto& a, const auto& b) { return (a.pattern ^ q) < (b.pattern ^ q); });
+  }
+  return kernel;
+}
+
+inline std::size_t mix_key_words(std::uint64_t h) {
+  h ^= h >> 31;
+  h *= 0x7fb5d329728ea185ULL;
+  h ^= h >> 27;
+  return static_cast<std::size_t>(h);
+}
+
+}  // namespace cpu_detail
+
+template <int W, Coefficient C>
+struct CpuEngine<W, C>::Group {
+  PauliString<W> representative;
+  std::uint8_t representative_pattern;
+  std::uint8_t representative_local;
+  std::uint16_t present;
+  std::array<C, 16> in;
+};
+
+template <int W, Coefficient C>
+struct CpuEngine<W, C>::Scratch {
+  std::array<std::vector<PauliString<W>>, 16> out_keys;
+  std::array<std::vector<C>, 16> out_coefficients;
+  std::vector<std::int32_t> slots;
+  std::vector<Group> groups;
+
+  void clear_outputs(std::size_t locals) {
+    for (std::size_t l = 0; l < locals; ++l) {
+      out_keys[l].clear();
+      out_coefficients[l].clear();
+    }
+  }
+  void emit(unsigned local, const PauliString<W>& key, const C& c) {
+    out_keys[local].push_back(key);
+    out_coefficients[local].push_back(c);
+  }
+  void reset_groups(std::size_t inputs) {
+    std::size_t capacity = 16;
+    while (capacity < 2 * inputs) capacity <<= 1;
+    slots.assign(capacity, -1);
+    groups.clear();
+  }
+  /// The group of `representative`, created on first sight.
+  Group& group_of(const PauliString<W>& representative, std::uint8_t pattern, unsigned local) {
+    std::uint64_t h = 0;
+    for (int w = 0; w < W; ++w) h = (h ^ representative.x[w]) * 0x9e3779b97f4a7c15ULL ^ representative.z[w];
+    const std::size_t mask = slots.size() - 1;
+    for (std::size_t i = cpu_detail::mix_key_words(h) & mask;; i = (i + 1) & mask) {
+      const std::int32_t slot = slots[i];
+      if (slot < 0) {
+        slots[i] = static_cast<std::int32_t>(groups.size());
+        Group& g = groups.emplace_back();
+        g.representative = representative;
+        g.representative_pattern = pattern;
+        g.representative_local = static_cast<std::uint8_t>(local);
+        g.present = 0;
+        return g;
+      }
+      if (groups[static_cast<std::size_t>(slot)].representative == representative)
+        return groups[static_cast<std::size_t>(slot)];
+    }
+  }
+};
+
+template <int W, Coefficient C>
+CpuEngine<W, C>::CpuEngine(const PauliSum<W, C>& sum, const CpuEngineOptions& options)
+    : options_(options),
+      threads_(options.threads > 0 ? options.threads : available_cpus()),
+      store_(sum, PauliSum<W, C>::bits_to_fit(sum.size(), options.target_bucket_len, options.min_buckets)),
+      size_(sum.size()),
+      scratch_(static_cast<std::size_t>(threads_)) {}
+
+template <int W, Coefficient C>
+double CpuEngine<W, C>::apply_layer(const PreparedChannel<W>& table, const Truncation& truncation) {
+  const double discarded = table.table_class == TableClass::key_preserving ? rescale_layer(table, truncation)
+                                                                           : coset_layer(table, truncation);
+  refine_if_needed();
+  return discarded;
+}
+
+template <int W, Coefficient C>
+double CpuEngine<W, C>::rescale_layer(const PreparedChannel<W>& table, const Truncation& truncation) {
+  CosetPlan unused;
+  const auto kernel = cpu_detail::make_kernel<W, C>(table, store_.hash(), 0, unused);
+  const std::size_t buckets = store_.num_buckets();
+  std::vector<double> discarded(buckets, 0.0);
+  std::size_t total = 0;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) reduction(+ : total) if (parallel_worthwhile())
+  for (std::size_t b = 0; b < buckets; ++b) {
+    Bucket<W, C>& bucket = store_.bucket(b);
+    std::size_t out = 0;
+    double dropped = 0.0;
+    for (std::size_t t = 0; t < bucket.size(); ++t) {
+      const PauliString<W>& key = bucket.keys[t];
+      C value = bucket.coefficients[t];
+      if (kernel.rotation) {
+        if (!key.commutes_with(kernel.generator)) value = value * kernel.cos_theta;
+      } else {
+        const int p = kernel.pattern_of(key);
+        if (!kernel.has_image[p]) continue;  // the channel maps this Pauli to zero
+        value = value * kernel.image_amplitude[p];
+      }
+      if (value == C(0.0)) continue;
+      if (!truncation.keep(key, value)) {
+        dropped += magnitude_squared(value);
+        continue;
+      }
+      bucket.keys[out] = key;
+      bucket.coefficients[out] = value;
+      ++out;
+    }
+    bucket.keys.resize(out);
+    bucket.coefficients.resize(out);
+    discarded[b] = dropped;
+    total += out;
+  }
+  size_ = total;
+  double sum = 0.0;
+  for (double d : discarded) sum += d;
+  return sum;
+}
+
+template <int W, Coefficient C>
+double CpuEngine<W, C>::coset_layer(const PreparedChannel<W>& table, const Truncation& truncation) {
+  CosetPlan plan;
+  const auto kernel = cpu_detail::make_kernel<W, C>(table, store_.hash(), store_.bits(), plan);
+  const std::size_t cosets = plan.num_cosets();
+  const unsigned locals = static_cast<unsigned>(plan.buckets_per_coset());
+  const bool permutation = table.table_class == TableClass::permutation;
+  std::vector<double> discarded(cosets, 0.0);
+  std::size_t total = 0;
+#pragma omp parallel num_threads(threads_) reduction(+ : total) if (parallel_worthwhile())
+  {
+    Scratch& scratch = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
+#pragma omp for schedule(dynamic, 1)
+    for (std::size_t coset = 0; coset < cosets; ++coset) {
+      const std::uint64_t rep = plan.representative(coset);
+      scratch.clear_outputs(locals);
+      double dropped = 0.0;
+      auto emit = [&](unsigned local, const PauliString<W>& key, const C& value) {
+        if (value == C(0.0)) return;
+        if (truncation.keep(key, value)) {
+          scratch.emit(local, key, value);
+        } else {
+          dropped += magnitude_squared(value);
+        }
+      };
+      std::size_t inputs = 0;
+      for (unsigned local = 0; local < locals; ++local)
+        inputs += store_.bucket(plan.member(rep, local)).size();
+
+      if (permutation) {
+        for (unsigned local = 0; local < locals; ++local) {
+          const Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+          for (std::size_t t = 0; t < bucket.size(); ++t) {
+            const PauliString<W>& key = bucket.keys[t];
+            const C c = bucket.coefficients[t];
+            if (kernel.rotation) {
+              if (key.commutes_with(kernel.generator)) {
+                emit(local, key, c);
+              } else {
+                const double sign = product_phase(kernel.generator, key) == 3 ? 1.0 : -1.0;
+                emit(local ^ kernel.generator_local, key ^ kernel.generator, c * (sign * kernel.sin_signed));
+              }
+            } else {
+              const int p = kernel.pattern_of(key);
+              if (!kernel.has_image[p]) continue;
+              const int d = p ^ kernel.image[p];
+              emit(local ^ kernel.local_of_pattern[d], key ^ kernel.pattern_mask[d],
+                   c * kernel.image_amplitude[p]);
+            }
+          }
+        }
+      } else if (kernel.rotation) {
+        scratch.reset_groups(inputs);
+        for (unsigned local = 0; local < locals; ++local) {
+          const Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+          for (std::size_t t = 0; t < bucket.size(); ++t) {
+            const PauliString<W>& key = bucket.keys[t];
+            if (key.commutes_with(kernel.generator)) {
+              emit(local, key, bucket.coefficients[t]);
+              continue;
+            }
+            const std::uint64_t word =
+                kernel.pivot_on_z ? key.z[kernel.pivot_word] : key.x[kernel.pivot_word];
+            const bool flipped = (word & kernel.pivot_bit) != 0;
+            Group& g = scratch.group_of(flipped ? key ^ kernel.generator : key, 0,
+                                        flipped ? local ^ kernel.generator_local : local);
+            g.in[flipped] = bucket.coefficients[t];
+            g.present |= static_cast<std::uint16_t>(1u << flipped);
+          }
+        }
+        for (const Group& g : scratch.groups) {
+          // v = representative, w = v ⊕ g: out_v = cos·c_v + σ(w)·sin·c_w, out_w = cos·c_w + σ(v)·sin·c_v.
+          const double sign_v = product_phase(kernel.generator, g.representative) == 3 ? 1.0 : -1.0;
+          const double sign_w = -sign_v;
+          C out_v = C(0.0), out_w = C(0.0);
+          if (g.present & 1) out_v += g.in[0] * kernel.cos_theta;
+          if (g.present & 2) out_v += g.in[1] * (sign_w * kernel.sin_signed);
+          if (g.present & 2) out_w += g.in[1] * kernel.cos_theta;
+          if (g.present & 1) out_w += g.in[0] * (sign_v * kernel.sin_signed);
+          emit(g.representative_local, g.representative, out_v);
+          emit(g.representative_local ^ kernel.generator_local, g.representative ^ kernel.generator, out_w);
+        }
+      } else {
+        scratch.reset_groups(inputs);
+        for (unsigned local = 0; local < locals; ++local) {
+          const Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+          for (std::size_t t = 0; t < bucket.size(); ++t) {
+            const PauliString<W>& key = bucket.keys[t];
+            const int p = kernel.pattern_of(key);
+            const std::uint8_t r = kernel.representative[p];
+            const int s = p ^ r;
+            Group& g = scratch.group_of(key ^ kernel.pattern_mask[s], r, local ^ kernel.local_of_pattern[s]);
+            g.in[p] = bucket.coefficients[t];
+            g.present |= static_cast<std::uint16_t>(1u << p);
+          }
+        }
+        for (const Group& g : scratch.groups) {
+          for (std::uint8_t s : kernel.span_patterns) {
+            const int q = g.representative_pattern ^ s;
+            C value = C(0.0);
+            const auto& list = kernel.incoming[q];
+            for (int k = 0; k < kernel.incoming_count[q]; ++k) {
+              if ((g.present >> list[k].pattern) & 1) value += g.in[list[k].pattern] * list[k].amplitude;
+            }
+            emit(g.representative_local ^ kernel.local_of_pattern[s],
+                 g.representative ^ kernel.pattern_mask[s], value);
+          }
+        }
+      }
+      // Every read of this coset is done: rewrite its buckets in place.
+      std::size_t written = 0;
+      for (unsigned local = 0; local < locals; ++local) {
+        Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+        bucket.keys.assign(scratch.out_keys[local].begin(), scratch.out_keys[local].end());
+        bucket.coefficients.assign(scratch.out_coefficients[local].begin(),
+                                   scratch.out_coefficients[local].end());
+        written += bucket.size();
+      }
+      total += written;
+      discarded[coset] = dropped;
+    }
+  }
+  size_ = total;
+  double sum = 0.0;
+  for (double d : discarded) sum += d;
+  return sum;
+}
+
+template <int W, Coefficient C>
+void CpuEngine<W, C>::refine_if_needed() {
+  const int bits = PauliSum<W, C>::bits_to_fit(size_, options_.target_bucket_len, options_.min_buckets);
+  if (bits > store_.bits()) store_.refine(bits, parallel_worthwhile() ? threads_ : 1);
+}
+
+/// The layer-pass target (see Truncation::finalize_layer_on) over the engine's buckets.
+template <int W, Coefficient C>
+class CpuEngine<W, C>::PassTarget {
+ public:
+  explicit PassTarget(CpuEngine& engine) : engine_(engine) {}
+  std::size_t size() const { return engine_.size_; }
+  std::vector<double> magnitudes_squared(bool key_order) {
+    BucketStore<W, C>& store = engine_.store_;
+    offsets_.assign(store.num_buckets() + 1, 0);
+    for (std::size_t b = 0; b < store.num_buckets(); ++b)
+      offsets_[b + 1] = offsets_[b] + store.bucket(b).size();
+    std::vector<double> magnitudes(offsets_.back());
+    key_order_.clear();
+    if (key_order) {
+      // Position i ↔ the i-th term in ascending key order (collapse_sample walks this order).
+      std::vector<std::pair<std::size_t, std::size_t>> positions;
+      positions.reserve(offsets_.back());
+      for (std::size_t b = 0; b < store.num_buckets(); ++b)
+        for (std::size_t t = 0; t < store.bucket(b).size(); ++t) positions.emplace_back(b, t);
+      std::sort(positions.begin(), positions.end(), [&](const auto& x, const auto& y) {
+        return store.bucket(x.first).keys[x.second] < store.bucket(y.first).keys[y.second];
+      });
+      for (std::size_t i = 0; i < positions.size(); ++i) {
+        magnitudes[i] = magnitude_squared(store.bucket(positions[i].first).coefficients[positions[i].second]);
+        key_order_.push_back(offsets_[positions[i].first] + positions[i].second);
+      }
+      return magnitudes;
+    }
+#pragma omp parallel for schedule(dynamic, 16) \
+    num_threads(engine_.threads_) if (engine_.parallel_worthwhile())
+    for (std::size_t b = 0; b < store.num_buckets(); ++b) {
+      const Bucket<W, C>& bucket = store.bucket(b);
+      for (std::size_t t = 0; t < bucket.size(); ++t)
+        magnitudes[offsets_[b] + t] = magnitude_squared(bucket.coefficients[t]);
+    }
+    return magnitudes;
+  }
+  void retain(std::span<const char> keep_in_order) {
+    BucketStore<W, C>& store = engine_.store_;
+    std::vector<char> by_key;
+    std::span<const char> keep = keep_in_order;
+    if (!key_order_.empty()) {  // translate key-order flags to storage positions
+      by_key.assign(keep_in_order.size(), 0);
+      for (std::size_t i = 0; i < key_order_.size(); ++i) by_key[key_order_[i]] = keep_in_order[i];
+      keep = by_key;
+    }
+    std::size_t total = 0;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(engine_.threads_) reduction(+ : total) if (engine_.parallel_worthwhile())
+    for (std::size_t b = 0; b < store.num_buckets(); ++b) {
+      Bucket<W, C>& bucket = store.bucket(b);
+      std::size_t out = 0;
+      for (std::size_t t = 0; t < bucket.size(); ++t) {
+        if (!keep[offsets_[b] + t]) continue;
+        bucket.keys[out] = bucket.keys[t];
+        bucket.coefficients[out] = bucket.coefficients[t];
+        ++out;
+      }
+      bucket.keys.resize(out);
+      bucket.coefficients.resize(out);
+      total += out;
+    }
+    engine_.size_ = total;
+  }
+  void collapse_to(std::size_t index) {
+    BucketStore<W, C>& store = engine_.store_;
+    if (!key_order_.empty()) index = key_order_[index];
+    std::size_t b = 0;
+    while (offsets_[b + 1] <= index) ++b;
+    const PauliString<W> key = store.bucket(b).keys[index - offsets_[b]];
+    for (std::size_t i = 0; i < store.num_buckets(); ++i) store.bucket(i).clear();
+    Bucket<W, C>& target = store.bucket(store.hash()(key, store.bits()));
+    target.keys.push_back(key);
+    target.coefficients.push_back(C(1.0));
+    engine_.size_ = 1;
+  }
+
+ private:
+  CpuEngine& engine_;
+  std::vector<std::size_t> offsets_;    // storage position of each bucket's first term
+  std::vector<std::size_t> key_order_;  // when asked for key order: storage position of the i-th key
+};
+
+template <int W, Coefficient C>
+LayerPassResult CpuEngine<W, C>::finalize_layer(const Truncation& truncation) {
+  if (!truncation.has_layer_pass()) return {};
+  PassTarget target(*this);
+  return truncation.finalize_layer_on(target);
+}
+
+template <int W, Coefficient C>
+void CpuEngine<W, C>::export_to(PauliSum<W, C>& sum) {
+  store_.export_to(sum, parallel_worthwhile() ? threads_ : 1);
+}
+
+}  // namespace paulistrings

@@ -1,0 +1,194 @@
+// The fast CPU engine against the reference engine on seeded random circuits (every channel kind,
+// both directions, every truncation, W = 1, 2, 4, real and complex, sums from 1 to 10^5 terms so
+// that the small, bucketed and refined-mid-run paths all run), and bitwise determinism across
+// thread counts.
+
+#include "paulistrings/cpu/cpu_engine.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "paulistrings/engine/propagate.h"
+#include "paulistrings/testing/oracle_bridge.h"
+
+namespace paulistrings {
+namespace {
+
+/// A fresh policy per run (collapse_sample carries a pass counter), chosen by index.
+Truncation make_truncation(int which, std::uint64_t seed) {
+  switch (which) {
+    case 0:
+      return Truncation();
+    case 1:
+      return Truncation::coeff(1e-3);
+    case 2:
+      return Truncation::weight(4);
+    case 3:
+      return Truncation::topn(300);
+    case 4:
+      return Truncation::approx_topn(300);
+    case 5:
+      return Truncation::collapse_sample(200, seed);
+    case 6:
+      return Truncation::coeff(1e-4) & Truncation::weight(6);
+    case 7:
+      return Truncation::topn(500) | Truncation::coeff(1e-2);
+    default:
+      return Truncation::approx_topn(2000) & Truncation::coeff(1e-5);
+  }
+}
+
+template <int W, Coefficient C>
+::testing::AssertionResult sums_match(const PauliSum<W, C>& actual, const PauliSum<W, C>& expected) {
+  const auto a = actual.sorted_terms();
+  const auto b = expected.sorted_terms();
+  if (a.size() != b.size()) {
+    return ::testing::AssertionFailure() << "term counts differ: " << a.size() << " vs " << b.size();
+  }
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].key != b[i].key) {
+      return ::testing::AssertionFailure()
+             << "term " << i << ": " << a[i].key.to_sparse_label() << " vs " << b[i].key.to_sparse_label();
+    }
+    const double scale = std::max(1.0, std::abs(b[i].coefficient));
+    if (std::abs(a[i].coefficient - b[i].coefficient) > 1e-12 * scale) {
+      return ::testing::AssertionFailure() << "coefficient of " << a[i].key.to_sparse_label() << ": "
+                                           << a[i].coefficient << " vs " << b[i].coefficient;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+template <int W, Coefficient C>
+void check_against_reference(int seed) {
+  std::mt19937_64 rng(static_cast<std::uint64_t>(seed) * 104729 + 3);
+  constexpr std::size_t kMaxQubits = 64 * W;
+  const int which_truncation = seed % 9;
+  // Sizes from 1 to 10^5: most small, some bucketed, a few large (shallow circuits there).
+  static constexpr std::size_t kSizes[] = {1, 3, 40, 300, 2000, 20000, 100000};
+  const std::size_t size_class = static_cast<std::size_t>(seed) % 10 < 7
+                                     ? static_cast<std::size_t>(seed) % 5
+                                     : 5 + static_cast<std::size_t>(seed) % 2;
+  const std::size_t initial_terms = kSizes[size_class];
+  // Qubits the circuit touches: without a bounding truncation (none, or `|` which keeps all) the
+  // sum can fill 4^active strings, so those runs stay on few qubits; large inputs use 9 (≤ 4^9).
+  const bool bounded = which_truncation != 0 && which_truncation != 7;
+  const std::size_t active = initial_terms >= 20000 ? 9
+                             : bounded              ? 6 + static_cast<std::size_t>(seed) % 4
+                                                    : 4 + static_cast<std::size_t>(seed) % 3;
+  const std::size_t offset = W == 1 ? 0 : kMaxQubits / 2 - active / 2;  // straddle a word boundary
+  const std::size_t total = std::min(kMaxQubits, offset + active + 3);
+  const std::size_t depth = initial_terms >= 20000 ? 3 : 8 + static_cast<std::size_t>(seed) % 17;
+  const Circuit circuit = testing::random_circuit(rng, active, depth, {}, total, offset);
+  std::vector<typename PauliSum<W, C>::Term> terms;
+  std::normal_distribution<double> normal;
+  std::uniform_int_distribution<int> letter(0, 3);
+  for (std::size_t t = 0; t < initial_terms; ++t) {
+    PauliString<W> key;
+    for (std::size_t q = 0; q < active; ++q) key.set_code(offset + q, letter(rng));
+    C c;
+    if constexpr (std::same_as<C, Complex>) {
+      c = Complex(normal(rng), normal(rng));
+    } else {
+      c = normal(rng);
+    }
+    terms.push_back({key, c});
+  }
+  const auto start = PauliSum<W, C>::from_terms(total, terms);
+  const std::uint64_t collapse_seed = rng();
+
+  PropagateOptions options;
+  options.direction = seed % 2 ? Direction::heisenberg : Direction::forward;
+  options.min_buckets = std::size_t{1} << (seed % 4 * 2);  // 1, 4, 16, 64 buckets
+  options.target_bucket_len = 8 << (seed % 3);             // small buckets: refinement mid-run
+  auto expected = start;
+  options.engine = Engine::reference;
+  options.truncation = make_truncation(which_truncation, collapse_seed);
+  const PropagationStats reference_stats = propagate(expected, circuit, options);
+  auto actual = start;
+  options.engine = Engine::cpu;
+  options.threads = 2;
+  options.parallel_threshold = seed % 2 ? 0 : 4096;  // force the parallel path on small sums too
+  options.truncation = make_truncation(which_truncation, collapse_seed);
+  const PropagationStats cpu_stats = propagate(actual, circuit, options);
+
+  actual.check_invariants();
+  EXPECT_TRUE(sums_match(actual, expected)) << "truncation " << options.truncation.description();
+  EXPECT_EQ(cpu_stats.peak_terms, reference_stats.peak_terms);
+  ASSERT_EQ(cpu_stats.layers.size(), reference_stats.layers.size());
+  for (std::size_t k = 0; k < cpu_stats.layers.size(); ++k) {
+    EXPECT_EQ(cpu_stats.layers[k].terms_out, reference_stats.layers[k].terms_out) << "layer " << k;
+    EXPECT_NEAR(cpu_stats.layers[k].discarded_weight, reference_stats.layers[k].discarded_weight,
+                1e-9 * std::max(1.0, reference_stats.layers[k].discarded_weight))
+        << "layer " << k;
+  }
+}
+
+class CpuEngineAgainstReference : public ::testing::TestWithParam<int> {};
+
+TEST_P(CpuEngineAgainstReference, SameTermsAsTheReferenceEngine) {
+  const int seed = GetParam();
+  switch (seed % 6) {
+    case 0:
+      check_against_reference<1, double>(seed);
+      break;
+    case 1:
+      check_against_reference<2, double>(seed);
+      break;
+    case 2:
+      check_against_reference<4, double>(seed);
+      break;
+    case 3:
+      check_against_reference<1, Complex>(seed);
+      break;
+    case 4:
+      check_against_reference<2, Complex>(seed);
+      break;
+    default:
+      check_against_reference<4, Complex>(seed);
+      break;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, CpuEngineAgainstReference, ::testing::Range(0, 300));
+
+TEST(CpuEngine, BitwiseIdenticalForAnyThreadCount) {
+  std::mt19937_64 rng(77);
+  const std::size_t n = 10;
+  const Circuit circuit = testing::random_circuit(rng, n, 40);
+  auto start = AnyPauliSum::from_labels(n, testing::random_terms(rng, n, 3000, false));
+  std::vector<std::pair<std::string, Complex>> first;
+  PropagationStats first_stats;
+  for (int threads : {1, 2, 3, 8}) {
+    auto sum = start;
+    PropagateOptions options;
+    options.direction = Direction::heisenberg;
+    options.truncation = Truncation::coeff(1e-4);
+    options.threads = threads;
+    options.parallel_threshold = 0;
+    options.min_buckets = 64;
+    const PropagationStats stats = propagate(sum, circuit, options);
+    if (threads == 1) {
+      first = sum.terms();
+      first_stats = stats;
+      continue;
+    }
+    EXPECT_EQ(sum.terms(), first) << threads << " threads";  // exact, in canonical order
+    EXPECT_EQ(stats.discarded_weight, first_stats.discarded_weight) << threads << " threads";
+  }
+}
+
+TEST(CpuEngine, ThreadsOptionIsValidated) {
+  auto sum = PauliSum<1, double>::from_labels(2, {{"XZ", 1.0}});
+  Circuit circuit(2);
+  circuit.append(Channel::h(0));
+  PropagateOptions options;
+  options.threads = -1;
+  EXPECT_THROW(propagate(sum, circuit, options), std::invalid_argument);
+  EXPECT_GE(available_cpus(), 1);
+}
+
+}  // namespace
+}  // namespace paulistrings

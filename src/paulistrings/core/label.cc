@@ -101,7 +101,7 @@ std::vector<LabelFactor> parse_label(std::string_view label, std::size_t num_qub
       if (c != 'I' && c != 'X' && c != 'Y' && c != 'Z') parse_dense(label);  // throws with the position
     }
     throw std::invalid_argument("invalid Pauli label " + quoted(label) + ": has " +
-                                std::to_string(label.size()) + " characters but the sum has " +
+                                std::to_string(label.size()) + " characters for " +
                                 std::to_string(num_qubits) +
                                 " qubits (use a full-length label or the sparse form \"X0 Z5\")");
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <sstream>
 #include <stdexcept>
 
 namespace paulistrings {
@@ -279,9 +280,11 @@ PauliSum<W, double> PauliSum<W, C>::to_real() const {
   for (std::size_t i = 0; i < size(); ++i) {
     if constexpr (kIsComplex) {
       if (coefficients_[i].imag() != 0.0) {
-        throw std::invalid_argument("cannot convert to real coefficients: term " +
-                                    keys_[i].to_sparse_label() + " has imaginary part " +
-                                    std::to_string(coefficients_[i].imag()));
+        std::ostringstream imaginary;
+        imaginary.precision(17);
+        imaginary << coefficients_[i].imag();
+        throw std::invalid_argument("cannot convert to real coefficients: term " + keys_[i].to_sparse_label() +
+                                    " has imaginary part " + imaginary.str());
       }
       coefficients[i] = coefficients_[i].real();
     } else {

@@ -678,5 +678,11 @@ TEST(PauliSumSmallTest, BitsToFitChoosesTheSmallestBucketCount) {
   EXPECT_EQ(Sum::bits_to_fit(std::size_t{1} << 40, 1, 1), kMaxBucketBits);
 }
 
+TEST(PauliSumSmallTest, ToRealNamesATinyImaginaryPartExactly) {
+  // The message must show the offending value, not a rounded "0.000000".
+  const auto sum = PauliSum<1, Complex>::from_labels(3, {{"XYZ", Complex(1.0, 1e-300)}});
+  EXPECT_TRUE(ThrowsInvalidArgumentMentioning([&] { (void)sum.to_real(); }, {"X0 Y1 Z2", "1e-300"}));
+}
+
 }  // namespace
 }  // namespace paulistrings

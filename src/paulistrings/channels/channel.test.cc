@@ -30,6 +30,7 @@
 #include "paulistrings/core/pauli_sum.h"
 #include "paulistrings/engine/propagate.h"
 #include "paulistrings/engine/reference_engine.h"
+#include "paulistrings/testing/assertions.h"
 #include "paulistrings/testing/oracle_bridge.h"
 
 namespace paulistrings {
@@ -38,6 +39,7 @@ namespace {
 namespace dense = testing::dense;
 using testing::apply_circuit_dense;
 using testing::dense_operator;
+using testing::MakeSum;
 using testing::operators_close;
 
 constexpr double kPi = std::numbers::pi;
@@ -55,22 +57,6 @@ std::uint64_t seed_from(std::string_view text) {
     h *= 1099511628211ULL;
   }
   return h;
-}
-
-template <Coefficient C>
-C narrow_to(Complex c) {
-  if constexpr (std::same_as<C, double>) {
-    return c.real();
-  } else {
-    return c;
-  }
-}
-
-template <int W, Coefficient C>
-PauliSum<W, C> make_sum(std::size_t num_qubits, const std::vector<std::pair<std::string, Complex>>& terms) {
-  std::vector<std::pair<std::string, C>> typed;
-  for (const auto& [label, c] : terms) typed.emplace_back(label, narrow_to<C>(c));
-  return PauliSum<W, C>::from_labels(num_qubits, std::span<const std::pair<std::string, C>>(typed));
 }
 
 Circuit one_gate_circuit(std::size_t num_qubits, const Channel& channel) {
@@ -292,7 +278,7 @@ void check_propagate_against_oracle(const ChannelCase& c, std::mt19937_64& rng, 
   const bool complex_values = std::same_as<C, Complex>;
   SCOPED_TRACE(channel.description() + " on " + std::to_string(n) + " qubits, " +
                std::string(to_string(direction)) + (complex_values ? ", complex" : ", real"));
-  const auto input = make_sum<1, C>(n, testing::random_terms(rng, n, 2 * n + 4, complex_values));
+  const auto input = MakeSum<1, C>(n, testing::random_terms(rng, n, 2 * n + 4, complex_values));
   const dense::Matrix expected =
       apply_circuit_dense(dense_operator(input, n), one_gate_circuit(n, channel), direction, n);
   struct Run {
@@ -326,7 +312,7 @@ void check_across_words(const ChannelCase& c, std::mt19937_64& rng, std::size_t 
   SCOPED_TRACE(channel.description() + " at width 2, " + std::string(to_string(direction)) +
                (complex_values ? ", complex" : ", real"));
   const std::size_t total = kOffset + n;
-  const auto input = make_sum<2, C>(
+  const auto input = MakeSum<2, C>(
       total, testing::shift_terms(testing::random_terms(rng, n, 2 * n + 4, complex_values), kOffset));
   const dense::Matrix expected = apply_circuit_dense(dense_operator(input, n, kOffset),
                                                      one_gate_circuit(total, channel), direction, n, kOffset);
@@ -387,7 +373,7 @@ TEST_P(ChannelAdjointTest, ChannelThenAdjointIsTheIdentity) {
     Circuit round_trip(n);
     round_trip.append(channel).append(inverse);
     for (Direction direction : kDirections) {
-      auto sum = make_sum<1, Complex>(n, testing::random_terms(rng, n, 3 * n, true));
+      auto sum = MakeSum<1, Complex>(n, testing::random_terms(rng, n, 3 * n, true));
       const dense::Matrix before = dense_operator(sum, n);
       // The oracle agrees that the adjoint undoes the channel ...
       EXPECT_TRUE(
@@ -397,7 +383,7 @@ TEST_P(ChannelAdjointTest, ChannelThenAdjointIsTheIdentity) {
       EXPECT_TRUE(operators_close(dense_operator(sum, n), before, kOracleTolerance));
     }
     // The adjoint gate applied forward is the Heisenberg action of the gate: U† A U.
-    auto heisenberg = make_sum<1, double>(n, testing::random_terms(rng, n, 3 * n, false));
+    auto heisenberg = MakeSum<1, double>(n, testing::random_terms(rng, n, 3 * n, false));
     auto forward_inverse = heisenberg;
     propagate_one(heisenberg, channel, Direction::heisenberg);
     propagate_one(forward_inverse, inverse, Direction::forward);
@@ -566,7 +552,7 @@ TEST(ChannelConventionTest, SingleQubitPauliNoiseScalings) {
 }
 
 TEST(ChannelConventionTest, PauliChannelSpecialCasesMatchDepolarizeAndDephase) {
-  auto sum = make_sum<1, double>(1, {{"X", 1.0}, {"Y", 2.0}, {"Z", 3.0}, {"I", 4.0}});
+  auto sum = MakeSum<1, double>(1, {{"X", 1.0}, {"Y", 2.0}, {"Z", 3.0}, {"I", 4.0}});
   auto via_pauli = sum, via_named = sum;
   propagate_one(via_pauli, Channel::pauli_channel(0.1, 0.1, 0.1, 0), Direction::forward);
   propagate_one(via_named, Channel::depolarize(0.3, 0), Direction::forward);
@@ -611,7 +597,7 @@ TEST(ChannelConventionTest, AmplitudeDampingIsNotSelfAdjoint) {
 
 TEST(ChannelConventionTest, FullDepolarizationLeavesOnlyTheIdentity) {
   // p = 3/4 makes the factor 1 − 4p/3 exactly zero; zero terms are dropped, not stored.
-  auto sum = make_sum<1, double>(2, {{"II", 0.5}, {"XI", 1.0}, {"YZ", 2.0}, {"IZ", 3.0}});
+  auto sum = MakeSum<1, double>(2, {{"II", 0.5}, {"XI", 1.0}, {"YZ", 2.0}, {"IZ", 3.0}});
   propagate_one(sum, Channel::depolarize(0.75, 0), Direction::heisenberg);
   ASSERT_EQ(sum.size(), 2u);
   EXPECT_EQ(sum.coefficient("II"), 0.5);
@@ -930,7 +916,7 @@ void expect_same_action(const Channel& actual, const Channel& expected, std::siz
   for (Direction direction : kDirections) {
     SCOPED_TRACE(actual.description() + " vs " + expected.description() + " " +
                  std::string(to_string(direction)));
-    auto a = make_sum<1, C>(n, testing::random_terms(rng, n, 4 * n, std::same_as<C, Complex>));
+    auto a = MakeSum<1, C>(n, testing::random_terms(rng, n, 4 * n, std::same_as<C, Complex>));
     auto b = a;
     propagate_one(a, actual, direction);
     propagate_one(b, expected, direction);
@@ -950,7 +936,7 @@ TEST(CustomChannelTest, HandWrittenHadamardMatchesBuiltin) {
       EXPECT_EQ(custom.transfer(direction).entries, Channel::h(q).transfer(direction).entries);
       EXPECT_EQ(prepare_channel<1>(custom, direction).table_class, TableClass::permutation);
       // Identical tables give identical sums, and those match the oracle's Hadamard.
-      auto sum = make_sum<1, double>(4, testing::random_terms(rng, 4, 12, false));
+      auto sum = MakeSum<1, double>(4, testing::random_terms(rng, 4, 12, false));
       auto builtin = sum;
       const dense::Matrix before = dense_operator(sum, 4);
       propagate_one(sum, custom, direction);
@@ -989,7 +975,7 @@ TEST(CustomChannelTest, ComplexAmplitudesNeedComplexStorage) {
   EXPECT_TRUE(channel.has_complex_transfer());
   EXPECT_TRUE(prepare_channel<1>(channel, Direction::forward).complex_amplitudes);
 
-  auto real_sum = make_sum<1, double>(2, {{"IX", 2.0}, {"IY", 0.5}, {"IZ", 3.0}, {"XI", 1.0}});
+  auto real_sum = MakeSum<1, double>(2, {{"IX", 2.0}, {"IY", 0.5}, {"IZ", 3.0}, {"XI", 1.0}});
   const auto untouched = real_sum;
   EXPECT_INVALID_ARGUMENT(propagate_one(real_sum, channel, Direction::forward), "complex", "twist");
   EXPECT_TRUE(real_sum == untouched);
@@ -1077,14 +1063,14 @@ TEST(TransferMatrixChannelTest, UnitaryPtmBehavesLikeTheUnitary) {
     expect_same_action<Complex>(ptm2, unitary2, 4, rng);
     // And against the oracle directly (the unitary's dense form stands in for the PTM).
     for (Direction direction : kDirections) {
-      auto sum = make_sum<1, Complex>(4, testing::random_terms(rng, 4, 14, true));
+      auto sum = MakeSum<1, Complex>(4, testing::random_terms(rng, 4, 14, true));
       const dense::Matrix before = dense_operator(sum, 4);
       propagate_one(sum, ptm2, direction);
       EXPECT_TRUE(operators_close(dense_operator(sum, 4),
                                   apply_circuit_dense(before, one_gate_circuit(4, unitary2), direction, 4)));
     }
     // Its adjoint is the inverse.
-    auto sum = make_sum<1, double>(4, testing::random_terms(rng, 4, 10, false));
+    auto sum = MakeSum<1, double>(4, testing::random_terms(rng, 4, 10, false));
     const dense::Matrix before = dense_operator(sum, 4);
     Circuit round_trip(4);
     round_trip.append(ptm2).append(ptm2.adjoint());
@@ -1101,7 +1087,7 @@ TEST(TransferMatrixChannelTest, NonOrthogonalPtmIsNoise) {
   // It is depolarize(3/8): 1 − 4·(3/8)/3 = 1/2, exactly.
   std::mt19937_64 rng(43);
   for (Direction direction : kDirections) {
-    auto sum = make_sum<1, double>(3, testing::random_terms(rng, 3, 12, false));
+    auto sum = MakeSum<1, double>(3, testing::random_terms(rng, 3, 12, false));
     auto expected = sum;
     propagate_one(sum, channel, direction);
     propagate_one(expected, Channel::depolarize(0.375, 1), direction);
@@ -1113,7 +1099,7 @@ TEST(TransferMatrixChannelTest, NonOrthogonalPtmIsNoise) {
   for (int p = 0; p < 16; ++p) table[static_cast<std::size_t>(p * 16 + p)] = p == 0 ? 1.0 : 0.25;
   const Channel two = Channel::transfer_matrix({2, 0}, table);
   EXPECT_TRUE(two.is_noise());
-  auto sum = make_sum<1, double>(3, testing::random_terms(rng, 3, 12, false));
+  auto sum = MakeSum<1, double>(3, testing::random_terms(rng, 3, 12, false));
   auto expected = sum;
   propagate_one(sum, two, Direction::forward);
   propagate_one(expected, Channel::depolarize2(0.703125, 2, 0), Direction::forward);  // 1 − 16p/15 = 1/4
@@ -1329,7 +1315,7 @@ TEST(ChannelValidationTest, RealSumMeetingComplexChannelNamesTheGate) {
   };
   Circuit circuit(3);
   circuit.append(Channel::h(0)).append(Channel::custom("phase_z", {2}, map));
-  auto sum = make_sum<1, double>(3, {{"ZZZ", 1.0}});
+  auto sum = MakeSum<1, double>(3, {{"ZZZ", 1.0}});
   EXPECT_INVALID_ARGUMENT(propagate(sum, circuit), "gate 1", "phase_z", "complex");
 }
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "paulistrings/circuit/kicked_ising.h"
+#include "paulistrings/testing/assertions.h"
 #include "paulistrings/testing/oracle_bridge.h"
 
 namespace paulistrings {
@@ -28,25 +29,7 @@ namespace {
 
 namespace dense = testing::dense;
 
-template <class F>
-::testing::AssertionResult ThrowsInvalidArgumentMentioning(F&& action,
-                                                           std::initializer_list<std::string> needles) {
-  try {
-    action();
-  } catch (const std::invalid_argument& e) {
-    const std::string message = e.what();
-    for (const std::string& needle : needles) {
-      if (message.find(needle) == std::string::npos) {
-        return ::testing::AssertionFailure()
-               << "message \"" << message << "\" does not mention \"" << needle << "\"";
-      }
-    }
-    return ::testing::AssertionSuccess();
-  } catch (const std::exception& e) {
-    return ::testing::AssertionFailure() << "threw a different exception: " << e.what();
-  }
-  return ::testing::AssertionFailure() << "did not throw";
-}
+using testing::ThrowsInvalidArgumentMentioning;
 
 // A circuit whose gate k is rz(k + 1) on qubit k % num_qubits, so that theta identifies the position.
 Circuit NumberedCircuit(std::size_t gates, std::size_t num_qubits = 3) {

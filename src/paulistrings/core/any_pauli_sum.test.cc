@@ -13,30 +13,14 @@
 #include <utility>
 #include <vector>
 
+#include "paulistrings/testing/assertions.h"
+
 namespace paulistrings {
 namespace {
 
 using Terms = std::vector<std::pair<std::string, Complex>>;
 
-template <class F>
-::testing::AssertionResult ThrowsInvalidArgumentMentioning(F&& action,
-                                                           std::initializer_list<std::string> needles) {
-  try {
-    action();
-  } catch (const std::invalid_argument& e) {
-    const std::string message = e.what();
-    for (const std::string& needle : needles) {
-      if (message.find(needle) == std::string::npos) {
-        return ::testing::AssertionFailure()
-               << "message \"" << message << "\" does not mention \"" << needle << "\"";
-      }
-    }
-    return ::testing::AssertionSuccess();
-  } catch (const std::exception& e) {
-    return ::testing::AssertionFailure() << "threw a different exception: " << e.what();
-  }
-  return ::testing::AssertionFailure() << "did not throw";
-}
+using testing::ThrowsInvalidArgumentMentioning;
 
 ::testing::AssertionResult InvariantsHold(const AnyPauliSum& sum) {
   try {

@@ -15,6 +15,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "paulistrings/testing/assertions.h"
 #include "paulistrings/testing/dense_simulator.h"
 
 namespace paulistrings {
@@ -23,26 +24,7 @@ namespace {
 namespace dense = testing::dense;
 using dense::Complex;
 
-// Passes when `action` throws std::invalid_argument whose message contains every one of `needles`.
-template <class F>
-::testing::AssertionResult ThrowsInvalidArgumentMentioning(F&& action,
-                                                           std::initializer_list<std::string> needles) {
-  try {
-    action();
-  } catch (const std::invalid_argument& e) {
-    const std::string message = e.what();
-    for (const std::string& needle : needles) {
-      if (message.find(needle) == std::string::npos) {
-        return ::testing::AssertionFailure()
-               << "message \"" << message << "\" does not mention \"" << needle << "\"";
-      }
-    }
-    return ::testing::AssertionSuccess();
-  } catch (const std::exception& e) {
-    return ::testing::AssertionFailure() << "threw a different exception: " << e.what();
-  }
-  return ::testing::AssertionFailure() << "did not throw";
-}
+using testing::ThrowsInvalidArgumentMentioning;
 
 std::string RandomDenseLabel(std::mt19937_64& rng, std::size_t num_qubits) {
   std::uniform_int_distribution<int> letter(0, 3);

@@ -16,29 +16,12 @@
 #include <utility>
 #include <vector>
 
+#include "paulistrings/testing/assertions.h"
+
 namespace paulistrings {
 namespace {
 
-// Passes when `action` throws std::invalid_argument whose message contains every one of `needles`.
-template <class F>
-::testing::AssertionResult ThrowsInvalidArgumentMentioning(F&& action,
-                                                           std::initializer_list<std::string> needles) {
-  try {
-    action();
-  } catch (const std::invalid_argument& e) {
-    const std::string message = e.what();
-    for (const std::string& needle : needles) {
-      if (message.find(needle) == std::string::npos) {
-        return ::testing::AssertionFailure()
-               << "message \"" << message << "\" does not mention \"" << needle << "\"";
-      }
-    }
-    return ::testing::AssertionSuccess();
-  } catch (const std::exception& e) {
-    return ::testing::AssertionFailure() << "threw a different exception: " << e.what();
-  }
-  return ::testing::AssertionFailure() << "did not throw";
-}
+using testing::ThrowsInvalidArgumentMentioning;
 
 template <class Sum>
 ::testing::AssertionResult InvariantsHold(const Sum& sum) {

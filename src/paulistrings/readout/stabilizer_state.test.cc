@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "paulistrings/core/pauli_sum.h"
+#include "paulistrings/testing/assertions.h"
 #include "paulistrings/testing/dense_simulator.h"
 #include "paulistrings/testing/oracle_bridge.h"
 
@@ -28,47 +29,9 @@ namespace dense = testing::dense;
 using Terms = std::vector<std::pair<std::string, Complex>>;
 using Generators = std::vector<std::string>;
 
-// Passes when `action` throws std::invalid_argument whose message contains every one of `needles`.
-template <class F>
-::testing::AssertionResult ThrowsInvalidArgumentMentioning(F&& action,
-                                                           std::initializer_list<std::string> needles) {
-  try {
-    action();
-  } catch (const std::invalid_argument& e) {
-    const std::string message = e.what();
-    for (const std::string& needle : needles) {
-      if (message.find(needle) == std::string::npos) {
-        return ::testing::AssertionFailure()
-               << "message \"" << message << "\" does not mention \"" << needle << "\"";
-      }
-    }
-    return ::testing::AssertionSuccess();
-  } catch (const std::exception& e) {
-    return ::testing::AssertionFailure() << "threw a different exception: " << e.what();
-  }
-  return ::testing::AssertionFailure() << "did not throw";
-}
-
-// Passes when |actual − expected| ≤ tolerance·max(1, |expected|).
-::testing::AssertionResult ComplexClose(Complex actual, Complex expected, double tolerance = 1e-12) {
-  const double scale = std::max(1.0, std::abs(expected));
-  if (std::abs(actual - expected) <= tolerance * scale) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "actual " << actual << " vs expected " << expected
-                                       << " (difference " << std::abs(actual - expected) << ")";
-}
-
-template <int W, Coefficient C>
-PauliSum<W, C> MakeSum(std::size_t num_qubits, const Terms& terms) {
-  std::vector<std::pair<std::string, C>> converted;
-  for (const auto& [label, c] : terms) {
-    if constexpr (std::same_as<C, double>) {
-      converted.emplace_back(label, c.real());
-    } else {
-      converted.emplace_back(label, c);
-    }
-  }
-  return PauliSum<W, C>::from_labels(num_qubits, converted);
-}
+using testing::ComplexClose;
+using testing::MakeSum;
+using testing::ThrowsInvalidArgumentMentioning;
 
 StabilizerState FromGenerators(const Generators& generators, std::size_t num_qubits) {
   return StabilizerState::from_generators(generators, num_qubits);

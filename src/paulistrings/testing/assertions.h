@@ -1,0 +1,67 @@
+#pragma once
+// Assertion helpers shared by the test files: a check that an action throws std::invalid_argument
+// naming the problem, a relative-tolerance comparison of complex numbers, and the construction of
+// a PauliSum<W, C> from (label, complex coefficient) terms.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <concepts>
+#include <cstddef>
+#include <exception>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "paulistrings/core/pauli_sum.h"
+
+namespace paulistrings::testing {
+
+/// Passes when `action` throws std::invalid_argument whose message contains every one of `needles`.
+template <class F>
+::testing::AssertionResult ThrowsInvalidArgumentMentioning(F&& action,
+                                                           std::initializer_list<std::string> needles) {
+  try {
+    action();
+  } catch (const std::invalid_argument& e) {
+    const std::string message = e.what();
+    for (const std::string& needle : needles) {
+      if (message.find(needle) == std::string::npos) {
+        return ::testing::AssertionFailure()
+               << "message \"" << message << "\" does not mention \"" << needle << "\"";
+      }
+    }
+    return ::testing::AssertionSuccess();
+  } catch (const std::exception& e) {
+    return ::testing::AssertionFailure() << "threw a different exception: " << e.what();
+  }
+  return ::testing::AssertionFailure() << "did not throw";
+}
+
+/// Passes when |actual − expected| ≤ tolerance·max(1, |expected|).
+inline ::testing::AssertionResult ComplexClose(Complex actual, Complex expected, double tolerance = 1e-12) {
+  const double scale = std::max(1.0, std::abs(expected));
+  if (std::abs(actual - expected) <= tolerance * scale) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "actual " << actual << " vs expected " << expected
+                                       << " (difference " << std::abs(actual - expected) << ")";
+}
+
+/// A PauliSum<W, C> from (label, complex coefficient) terms; real C keeps the real parts.
+template <int W, Coefficient C>
+PauliSum<W, C> MakeSum(std::size_t num_qubits, const std::vector<std::pair<std::string, Complex>>& terms) {
+  std::vector<std::pair<std::string, C>> converted;
+  for (const auto& [label, c] : terms) {
+    if constexpr (std::same_as<C, double>) {
+      converted.emplace_back(label, c.real());
+    } else {
+      converted.emplace_back(label, c);
+    }
+  }
+  return PauliSum<W, C>::from_labels(num_qubits, converted);
+}
+
+}  // namespace paulistrings::testing

@@ -219,6 +219,7 @@ double CpuEngine<W, C>::rescale_layer(const PreparedChannel<W>& table, const Tru
   CosetPlan unused;
   const auto kernel = cpu_detail::make_kernel<W, C>(table, store_.hash(), 0, unused);
   const std::size_t buckets = store_.num_buckets();
+  const bool test_terms = truncation.has_term_test();
   std::vector<double> discarded(buckets, 0.0);
   std::size_t total = 0;
 #pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) reduction(+ : total) if (parallel_worthwhile())
@@ -237,7 +238,7 @@ double CpuEngine<W, C>::rescale_layer(const PreparedChannel<W>& table, const Tru
         value = value * kernel.image_amplitude[p];
       }
       if (value == C(0.0)) continue;
-      if (!truncation.keep(key, value)) {
+      if (test_terms && !truncation.keep(key, value)) {
         dropped += magnitude_squared(value);
         continue;
       }
@@ -263,6 +264,7 @@ double CpuEngine<W, C>::coset_layer(const PreparedChannel<W>& table, const Trunc
   const std::size_t cosets = plan.num_cosets();
   const unsigned locals = static_cast<unsigned>(plan.buckets_per_coset());
   const bool permutation = table.table_class == TableClass::permutation;
+  const bool test_terms = truncation.has_term_test();
   std::vector<double> discarded(cosets, 0.0);
   std::size_t total = 0;
 #pragma omp parallel num_threads(threads_) reduction(+ : total) if (parallel_worthwhile())
@@ -275,7 +277,7 @@ double CpuEngine<W, C>::coset_layer(const PreparedChannel<W>& table, const Trunc
       double dropped = 0.0;
       auto emit = [&](unsigned local, const PauliString<W>& key, const C& value) {
         if (value == C(0.0)) return;
-        if (truncation.keep(key, value)) {
+        if (!test_terms || truncation.keep(key, value)) {
           scratch.emit(local, key, value);
         } else {
           dropped += magnitude_squared(value);

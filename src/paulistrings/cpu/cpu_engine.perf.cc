@@ -1,0 +1,245 @@
+// paulistrings-bench: the CPU engine's cells (DESIGN §6) at W = 2 (128 qubits), real coefficients, in
+// steady state (every orbit of the layer's delta span already present, so a layer maps m terms to m
+// terms), plus the machine's streaming bandwidth measured in the same run.
+//
+// usage: paulistrings-bench [--terms N[,N...]] [--threads T[,T...]] [--cells a,b,...] [--repeat R]
+// Prints one row per (cell, terms, threads): ns per input term per layer, bytes moved per term
+// (input read + output written, 40 B per real W=2 term), the bandwidth that implies, and its fraction
+// of the measured triad bandwidth for the same thread count.
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <numbers>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "paulistrings/circuit/kicked_ising.h"
+#include "paulistrings/cpu/cpu_engine.h"
+
+namespace paulistrings {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int kWidth = 2;
+constexpr std::size_t kQubits = 128;
+constexpr Qubit kQubitA = 5, kQubitB = 70;  // a two-qubit support straddling the word boundary
+using Sum = PauliSum<kWidth, double>;
+using Key = PauliString<kWidth>;
+constexpr double kTermBytes = sizeof(Key) + sizeof(double);
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// Best-of-3 triad bandwidth (GB/s) with `threads` threads over three 256 MiB arrays.
+double triad_bandwidth(int threads) {
+  const std::size_t n = (std::size_t{256} << 20) / sizeof(double);
+  std::vector<double> a(n), b(n, 1.0), c(n, 2.0);
+  double best = 0.0;
+  for (int trial = 0; trial < 3; ++trial) {
+    const auto start = Clock::now();
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (std::size_t i = 0; i < n; ++i) a[i] = b[i] + 0.5 * c[i];
+    const double s = seconds_since(start);
+    best = std::max(best, 3.0 * static_cast<double>(n * sizeof(double)) / s / 1e9);
+  }
+  if (a[n / 2] != 2.0) std::printf("# triad check failed\n");
+  return best;
+}
+
+std::vector<Complex> haar_unitary(std::mt19937_64& rng) {
+  std::normal_distribution<double> normal;
+  std::vector<Complex> m(16);
+  for (Complex& v : m) v = Complex(normal(rng), normal(rng));
+  for (int r = 0; r < 4; ++r) {
+    for (int p = 0; p < r; ++p) {
+      Complex dot = 0.0;
+      for (int c = 0; c < 4; ++c) dot += std::conj(m[p * 4 + c]) * m[r * 4 + c];
+      for (int c = 0; c < 4; ++c) m[r * 4 + c] -= dot * m[p * 4 + c];
+    }
+    double norm = 0.0;
+    for (int c = 0; c < 4; ++c) norm += std::norm(m[r * 4 + c]);
+    for (int c = 0; c < 4; ++c) m[r * 4 + c] /= std::sqrt(norm);
+  }
+  return m;
+}
+
+/// exp(−i(a·XX + b·YY)/2): a two-qubit unitary whose PTM is sparse (orbits of 4).
+std::vector<Complex> sparse_two_qubit_unitary(double a, double b) {
+  const Complex i(0.0, 1.0);
+  auto multiply = [](const std::vector<Complex>& x, const std::vector<Complex>& y) {
+    std::vector<Complex> z(16);
+    for (int r = 0; r < 4; ++r)
+      for (int k = 0; k < 4; ++k)
+        for (int c = 0; c < 4; ++c) z[r * 4 + c] += x[r * 4 + k] * y[k * 4 + c];
+    return z;
+  };
+  const std::vector<Complex> xx = {0, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0};
+  const std::vector<Complex> yy = {0, 0, 0, -1, 0, 0, 1, 0, 0, 1, 0, 0, -1, 0, 0, 0};
+  std::vector<Complex> ua(16), ub(16);
+  for (int k = 0; k < 16; ++k) {
+    const double identity = (k % 5 == 0) ? 1.0 : 0.0;
+    ua[k] = std::cos(a / 2) * identity - i * std::sin(a / 2) * xx[k];
+    ub[k] = std::cos(b / 2) * identity - i * std::sin(b / 2) * yy[k];
+  }
+  return multiply(ua, ub);
+}
+
+/// m terms whose orbits under the channel's realized delta span are complete (steady state).
+Sum steady_state_sum(const Channel& channel, std::size_t m, std::mt19937_64& rng) {
+  const PreparedChannel<kWidth> table = prepare_channel<kWidth>(channel, Direction::heisenberg);
+  std::vector<Key> span = {Key{}};
+  for (const Key& delta : table.deltas) {
+    const std::size_t before = span.size();
+    bool present = false;
+    for (std::size_t k = 0; k < before; ++k) present |= span[k] == delta;
+    if (present) continue;
+    for (std::size_t k = 0; k < before; ++k) span.push_back(span[k] ^ delta);
+  }
+  std::normal_distribution<double> normal;
+  std::vector<Sum::Term> terms;
+  terms.reserve(m);
+  while (terms.size() < m) {
+    Key rest;
+    for (int w = 0; w < kWidth; ++w) {
+      rest.x[w] = rng();
+      rest.z[w] = rng();
+    }
+    for (const Key& s : span) {
+      if (terms.size() < m) terms.push_back({rest ^ s, normal(rng)});
+    }
+  }
+  return Sum::from_terms(kQubits, std::move(terms));
+}
+
+struct Row {
+  std::string cell;
+  std::size_t terms;
+  int threads;
+  double ns_per_term;
+  double bytes_per_term;
+};
+
+Row run_layer_cell(const std::string& name, const Channel& channel, std::size_t m, int threads, int repeat,
+                   std::mt19937_64& rng) {
+  const Sum sum = steady_state_sum(channel, m, rng);
+  CpuEngine<kWidth, double> engine(sum, CpuEngineOptions{threads, 1024, 128, 4096});
+  const PreparedChannel<kWidth> table = prepare_channel<kWidth>(channel, Direction::heisenberg);
+  const Truncation none;
+  engine.apply_layer(table, none);  // warm-up: buffers reach their steady capacity
+  std::size_t terms_in = 0, terms_out = 0;
+  const auto start = Clock::now();
+  for (int r = 0; r < repeat; ++r) {
+    terms_in += engine.size();
+    engine.apply_layer(table, none);
+    terms_out += engine.size();
+  }
+  const double s = seconds_since(start);
+  return {name, m, threads, s * 1e9 / static_cast<double>(terms_in),
+          kTermBytes * static_cast<double>(terms_in + terms_out) / static_cast<double>(terms_in)};
+}
+
+/// The fifth step of the 127-qubit kicked Ising (θh = 5π/16, |c| > 2^-14), timed per layer.
+Row run_heavyhex_step(int threads) {
+  const Circuit circuit = kicked_ising_circuit(5, 5 * std::numbers::pi / 16);
+  const std::size_t per_step = circuit.size() / 5;
+  auto observable = Sum::from_labels(kHeavyHexQubits, {{"Z62", 1.0}});
+  CpuEngine<kWidth, double> engine(observable, CpuEngineOptions{threads, 1024, 128, 4096});
+  const Truncation cutoff = Truncation::coeff(std::ldexp(1.0, -14));
+  std::size_t terms_in = 0, terms_out = 0;
+  double timed = 0.0;
+  for (std::size_t step = 0; step < circuit.size(); ++step) {
+    const std::size_t index = circuit.size() - 1 - step;  // Heisenberg order
+    const bool measured = step >= 4 * per_step;
+    const auto start = Clock::now();
+    if (measured) terms_in += engine.size();
+    engine.apply_layer(prepare_channel<kWidth>(circuit[index], Direction::heisenberg), cutoff);
+    if (measured) {
+      terms_out += engine.size();
+      timed += seconds_since(start);
+    }
+  }
+  return {"heavyhex_step", terms_in / per_step, threads, timed * 1e9 / static_cast<double>(terms_in),
+          kTermBytes * static_cast<double>(terms_in + terms_out) / static_cast<double>(terms_in)};
+}
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream stream(text);
+  for (std::string part; std::getline(stream, part, ',');) parts.push_back(part);
+  return parts;
+}
+
+}  // namespace
+}  // namespace paulistrings
+
+int main(int argc, char** argv) {
+  using namespace paulistrings;
+  std::vector<std::size_t> sizes = {1000000, 10000000};
+  std::vector<int> thread_counts = {1, available_cpus()};
+  std::vector<std::string> cells = {"rotation_zz", "cnot", "gu2q", "su4", "depolarize", "heavyhex_step"};
+  int repeat = 5;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--terms") {
+      sizes.clear();
+      for (const auto& v : split(value)) sizes.push_back(std::stoul(v));
+    } else if (flag == "--threads") {
+      thread_counts.clear();
+      for (const auto& v : split(value)) thread_counts.push_back(std::stoi(v));
+    } else if (flag == "--cells") {
+      cells = split(value);
+    } else if (flag == "--repeat") {
+      repeat = std::stoi(value);
+    } else {
+      std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
+      return 2;
+    }
+  }
+  std::mt19937_64 rng(20261129);
+  const std::map<std::string, Channel> layer_cells = {
+      {"rotation_zz", Channel::rzz(0.3, kQubitA, kQubitB)},
+      {"cnot", Channel::cnot(kQubitA, kQubitB)},
+      {"gu2q", Channel::unitary_2q(kQubitA, kQubitB, sparse_two_qubit_unitary(0.3, 0.7))},
+      {"su4", Channel::unitary_2q(kQubitA, kQubitB, haar_unitary(rng))},
+      {"depolarize", Channel::depolarize(0.01, kQubitA)},
+  };
+  std::printf("# paulistrings-bench: W=2 (128 qubits), real coefficients, %zu B/term, steady state\n",
+              static_cast<std::size_t>(kTermBytes));
+  std::map<int, double> bandwidth;
+  for (int t : thread_counts) {
+    bandwidth[t] = triad_bandwidth(t);
+    std::printf("# triad bandwidth, %d threads: %.1f GB/s\n", t, bandwidth[t]);
+  }
+  std::printf("%-14s %10s %7s %10s %10s %9s %9s\n", "cell", "terms", "threads", "ns/term", "bytes/term",
+              "GB/s", "of_triad");
+  for (const std::string& cell : cells) {
+    for (int t : thread_counts) {
+      std::vector<Row> rows;
+      if (cell == "heavyhex_step") {
+        rows.push_back(run_heavyhex_step(t));
+      } else if (layer_cells.count(cell)) {
+        for (std::size_t m : sizes)
+          rows.push_back(run_layer_cell(cell, layer_cells.at(cell), m, t, repeat, rng));
+      } else {
+        std::fprintf(stderr, "unknown cell %s\n", cell.c_str());
+        return 2;
+      }
+      for (const Row& r : rows) {
+        const double gbs = r.bytes_per_term / r.ns_per_term;
+        std::printf("%-14s %10zu %7d %10.2f %10.1f %9.2f %9.3f\n", r.cell.c_str(), r.terms, r.threads,
+                    r.ns_per_term, r.bytes_per_term, gbs, gbs / bandwidth[t]);
+        std::fflush(stdout);
+      }
+    }
+  }
+  return 0;
+}

@@ -128,9 +128,7 @@ struct Row {
   double bytes_per_term;
 };
 
-Row run_layer_cell(const std::string& name, const Channel& channel, std::size_t m, int threads, int repeat,
-                   std::mt19937_64& rng) {
-  const Sum sum = steady_state_sum(channel, m, rng);
+Row run_layer_cell(const std::string& name, const Channel& channel, const Sum& sum, int threads, int repeat) {
   CpuEngine<kWidth, double> engine(sum, CpuEngineOptions{threads, 1024, 128, 4096});
   const PreparedChannel<kWidth> table = prepare_channel<kWidth>(channel, Direction::heisenberg);
   const Truncation none;
@@ -143,7 +141,7 @@ Row run_layer_cell(const std::string& name, const Channel& channel, std::size_t 
     terms_out += engine.size();
   }
   const double s = seconds_since(start);
-  return {name, m, threads, s * 1e9 / static_cast<double>(terms_in),
+  return {name, sum.size(), threads, s * 1e9 / static_cast<double>(terms_in),
           kTermBytes * static_cast<double>(terms_in + terms_out) / static_cast<double>(terms_in)};
 }
 
@@ -221,24 +219,24 @@ int main(int argc, char** argv) {
   }
   std::printf("%-14s %10s %7s %10s %10s %9s %9s\n", "cell", "terms", "threads", "ns/term", "bytes/term",
               "GB/s", "of_triad");
+  auto print = [&](const Row& r) {
+    const double gbs = r.bytes_per_term / r.ns_per_term;
+    std::printf("%-14s %10zu %7d %10.2f %10.1f %9.2f %9.3f\n", r.cell.c_str(), r.terms, r.threads,
+                r.ns_per_term, r.bytes_per_term, gbs, gbs / bandwidth[r.threads]);
+    std::fflush(stdout);
+  };
   for (const std::string& cell : cells) {
-    for (int t : thread_counts) {
-      std::vector<Row> rows;
-      if (cell == "heavyhex_step") {
-        rows.push_back(run_heavyhex_step(t));
-      } else if (layer_cells.count(cell)) {
-        for (std::size_t m : sizes)
-          rows.push_back(run_layer_cell(cell, layer_cells.at(cell), m, t, repeat, rng));
-      } else {
-        std::fprintf(stderr, "unknown cell %s\n", cell.c_str());
-        return 2;
-      }
-      for (const Row& r : rows) {
-        const double gbs = r.bytes_per_term / r.ns_per_term;
-        std::printf("%-14s %10zu %7d %10.2f %10.1f %9.2f %9.3f\n", r.cell.c_str(), r.terms, r.threads,
-                    r.ns_per_term, r.bytes_per_term, gbs, gbs / bandwidth[t]);
-        std::fflush(stdout);
-      }
+    if (cell == "heavyhex_step") {
+      for (int t : thread_counts) print(run_heavyhex_step(t));
+      continue;
+    }
+    if (!layer_cells.count(cell)) {
+      std::fprintf(stderr, "unknown cell %s\n", cell.c_str());
+      return 2;
+    }
+    for (std::size_t m : sizes) {
+      const Sum sum = steady_state_sum(layer_cells.at(cell), m, rng);  // built once, shared by thread counts
+      for (int t : thread_counts) print(run_layer_cell(cell, layer_cells.at(cell), sum, t, repeat));
     }
   }
   return 0;

@@ -44,11 +44,6 @@ class BucketStore {
   const BucketHash<W>& hash() const { return hash_; }
   Bucket<W, C>& bucket(std::size_t index) { return buckets_[index]; }
   const Bucket<W, C>& bucket(std::size_t index) const { return buckets_[index]; }
-  std::size_t size() const {
-    std::size_t n = 0;
-    for (const auto& b : buckets_) n += b.size();
-    return n;
-  }
 
   /// Sorts every bucket by key: the canonical (bucket, key) order. `threads` ≥ 1 here and below.
   void sort_buckets(int threads) {

@@ -23,11 +23,20 @@
 
 namespace paulistrings {
 
+/// Formulation of general (non-rotation, non-permutation) layers: (b) orbit grouping — inputs
+/// grouped by orbit representative, a small matrix-vector product per orbit, no sort or merge — or
+/// (a) gather-sort-merge — every output into one stream per coset, sorted, duplicates summed.
+enum class GeneralLayer : std::uint8_t { orbit, sort_merge };
+
 struct CpuEngineOptions {
   int threads = 0;                       ///< 0 = every core the process may run on
   std::size_t target_bucket_len = 1024;  ///< refine when the mean bucket length exceeds this
   std::size_t min_buckets = 128;
   std::size_t parallel_threshold = 4096;  ///< terms below which a layer stays on one thread
+  /// Rotations update the anticommuting terms in place (unchanged terms are not rewritten); off =
+  /// the orbit path that rewrites every bucket (kept for measurement).
+  bool in_place_rotations = true;
+  GeneralLayer general_layer = GeneralLayer::orbit;
 };
 
 /// Number of CPUs in the process's affinity mask (at least 1).
@@ -56,6 +65,7 @@ class CpuEngine {
 
   double rescale_layer(const PreparedChannel<W>& table, const Truncation& truncation);
   double coset_layer(const PreparedChannel<W>& table, const Truncation& truncation);
+  double rotation_layer(const PreparedChannel<W>& table, const Truncation& truncation);
   void refine_if_needed();
   /// Below this many terms a layer runs on the calling thread: a parallel region costs more than
   /// the work (the small-sum direct path).
@@ -66,6 +76,13 @@ class CpuEngine {
   BucketStore<W, C> store_;
   std::size_t size_ = 0;
   std::vector<Scratch> scratch_;  // one per thread, capacity kept across layers
+  /// The policy every current term is known to pass (held, so its identity stays unique).
+  Truncation tested_truncation_;
+  bool tested_valid_ = false;
+  void remember_tested(const Truncation& truncation) {
+    tested_truncation_ = truncation;
+    tested_valid_ = true;
+  }
 };
 
 }  // namespace paulistrings

@@ -159,6 +159,28 @@ struct CpuEngine<W, C>::Scratch {
   std::array<std::vector<C>, 16> out_coefficients;
   std::vector<std::int32_t> slots;
   std::vector<Group> groups;
+  // In-place rotation: anticommuting terms by side of the pivot bit, and the terms to append.
+  struct Position {
+    std::uint32_t local;
+    std::uint32_t index;
+  };
+  std::vector<Position> flipped, unflipped;
+  std::vector<char> paired;
+  struct Pending {
+    std::uint32_t local;
+    PauliString<W> key;
+    C coefficient;
+  };
+  std::vector<Pending> pending;
+  // Gather-sort-merge formulation: the output stream of a coset.
+  struct Output {
+    PauliString<W> key;
+    C coefficient;
+    std::uint64_t sort_key;  ///< local bucket (top 5 bits) then 59 bits of the key's hash
+    std::uint32_t order;     ///< input index × 16 + output: fixes the summation order of duplicates
+  };
+  std::vector<Output> stream;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> handles;  // (sort key, stream index)
 
   void clear_outputs(std::size_t locals) {
     for (std::size_t l = 0; l < locals; ++l) {
@@ -175,6 +197,33 @@ struct CpuEngine<W, C>::Scratch {
     while (capacity < 2 * inputs) capacity <<= 1;
     slots.assign(capacity, -1);
     groups.clear();
+  }
+  static std::size_t key_hash(const PauliString<W>& key) {
+    std::uint64_t h = 0;
+    for (int w = 0; w < W; ++w) h = (h ^ key.x[w]) * 0x9e3779b97f4a7c15ULL ^ key.z[w];
+    return cpu_detail::mix_key_words(h);
+  }
+  /// An empty open-addressing table for `entries` values (load ≤ 1/2).
+  void reset_slots(std::size_t entries) {
+    std::size_t capacity = 16;
+    while (capacity < 2 * entries) capacity <<= 1;
+    slots.assign(capacity, -1);
+  }
+  void insert_slot(const PauliString<W>& key, std::int32_t value) {
+    const std::size_t mask = slots.size() - 1;
+    std::size_t i = key_hash(key) & mask;
+    while (slots[i] >= 0) i = (i + 1) & mask;
+    slots[i] = value;
+  }
+  /// The value stored under `key` (`matches(value)` confirms a candidate), or −1.
+  template <class Matches>
+  std::int32_t find_slot(const PauliString<W>& key, Matches&& matches) const {
+    const std::size_t mask = slots.size() - 1;
+    for (std::size_t i = key_hash(key) & mask;; i = (i + 1) & mask) {
+      const std::int32_t slot = slots[i];
+      if (slot < 0) return -1;
+      if (matches(slot)) return slot;
+    }
   }
   /// The group of `representative`, created on first sight.
   Group& group_of(const PauliString<W>& representative, std::uint8_t pattern, unsigned local) {
@@ -208,10 +257,159 @@ CpuEngine<W, C>::CpuEngine(const PauliSum<W, C>& sum, const CpuEngineOptions& op
 
 template <int W, Coefficient C>
 double CpuEngine<W, C>::apply_layer(const PreparedChannel<W>& table, const Truncation& truncation) {
-  const double discarded = table.table_class == TableClass::key_preserving ? rescale_layer(table, truncation)
-                                                                           : coset_layer(table, truncation);
+  double discarded = 0.0;
+  if (table.table_class == TableClass::key_preserving) {
+    discarded = rescale_layer(table, truncation);
+    remember_tested(truncation);
+  } else if (table.form == PreparedChannel<W>::Form::rotation &&
+             table.table_class == TableClass::general && options_.in_place_rotations) {
+    discarded = rotation_layer(table, truncation);  // tests unchanged terms too when needed
+    remember_tested(truncation);
+  } else {
+    discarded = coset_layer(table, truncation);
+    remember_tested(truncation);
+  }
   refine_if_needed();
   return discarded;
+}
+
+template <int W, Coefficient C>
+double CpuEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const Truncation& truncation) {
+  CosetPlan plan;
+  const auto kernel = cpu_detail::make_kernel<W, C>(table, store_.hash(), store_.bits(), plan);
+  const std::size_t cosets = plan.num_cosets();
+  const unsigned locals = static_cast<unsigned>(plan.buckets_per_coset());
+  const bool test_terms = truncation.has_term_test();
+  // Unchanged (commuting) terms passed this policy's test in an earlier layer unless the policy is new.
+  const bool test_unchanged =
+      test_terms && !(tested_valid_ && tested_truncation_.identity() == truncation.identity());
+  const PauliString<W> generator = kernel.generator;
+  const double cos_theta = kernel.cos_theta, sin_signed = kernel.sin_signed;
+  std::vector<double> discarded(cosets, 0.0);
+  std::ptrdiff_t change = 0;
+#pragma omp parallel num_threads(threads_) reduction(+ : change) if (parallel_worthwhile())
+  {
+    Scratch& scratch = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
+#pragma omp for schedule(dynamic, 1)
+    for (std::size_t coset = 0; coset < cosets; ++coset) {
+      const std::uint64_t rep = plan.representative(coset);
+      double dropped = 0.0;
+      unsigned dirty = 0;  // locals whose bucket holds a removed (zeroed) term
+      std::ptrdiff_t removed = 0;
+      // A new value for the term at (local, index): kept, or zeroed to be compacted away.
+      auto store_value = [&](unsigned local, C& slot, const PauliString<W>& key, const C& value) {
+        if (value != C(0.0) && (!test_terms || truncation.keep(key, value))) {
+          slot = value;
+          return;
+        }
+        dropped += magnitude_squared(value);
+        slot = C(0.0);
+        dirty |= 1u << local;
+        ++removed;
+      };
+      auto append = [&](unsigned local, const PauliString<W>& key, const C& value) {
+        if (value == C(0.0)) return;
+        if (test_terms && !truncation.keep(key, value)) {
+          dropped += magnitude_squared(value);
+          return;
+        }
+        scratch.pending.push_back({local, key, value});
+      };
+      scratch.flipped.clear();
+      scratch.unflipped.clear();
+      scratch.pending.clear();
+      for (unsigned local = 0; local < locals; ++local) {
+        Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+        for (std::size_t t = 0; t < bucket.size(); ++t) {
+          const PauliString<W>& key = bucket.keys[t];
+          if (key.commutes_with(generator)) {
+            if (test_unchanged) store_value(local, bucket.coefficients[t], key, bucket.coefficients[t]);
+            continue;
+          }
+          const std::uint64_t word = kernel.pivot_on_z ? key.z[kernel.pivot_word] : key.x[kernel.pivot_word];
+          auto& side = (word & kernel.pivot_bit) ? scratch.flipped : scratch.unflipped;
+          side.push_back({local, static_cast<std::uint32_t>(t)});
+        }
+      }
+      // Index the flipped side w by its representative v = w ⊕ g.
+      scratch.reset_slots(scratch.flipped.size());
+      scratch.paired.assign(scratch.flipped.size(), 0);
+      for (std::size_t i = 0; i < scratch.flipped.size(); ++i) {
+        const auto [local, index] = scratch.flipped[i];
+        scratch.insert_slot(store_.bucket(plan.member(rep, local)).keys[index] ^ generator,
+                            static_cast<std::int32_t>(i));
+      }
+      // v = representative, w = v ⊕ g: out_v = cos·c_v + σ(w)·sin·c_w, out_w = cos·c_w + σ(v)·sin·c_v.
+      for (const auto [local, index] : scratch.unflipped) {
+        Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+        const PauliString<W> v = bucket.keys[index];
+        const C c_v = bucket.coefficients[index];
+        const double sign_v = product_phase(generator, v) == 3 ? 1.0 : -1.0;
+        const std::int32_t found = scratch.find_slot(v, [&](std::int32_t i) {
+          const auto& w = scratch.flipped[static_cast<std::size_t>(i)];
+          return (store_.bucket(plan.member(rep, w.local)).keys[w.index] ^ generator) == v;
+        });
+        if (found >= 0) {
+          scratch.paired[static_cast<std::size_t>(found)] = 1;
+          const auto& w = scratch.flipped[static_cast<std::size_t>(found)];
+          Bucket<W, C>& w_bucket = store_.bucket(plan.member(rep, w.local));
+          const C c_w = w_bucket.coefficients[w.index];
+          C out_v = C(0.0), out_w = C(0.0);
+          out_v += c_v * cos_theta;
+          out_v += c_w * (-sign_v * sin_signed);
+          out_w += c_w * cos_theta;
+          out_w += c_v * (sign_v * sin_signed);
+          store_value(local, bucket.coefficients[index], v, out_v);
+          store_value(w.local, w_bucket.coefficients[w.index], w_bucket.keys[w.index], out_w);
+        } else {
+          C out_v = C(0.0);
+          out_v += c_v * cos_theta;
+          store_value(local, bucket.coefficients[index], v, out_v);
+          C out_w = C(0.0);
+          out_w += c_v * (sign_v * sin_signed);
+          append(local ^ kernel.generator_local, v ^ generator, out_w);
+        }
+      }
+      for (std::size_t i = 0; i < scratch.flipped.size(); ++i) {
+        if (scratch.paired[i]) continue;
+        const auto [local, index] = scratch.flipped[i];
+        Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+        const PauliString<W> w = bucket.keys[index];
+        const C c_w = bucket.coefficients[index];
+        const double sign_w = product_phase(generator, w) == 3 ? 1.0 : -1.0;
+        C out_w = C(0.0);
+        out_w += c_w * cos_theta;
+        store_value(local, bucket.coefficients[index], w, out_w);
+        C out_v = C(0.0);
+        out_v += c_w * (sign_w * sin_signed);
+        append(local ^ kernel.generator_local, w ^ generator, out_v);
+      }
+      for (unsigned local = 0; dirty != 0 && local < locals; ++local) {
+        if (!((dirty >> local) & 1)) continue;
+        Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+        std::size_t out = 0;
+        for (std::size_t t = 0; t < bucket.size(); ++t) {
+          if (bucket.coefficients[t] == C(0.0)) continue;
+          bucket.keys[out] = bucket.keys[t];
+          bucket.coefficients[out] = bucket.coefficients[t];
+          ++out;
+        }
+        bucket.keys.resize(out);
+        bucket.coefficients.resize(out);
+      }
+      for (const auto& p : scratch.pending) {
+        Bucket<W, C>& bucket = store_.bucket(plan.member(rep, p.local));
+        bucket.keys.push_back(p.key);
+        bucket.coefficients.push_back(p.coefficient);
+      }
+      change += static_cast<std::ptrdiff_t>(scratch.pending.size()) - removed;
+      discarded[coset] = dropped;
+    }
+  }
+  size_ = static_cast<std::size_t>(static_cast<std::ptrdiff_t>(size_) + change);
+  double sum = 0.0;
+  for (double d : discarded) sum += d;
+  return sum;
 }
 
 template <int W, Coefficient C>
@@ -340,6 +538,62 @@ double CpuEngine<W, C>::coset_layer(const PreparedChannel<W>& table, const Trunc
           emit(g.representative_local, g.representative, out_v);
           emit(g.representative_local ^ kernel.generator_local, g.representative ^ kernel.generator, out_w);
         }
+      } else if (options_.general_layer == GeneralLayer::sort_merge) {
+        // Formulation (a): every output of every input into one stream, sorted by (bucket, key),
+        // duplicates summed in input order.
+        auto& stream = scratch.stream;
+        stream.clear();
+        std::uint32_t order = 0;
+        for (unsigned local = 0; local < locals; ++local) {
+          const Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+          for (std::size_t t = 0; t < bucket.size(); ++t, order += 16) {
+            const PauliString<W>& key = bucket.keys[t];
+            const int p = kernel.pattern_of(key);
+            for (int k = 0; k < table.fanout[p]; ++k) {
+              const auto& o = table.outputs[p][k];
+              const int d = p ^ o.pattern;
+              const PauliString<W> out = key ^ kernel.pattern_mask[d];
+              stream.push_back({out, bucket.coefficients[t] * cpu_detail::amplitude_as<C>(o.amplitude),
+                                (std::uint64_t{local ^ kernel.local_of_pattern[d]} << 59) |
+                                    (Scratch::key_hash(out) >> 5),
+                                order + static_cast<std::uint32_t>(k)});
+            }
+          }
+        }
+        // Sort (bucket ⧺ key hash, stream index) handles, not the 56-byte records: one integer
+        // compare each, and the index (= input order) fixes the summation order of duplicates. Runs
+        // of equal hash are checked key by key; a hash collision between different keys (rare)
+        // sorts that run by key, keeping the index order inside each key.
+        auto& handles = scratch.handles;
+        handles.resize(stream.size());
+        for (std::size_t i = 0; i < stream.size(); ++i)
+          handles[i] = {stream[i].sort_key, static_cast<std::uint32_t>(i)};
+        std::sort(handles.begin(), handles.end());
+        for (std::size_t i = 0; i < handles.size();) {
+          std::size_t end = i + 1;
+          bool one_key = true;
+          while (end < handles.size() && handles[end].first == handles[i].first) {
+            one_key = one_key && stream[handles[end].second].key == stream[handles[i].second].key;
+            ++end;
+          }
+          if (!one_key) {
+            std::sort(handles.begin() + static_cast<std::ptrdiff_t>(i),
+                      handles.begin() + static_cast<std::ptrdiff_t>(end), [&stream](const auto& a, const auto& b) {
+                        const auto& x = stream[a.second].key;
+                        const auto& y = stream[b.second].key;
+                        return x != y ? x < y : a.second < b.second;
+                      });
+          }
+          while (i < end) {
+            const auto& head = stream[handles[i].second];
+            C value = head.coefficient;
+            std::size_t j = i + 1;
+            for (; j < end && stream[handles[j].second].key == head.key; ++j)
+              value += stream[handles[j].second].coefficient;
+            emit(static_cast<unsigned>(handles[i].first >> 59), head.key, value);
+            i = j;
+          }
+        }
       } else {
         scratch.reset_groups(inputs);
         for (unsigned local = 0; local < locals; ++local) {
@@ -371,9 +625,10 @@ double CpuEngine<W, C>::coset_layer(const PreparedChannel<W>& table, const Trunc
       std::size_t written = 0;
       for (unsigned local = 0; local < locals; ++local) {
         Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
-        bucket.keys.assign(scratch.out_keys[local].begin(), scratch.out_keys[local].end());
-        bucket.coefficients.assign(scratch.out_coefficients[local].begin(),
-                                   scratch.out_coefficients[local].end());
+        // Swap, not copy: the bucket takes the freshly written vectors and the scratch keeps the old
+        // ones (with their capacity) for the next coset.
+        bucket.keys.swap(scratch.out_keys[local]);
+        bucket.coefficients.swap(scratch.out_coefficients[local]);
         written += bucket.size();
       }
       total += written;
@@ -398,6 +653,7 @@ class CpuEngine<W, C>::PassTarget {
  public:
   explicit PassTarget(CpuEngine& engine) : engine_(engine) {}
   std::size_t size() const { return engine_.size_; }
+  int threads() const { return engine_.parallel_worthwhile() ? engine_.threads_ : 1; }
   std::vector<double> magnitudes_squared(bool key_order) {
     BucketStore<W, C>& store = engine_.store_;
     offsets_.assign(store.num_buckets() + 1, 0);

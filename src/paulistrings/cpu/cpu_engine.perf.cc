@@ -3,6 +3,9 @@
 // terms), plus the machine's streaming bandwidth measured in the same run.
 //
 // usage: paulistrings-bench [--terms N[,N...]] [--threads T[,T...]] [--cells a,b,...] [--repeat R]
+//                           [--compare] [--bucket-len L] [--min-buckets B]
+// --compare adds the alternative formulations: gu2q and su4 by gather-sort-merge (a) beside the
+// orbit grouping (b), rotation_zz through the orbit path beside the in-place update.
 // Prints one row per (cell, terms, threads): ns per input term per layer, bytes moved per term
 // (input read + output written, 40 B per real W=2 term), the bandwidth that implies, and its fraction
 // of the measured triad bandwidth for the same thread count.
@@ -128,8 +131,22 @@ struct Row {
   double bytes_per_term;
 };
 
-Row run_layer_cell(const std::string& name, const Channel& channel, const Sum& sum, int threads, int repeat) {
-  CpuEngine<kWidth, double> engine(sum, CpuEngineOptions{threads, 1024, 128, 4096});
+std::size_t g_bucket_len = CpuEngineOptions{}.target_bucket_len;
+std::size_t g_min_buckets = CpuEngineOptions{}.min_buckets;
+
+CpuEngineOptions engine_options(int threads, const std::string& variant) {
+  CpuEngineOptions options;
+  options.threads = threads;
+  options.target_bucket_len = g_bucket_len;
+  options.min_buckets = g_min_buckets;
+  if (variant == "sort_merge") options.general_layer = GeneralLayer::sort_merge;
+  if (variant == "orbit_rotation") options.in_place_rotations = false;
+  return options;
+}
+
+Row run_layer_cell(const std::string& name, const std::string& variant, const Channel& channel, const Sum& sum,
+                   int threads, int repeat) {
+  CpuEngine<kWidth, double> engine(sum, engine_options(threads, variant));
   const PreparedChannel<kWidth> table = prepare_channel<kWidth>(channel, Direction::heisenberg);
   const Truncation none;
   engine.apply_layer(table, none);  // warm-up: buffers reach their steady capacity
@@ -141,32 +158,57 @@ Row run_layer_cell(const std::string& name, const Channel& channel, const Sum& s
     terms_out += engine.size();
   }
   const double s = seconds_since(start);
-  return {name, sum.size(), threads, s * 1e9 / static_cast<double>(terms_in),
+  return {variant.empty() ? name : name + "/" + variant, sum.size(), threads, s * 1e9 / static_cast<double>(terms_in),
           kTermBytes * static_cast<double>(terms_in + terms_out) / static_cast<double>(terms_in)};
 }
 
-/// The fifth step of the 127-qubit kicked Ising (θh = 5π/16, |c| > 2^-14), timed per layer.
-Row run_heavyhex_step(int threads) {
-  const Circuit circuit = kicked_ising_circuit(5, 5 * std::numbers::pi / 16);
-  const std::size_t per_step = circuit.size() / 5;
-  auto observable = Sum::from_labels(kHeavyHexQubits, {{"Z62", 1.0}});
-  CpuEngine<kWidth, double> engine(observable, CpuEngineOptions{threads, 1024, 128, 4096});
-  const Truncation cutoff = Truncation::coeff(std::ldexp(1.0, -14));
+/// One Trotter step (`per_step` channels of `step`, in Heisenberg order) timed per layer on the sum
+/// that earlier steps produced with the cutoff: steps run until the sum holds `min_terms` (or
+/// `max_steps` steps are done), then the next step is timed. Reports ns per input term per layer.
+Row run_step_cell(const std::string& name, const Circuit& step, const std::string& label, double cutoff_value,
+                  std::size_t min_terms, std::size_t max_steps, int threads) {
+  auto observable = Sum::from_labels(step.num_qubits(), {{label, 1.0}});
+  CpuEngine<kWidth, double> engine(observable, engine_options(threads, ""));
+  const Truncation cutoff = Truncation::coeff(cutoff_value);
+  std::vector<PreparedChannel<kWidth>> tables;
+  for (std::size_t k = step.size(); k-- > 0;) tables.push_back(prepare_channel<kWidth>(step[k], Direction::heisenberg));
+  for (std::size_t s = 0; s < max_steps && engine.size() < min_terms; ++s) {
+    for (const auto& table : tables) engine.apply_layer(table, cutoff);
+  }
   std::size_t terms_in = 0, terms_out = 0;
-  double timed = 0.0;
-  for (std::size_t step = 0; step < circuit.size(); ++step) {
-    const std::size_t index = circuit.size() - 1 - step;  // Heisenberg order
-    const bool measured = step >= 4 * per_step;
-    const auto start = Clock::now();
-    if (measured) terms_in += engine.size();
-    engine.apply_layer(prepare_channel<kWidth>(circuit[index], Direction::heisenberg), cutoff);
-    if (measured) {
-      terms_out += engine.size();
-      timed += seconds_since(start);
+  const auto start = Clock::now();
+  for (const auto& table : tables) {
+    terms_in += engine.size();
+    engine.apply_layer(table, cutoff);
+    terms_out += engine.size();
+  }
+  const double timed = seconds_since(start);
+  return {name, terms_in / tables.size(), threads, timed * 1e9 / static_cast<double>(terms_in),
+          kTermBytes * static_cast<double>(terms_in + terms_out) / static_cast<double>(terms_in)};
+}
+
+/// The fifth step of the 127-qubit kicked Ising (θh = 5π/16, |c| > 2^-14).
+Row run_heavyhex_step(int threads) {
+  const Circuit step = kicked_ising_circuit(1, 5 * std::numbers::pi / 16);
+  return run_step_cell("heavyhex_step", step, "Z62", std::ldexp(1.0, -14), ~std::size_t{0}, 4, threads);
+}
+
+/// A step of the 2D transverse-field Ising model on an 8×16 open grid (128 qubits; the tfim_2d
+/// workload's step: rx(0.05), rz(0.05) on every site, rzz(0.075) on every bond), observable Z⊗Z at
+/// the centre, |c| > 1e-6, timed once the sum holds 10^6 terms.
+Row run_tfim_step(int threads) {
+  constexpr std::size_t kRows = 8, kCols = 16;
+  Circuit step(kQubits);
+  for (Qubit q = 0; q < kQubits; ++q) step.append(Channel::rx(0.05, q));
+  for (Qubit q = 0; q < kQubits; ++q) step.append(Channel::rz(0.05, q));
+  for (std::size_t r = 0; r < kRows; ++r) {
+    for (std::size_t c = 0; c < kCols; ++c) {
+      const Qubit idx = r * kCols + c;
+      if (c + 1 < kCols) step.append(Channel::rzz(0.075, idx, idx + 1));
+      if (r + 1 < kRows) step.append(Channel::rzz(0.075, idx, idx + kCols));
     }
   }
-  return {"heavyhex_step", terms_in / per_step, threads, timed * 1e9 / static_cast<double>(terms_in),
-          kTermBytes * static_cast<double>(terms_in + terms_out) / static_cast<double>(terms_in)};
+  return run_step_cell("tfim_step", step, "Z71 Z72", 1e-6, 1000000, 60, threads);
 }
 
 std::vector<std::string> split(const std::string& text) {
@@ -183,10 +225,22 @@ int main(int argc, char** argv) {
   using namespace paulistrings;
   std::vector<std::size_t> sizes = {1000000, 10000000};
   std::vector<int> thread_counts = {1, available_cpus()};
-  std::vector<std::string> cells = {"rotation_zz", "cnot", "gu2q", "su4", "depolarize", "heavyhex_step"};
+  std::vector<std::string> cells = {"rotation_zz", "cnot",     "gu2q",         "su4",
+                                    "depolarize",  "tfim_step", "heavyhex_step"};
   int repeat = 5;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i], value = argv[i + 1];
+  bool compare = false;
+  for (int i = 1; i < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--compare") {
+      compare = true;
+      --i;
+      continue;
+    }
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "missing value after %s\n", flag.c_str());
+      return 2;
+    }
+    const std::string value = argv[i + 1];
     if (flag == "--terms") {
       sizes.clear();
       for (const auto& v : split(value)) sizes.push_back(std::stoul(v));
@@ -195,6 +249,10 @@ int main(int argc, char** argv) {
       for (const auto& v : split(value)) thread_counts.push_back(std::stoi(v));
     } else if (flag == "--cells") {
       cells = split(value);
+    } else if (flag == "--bucket-len") {
+      g_bucket_len = std::stoul(value);
+    } else if (flag == "--min-buckets") {
+      g_min_buckets = std::stoul(value);
     } else if (flag == "--repeat") {
       repeat = std::stoi(value);
     } else {
@@ -210,8 +268,9 @@ int main(int argc, char** argv) {
       {"su4", Channel::unitary_2q(kQubitA, kQubitB, haar_unitary(rng))},
       {"depolarize", Channel::depolarize(0.01, kQubitA)},
   };
-  std::printf("# paulistrings-bench: W=2 (128 qubits), real coefficients, %zu B/term, steady state\n",
-              static_cast<std::size_t>(kTermBytes));
+  std::printf("# paulistrings-bench: W=2 (128 qubits), real coefficients, %zu B/term, steady state, "
+              "target_bucket_len %zu, min_buckets %zu\n",
+              static_cast<std::size_t>(kTermBytes), g_bucket_len, g_min_buckets);
   std::map<int, double> bandwidth;
   for (int t : thread_counts) {
     bandwidth[t] = triad_bandwidth(t);
@@ -226,8 +285,8 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   };
   for (const std::string& cell : cells) {
-    if (cell == "heavyhex_step") {
-      for (int t : thread_counts) print(run_heavyhex_step(t));
+    if (cell == "heavyhex_step" || cell == "tfim_step") {
+      for (int t : thread_counts) print(cell == "tfim_step" ? run_tfim_step(t) : run_heavyhex_step(t));
       continue;
     }
     if (!layer_cells.count(cell)) {
@@ -236,7 +295,11 @@ int main(int argc, char** argv) {
     }
     for (std::size_t m : sizes) {
       const Sum sum = steady_state_sum(layer_cells.at(cell), m, rng);  // built once, shared by thread counts
-      for (int t : thread_counts) print(run_layer_cell(cell, layer_cells.at(cell), sum, t, repeat));
+      std::vector<std::string> variants = {""};
+      if (compare && (cell == "gu2q" || cell == "su4")) variants.push_back("sort_merge");
+      if (compare && cell == "rotation_zz") variants.push_back("orbit_rotation");
+      for (const std::string& variant : variants)
+        for (int t : thread_counts) print(run_layer_cell(cell, variant, layer_cells.at(cell), sum, t, repeat));
     }
   }
   return 0;

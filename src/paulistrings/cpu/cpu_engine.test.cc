@@ -111,6 +111,12 @@ void check_against_reference(int seed) {
   options.engine = Engine::cpu;
   options.threads = 2;
   options.parallel_threshold = seed % 2 ? 0 : 4096;  // force the parallel path on small sums too
+  // Every third seed runs the alternative formulations: gather-sort-merge general layers and
+  // rotations through the orbit path instead of in place.
+  if ((seed / 6) % 3 == 1) {
+    options.general_layer = GeneralLayer::sort_merge;
+    options.in_place_rotations = false;
+  }
   options.truncation = make_truncation(which_truncation, collapse_seed);
   const PropagationStats cpu_stats = propagate(actual, circuit, options);
 

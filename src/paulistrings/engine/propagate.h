@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "paulistrings/circuit/circuit.h"
 #include "paulistrings/core/any_pauli_sum.h"
 #include "paulistrings/core/pauli_sum.h"
+#include "paulistrings/cpu/cpu_engine.h"
 #include "paulistrings/truncation/truncation.h"
 
 namespace paulistrings {
@@ -31,10 +33,21 @@ struct LayerRecord {
   double discarded_weight = 0.0;  ///< Σ|c|² removed by truncation in this layer
   std::uint64_t wall_ns = 0;
   bool collapsed = false;  ///< collapse_sample replaced the sum in this layer
+  double budget_discarded_weight = 0.0;  ///< part of discarded_weight removed by the memory budget
+};
+
+/// Thrown when a run with a memory budget and auto_truncate = false would exceed the budget.
+class MemoryBudgetExceeded : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 struct PropagationStats {
   std::vector<LayerRecord> layers;
+  std::size_t layers_done = 0;  ///< application steps completed (absolute, counting start_layer)
+  bool stopped = false;         ///< should_stop ended the run before the last layer
+  std::size_t budget_truncations = 0;      ///< memory-budget cuts made
+  double budget_discarded_weight = 0.0;    ///< Σ|c|² those cuts removed (also in discarded_weight)
   std::size_t peak_terms = 0;  ///< max of the input size and every layer's output size
   std::size_t final_terms = 0;
   double discarded_weight = 0.0;
@@ -51,6 +64,24 @@ struct PropagateOptions {
   int threads = 0;
   /// The CPU engine keeps layers of fewer terms on one thread (the small-sum path).
   std::size_t parallel_threshold = 4096;
+  /// CPU engine formulations, for measurement and cross-checks (the defaults are the measured best):
+  /// general layers by orbit grouping or gather-sort-merge; rotations in place or by the orbit path.
+  GeneralLayer general_layer = GeneralLayer::orbit;
+  bool in_place_rotations = true;
+  /// Resume: the sum is the state after this many application steps; propagation continues from
+  /// there (LayerRecord::application_index stays absolute).
+  std::size_t start_layer = 0;
+  /// Polled after every layer with the number of steps done so far; returning true stops the run
+  /// there, leaving the sum in that state (PropagationStats::stopped). Checkpoints, Ctrl-C and
+  /// cancellation from Python use it.
+  std::function<bool(std::size_t layers_done)> should_stop;
+  /// Memory budget in terms (0 = none): between layers the sum holds at most max_terms, and no
+  /// layer's output can exceed 2·max_terms. After a layer that left more, and before a layer whose
+  /// full branching (size × largest fanout) could pass 2·max_terms, approx_topn shrinks the sum;
+  /// each such cut is counted in PropagationStats. With auto_truncate = false the run throws
+  /// MemoryBudgetExceeded instead of cutting.
+  std::size_t max_terms = 0;
+  bool auto_truncate = true;
   /// Called after every layer (a trace sink); may be empty.
   std::function<void(const LayerRecord&)> on_layer;
   /// Keep every LayerRecord in PropagationStats::layers.

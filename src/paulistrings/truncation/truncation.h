@@ -7,11 +7,16 @@
 // (Monte-Carlo collapse to one string). `a & b` keeps iff both keep and runs a's pass then b's;
 // `a | b` keeps iff either keeps and runs neither pass (the seed's semantics).
 // Copies share collapse_sample's pass counter, so reusing a policy continues its trajectory.
+// The topn / approx_topn cuts run on OpenMP threads when the layer target reports threads(); their
+// results, discarded weight included, are the same bits for every thread count.
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "paulistrings/core/pauli_sum.h"
 
@@ -40,6 +45,9 @@ class Truncation {
   bool is_none() const { return node_->kind == Kind::none; }
   /// True when some per-term test can drop a term.
   bool has_term_test() const;
+  /// Identifies this policy object (copies share it): an engine that has tested every term against
+  /// one policy need not test unchanged terms against the same policy again.
+  const void* identity() const { return node_.get(); }
   /// True when finalize_layer does anything.
   bool has_layer_pass() const;
   bool contains(Kind kind) const;
@@ -56,7 +64,8 @@ class Truncation {
   /// The layer passes on any storage. Target provides: size(); magnitudes_squared(bool key_order)
   /// → std::vector<double> (ascending key order when asked, else any fixed order); retain(span<const
   /// char>) keeping the terms flagged in the order of the last magnitudes; collapse_to(index)
-  /// replacing the sum by that term (same order) with coefficient 1.
+  /// replacing the sum by that term (same order) with coefficient 1; optionally threads() → int, the
+  /// OpenMP threads the topn / approx_topn cuts may use (1 when absent).
   template <class Target>
   LayerPassResult finalize_layer_on(Target& target) const;
 
@@ -82,11 +91,31 @@ class Truncation {
   std::shared_ptr<const Node> node_;
 };
 
+/// What a layer cut did: terms kept, and Σ|c|² of the terms dropped. The sum runs over fixed chunks of
+/// kDiscardedSumChunk terms (each summed alone, then the chunk sums in chunk order), so its bits depend
+/// on the magnitudes and their order but not on the thread count.
+struct LayerCut {
+  std::size_t kept = 0;
+  double discarded_weight = 0.0;
+};
+inline constexpr std::size_t kDiscardedSumChunk = std::size_t{1} << 16;
+
 /// The magnitude cut of topn(n): returns the number of terms kept (tie rule applied) and marks
-/// them in `keep`; magnitudes are |c|².
-std::size_t select_topn(std::span<const double> magnitudes_squared, std::size_t n, std::vector<char>& keep);
+/// them in `keep` (resized to the input); magnitudes are |c|². An exact radix select on the bit
+/// patterns (nth_element below 2^14 terms), on `threads` OpenMP threads from 2^15 terms; the flags do
+/// not depend on `threads`. NaN magnitudes are never kept when there are more than n terms, and n then
+/// counts only the others.
+std::size_t select_topn(std::span<const double> magnitudes_squared, std::size_t n, std::vector<char>& keep,
+                        int threads = 1);
+/// topn(n)'s cut into keep (one flag per magnitude; std::invalid_argument when the sizes differ), with
+/// the discarded weight.
+LayerCut topn_cut(std::span<const double> magnitudes_squared, std::size_t n, std::span<char> keep,
+                  int threads = 1);
 /// The octave cut of approx_topn(n): the lowest exponent bin kept (2048 = keep nothing).
-int approx_topn_lowest_bin(std::span<const double> magnitudes_squared, std::size_t n);
+int approx_topn_lowest_bin(std::span<const double> magnitudes_squared, std::size_t n, int threads = 1);
+/// approx_topn(n)'s cut into keep (as topn_cut), with the discarded weight.
+LayerCut approx_topn_cut(std::span<const double> magnitudes_squared, std::size_t n, std::span<char> keep,
+                         int threads = 1);
 /// Exponent bin of |c|² (its 11 biased exponent bits).
 inline int exponent_bin(double magnitude_squared) {
   return static_cast<int>((std::bit_cast<std::uint64_t>(magnitude_squared) >> 52) & 0x7ff);

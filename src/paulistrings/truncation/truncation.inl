@@ -1,7 +1,10 @@
 // Template bodies of Truncation (included by truncation.h).
 
 #include <algorithm>
+#include <concepts>
+#include <memory>
 #include <numeric>
+#include <span>
 #include <vector>
 
 namespace paulistrings {
@@ -57,6 +60,18 @@ class PauliSumPassTarget {
   std::vector<std::size_t> order_;  // position i of the magnitudes ↔ term order_[i]
 };
 
+/// The OpenMP threads a layer target lends the topn / approx_topn cuts: its threads() when it has one.
+template <class Target>
+int layer_pass_threads(Target& target) {
+  if constexpr (requires {
+                  { target.threads() } -> std::convertible_to<int>;
+                }) {
+    return std::max(1, static_cast<int>(target.threads()));
+  } else {
+    return 1;
+  }
+}
+
 template <class Target>
 void Truncation::finalize_node(const Node& node, Target& target, LayerPassResult& result) {
   switch (node.kind) {
@@ -89,16 +104,13 @@ void Truncation::finalize_node(const Node& node, Target& target, LayerPassResult
   }
 
   const std::vector<double> magnitudes = target.magnitudes_squared(false);
-  std::vector<char> keep(magnitudes.size(), 0);
-  if (node.kind == Kind::topn) {
-    select_topn(magnitudes, limit, keep);
-  } else {
-    const int lowest = approx_topn_lowest_bin(magnitudes, limit);
-    for (std::size_t i = 0; i < magnitudes.size(); ++i) keep[i] = exponent_bin(magnitudes[i]) >= lowest;
-  }
-  for (std::size_t i = 0; i < magnitudes.size(); ++i) {
-    if (!keep[i]) result.discarded_weight += magnitudes[i];
-  }
+  const int threads = layer_pass_threads(target);
+  // Every flag is written by the cut, so the buffer is not zeroed first (a serial pass at 10^9 terms).
+  const std::unique_ptr<char[]> flags = std::make_unique_for_overwrite<char[]>(magnitudes.size());
+  const std::span<char> keep(flags.get(), magnitudes.size());
+  const LayerCut cut = node.kind == Kind::topn ? topn_cut(magnitudes, limit, keep, threads)
+                                               : approx_topn_cut(magnitudes, limit, keep, threads);
+  result.discarded_weight += cut.discarded_weight;
   target.retain(keep);
 }
 

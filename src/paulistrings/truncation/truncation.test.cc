@@ -1,18 +1,22 @@
 // Tests of the truncation policies (seed-api §3): coeff / weight per-term tests, topn / approx_topn /
-// collapse_sample layer passes and their selection kernels against brute force, composition with
-// & and |, and truncation as propagate() applies it (per layer, discarded weight, exact zeros).
+// collapse_sample layer passes and their selection kernels against brute force, the threaded cuts
+// against a sorting reference and across thread counts (bitwise), composition with & and |, and
+// truncation as propagate() applies it (per layer, discarded weight, exact zeros).
 
 #include "paulistrings/truncation/truncation.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
 #include <map>
 #include <random>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -421,6 +425,393 @@ TEST(ApproxTopnTruncationTest, LayerPassOnRandomSumsKeepsTheFittingOctaves) {
     }
     EXPECT_LE(sum.size(), n);
     EXPECT_NEAR(result.discarded_weight, removed, 1e-12);
+  }
+}
+
+// ---------------------------------------------------------------- parallel topn / approx_topn cuts
+
+constexpr int kThreadCounts[] = {1, 2, 3, 8};
+
+/// topn's cut by sorting (independent of the radix select): the pivot is the n-th largest of a sorted
+/// copy; the tie group at it is kept when every value ≥ pivot fits in n.
+class SortedTopnReference {
+ public:
+  explicit SortedTopnReference(const std::vector<double>& magnitudes)
+      : magnitudes_(magnitudes), sorted_(magnitudes) {
+    std::sort(sorted_.begin(), sorted_.end(), std::greater<double>());
+  }
+  std::vector<char> keep(std::size_t n) const {
+    const std::size_t m = magnitudes_.size();
+    if (m <= n) return std::vector<char>(m, 1);
+    std::vector<char> flags(m, 0);
+    if (n == 0) return flags;
+    const double pivot = sorted_[n - 1];
+    const auto at_least = static_cast<std::size_t>(
+        std::count_if(magnitudes_.begin(), magnitudes_.end(), [&](double v) { return v >= pivot; }));
+    const bool keep_ties = at_least <= n;
+    for (std::size_t i = 0; i < m; ++i)
+      flags[i] = magnitudes_[i] > pivot || (keep_ties && magnitudes_[i] == pivot);
+    return flags;
+  }
+  /// The magnitudes, largest first.
+  const std::vector<double>& sorted() const { return sorted_; }
+
+ private:
+  std::vector<double> magnitudes_, sorted_;
+};
+
+enum class Spread {
+  uniform,
+  wide,
+  three_values,
+  all_equal,
+  half_zeros,
+  all_zeros,
+  subnormal,
+  extreme,
+  last_bits,
+  shared_high_bits
+};
+constexpr Spread kSpreads[] = {
+    Spread::uniform,   Spread::wide,      Spread::three_values, Spread::all_equal, Spread::half_zeros,
+    Spread::all_zeros, Spread::subnormal, Spread::extreme,      Spread::last_bits, Spread::shared_high_bits};
+
+/// m non-negative magnitudes drawn the way `spread` says.
+std::vector<double> draw_magnitudes(std::mt19937_64& rng, std::size_t m, Spread spread) {
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::normal_distribution<double> normal;
+  const auto pick = [&](int count) { return std::uniform_int_distribution<int>(0, count - 1)(rng); };
+  const double denorm = std::numeric_limits<double>::denorm_min();
+  std::vector<double> magnitudes(m);
+  for (double& v : magnitudes) {
+    switch (spread) {
+      case Spread::uniform:
+        v = unit(rng);
+        break;
+      case Spread::wide: {  // |c|² of Gaussian coefficients spread over ~120 octaves
+        const double c = std::ldexp(normal(rng), -pick(60));
+        v = c * c;
+        break;
+      }
+      case Spread::three_values:
+        v = std::array<double, 3>{0.25, 1.0 / 3.0, 7.0}[static_cast<std::size_t>(pick(3))];
+        break;
+      case Spread::all_equal:
+        v = 0.75;
+        break;
+      case Spread::half_zeros:
+        v = pick(2) == 0 ? 0.0 : unit(rng);
+        break;
+      case Spread::all_zeros:
+        v = 0.0;
+        break;
+      case Spread::subnormal:  // mostly subnormals, some zeros, a few normals
+        v = pick(10) == 0 ? 0.0 : pick(50) == 0 ? unit(rng) : denorm * pick(1000);
+        break;
+      case Spread::extreme:  // every exponent, with the largest finite and +∞ now and then
+        v = pick(500) == 0   ? std::numeric_limits<double>::infinity()
+            : pick(500) == 0 ? std::numeric_limits<double>::max()
+                             : std::ldexp(1.0 + unit(rng), pick(2098) - 1074);
+        break;
+      case Spread::last_bits:  // one octave, values a few ulps apart (the last digits decide)
+        v = 1.0 + std::numeric_limits<double>::epsilon() * pick(7);
+        break;
+      case Spread::shared_high_bits:  // two clusters whose bits agree down to bit 12
+        v = std::bit_cast<double>(std::bit_cast<std::uint64_t>(0.5) + (std::uint64_t{1} << 12) * pick(2) +
+                                  static_cast<std::uint64_t>(pick(5)));
+        break;
+    }
+  }
+  return magnitudes;
+}
+
+std::string describe(std::size_t m, Spread spread, int seed = -1) {
+  std::string text("m=");
+  text.append(std::to_string(m)).append(" spread ").append(std::to_string(static_cast<int>(spread)));
+  if (seed >= 0) text.append(" seed ").append(std::to_string(seed));
+  return text;
+}
+
+/// The n values the radix tests try for m magnitudes: 0, 1, m/2, m − 1, m, m + 5.
+std::vector<std::size_t> cut_sizes(std::size_t m) {
+  std::vector<std::size_t> sizes = {0, 1, m / 2, m == 0 ? 0 : m - 1, m, m + 5};
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
+}
+
+/// cut_sizes plus the n at which the tie group at the median ends exactly (kept whole), and one less
+/// (dropped whole).
+std::vector<std::size_t> cut_sizes_with_exact_fits(const SortedTopnReference& reference) {
+  const std::vector<double>& sorted = reference.sorted();
+  std::vector<std::size_t> sizes = cut_sizes(sorted.size());
+  if (!sorted.empty()) {
+    const double median = sorted[sorted.size() / 2];
+    const auto fit = static_cast<std::size_t>(
+        std::upper_bound(sorted.begin(), sorted.end(), median, std::greater<double>()) - sorted.begin());
+    sizes.push_back(fit);
+    sizes.push_back(fit - 1);
+  }
+  return sizes;
+}
+
+void expect_select_topn_matches_reference(const std::vector<double>& magnitudes, const std::string& context) {
+  const SortedTopnReference reference(magnitudes);
+  for (std::size_t n : cut_sizes_with_exact_fits(reference)) {
+    const std::vector<char> expected = reference.keep(n);
+    const auto expected_count = static_cast<std::size_t>(std::count(expected.begin(), expected.end(), 1));
+    for (int threads : kThreadCounts) {
+      std::vector<char> keep(3, 7);  // stale contents are replaced
+      const std::size_t kept = select_topn(magnitudes, n, keep, threads);
+      ASSERT_EQ(keep, expected) << context << " n=" << n << " threads=" << threads;
+      ASSERT_EQ(kept, expected_count) << context << " n=" << n << " threads=" << threads;
+    }
+  }
+}
+
+TEST(ParallelTopnTest, SelectTopnMatchesSortedReferenceOnSmallInputs) {
+  std::mt19937_64 rng(2024);
+  for (int seed = 0; seed < 40; ++seed) {
+    for (std::size_t m : {0, 1, 2, 100}) {
+      for (Spread spread : kSpreads) {
+        expect_select_topn_matches_reference(draw_magnitudes(rng, m, spread), describe(m, spread, seed));
+      }
+    }
+  }
+}
+
+TEST(ParallelTopnTest, SelectTopnMatchesSortedReferenceOnLargeInputs) {
+  // Every spread at 10^5; the tie-heavy ones also at 2^14 (the smallest radix input, serial for any
+  // thread count) and 40000 (just past the parallel threshold, 2^15).
+  std::mt19937_64 rng(31337);
+  for (Spread spread : kSpreads) {
+    expect_select_topn_matches_reference(draw_magnitudes(rng, 100000, spread), describe(100000, spread));
+  }
+  for (std::size_t m : {std::size_t{1} << 14, std::size_t{40000}}) {
+    for (Spread spread : {Spread::three_values, Spread::last_bits, Spread::shared_high_bits}) {
+      expect_select_topn_matches_reference(draw_magnitudes(rng, m, spread), describe(m, spread));
+    }
+  }
+  // Once at 10^6, where the gathered candidates themselves are counted on several threads.
+  const std::vector<double> magnitudes = draw_magnitudes(rng, 1000000, Spread::uniform);
+  const SortedTopnReference reference(magnitudes);
+  for (std::size_t n : {std::size_t{1}, std::size_t{500000}, std::size_t{999999}}) {
+    const std::vector<char> expected = reference.keep(n);
+    for (int threads : {1, 3, 8}) {
+      std::vector<char> keep;
+      EXPECT_EQ(select_topn(magnitudes, n, keep, threads), n);  // distinct values: exactly n
+      ASSERT_EQ(keep, expected) << "m=10^6 n=" << n << " threads=" << threads;
+    }
+  }
+}
+
+TEST(ParallelTopnTest, NegativeAndSignedZeroMagnitudesFollowTheComparisonRule) {
+  // Not |c|² of anything, but select_topn still ranks them by value (−0 ties with +0).
+  std::mt19937_64 rng(5);
+  const double kLevels[] = {-1.0, -0.0, 0.0, 0.5, 2.0};
+  for (std::size_t m : {std::size_t{50}, std::size_t{100000}}) {
+    std::vector<double> magnitudes(m);
+    for (double& v : magnitudes) v = kLevels[std::uniform_int_distribution<int>(0, 4)(rng)];
+    expect_select_topn_matches_reference(magnitudes, std::string("signed m=").append(std::to_string(m)));
+  }
+}
+
+TEST(ParallelTopnTest, NanMagnitudesAreNeverKeptAndDoNotCount) {
+  std::mt19937_64 rng(6);
+  for (std::size_t m : {std::size_t{60}, std::size_t{100000}}) {
+    std::vector<double> magnitudes = draw_magnitudes(rng, m, Spread::three_values);
+    std::vector<double> numbers;  // the non-NaN magnitudes, in order
+    std::vector<std::size_t> positions;
+    for (std::size_t i = 0; i < m; ++i) {
+      if (i % 7 == 3) {
+        magnitudes[i] = std::numeric_limits<double>::quiet_NaN();
+      } else {
+        numbers.push_back(magnitudes[i]);
+        positions.push_back(i);
+      }
+    }
+    const SortedTopnReference reference(numbers);
+    for (std::size_t n : {std::size_t{1}, m / 3, numbers.size(), m - 1, m}) {
+      std::vector<char> expected(m, m <= n ? 1 : 0);  // every term, NaN included, when nothing is cut
+      if (m > n) {
+        const std::vector<char> numbers_kept = reference.keep(n);
+        for (std::size_t j = 0; j < numbers.size(); ++j) expected[positions[j]] = numbers_kept[j];
+      }
+      for (int threads : kThreadCounts) {
+        std::vector<char> keep;
+        const std::size_t kept = select_topn(magnitudes, n, keep, threads);
+        ASSERT_EQ(keep, expected) << "m=" << m << " n=" << n << " threads=" << threads;
+        EXPECT_EQ(kept, static_cast<std::size_t>(std::count(expected.begin(), expected.end(), 1)));
+      }
+    }
+  }
+}
+
+/// How many magnitudes (finite or +∞, non-negative) each octave holds, the highest octave first.
+using OctaveCounts = std::map<int, std::size_t, std::greater<int>>;
+OctaveCounts count_octaves(const std::vector<double>& magnitudes) {
+  OctaveCounts octaves;
+  for (double v : magnitudes) ++octaves[std::isinf(v) ? 2047 : octave_of(v)];
+  return octaves;
+}
+
+/// approx_topn's octave cut from the octave counts.
+int map_lowest_bin(const OctaveCounts& octaves, std::size_t n) {
+  std::size_t running = 0;
+  for (const auto& [octave, count] : octaves) {
+    running += count;
+    if (running > n) return octave + 1;  // the octaves above this one fit
+  }
+  return 0;  // everything fits
+}
+
+TEST(ParallelApproxTopnTest, LowestBinIsTheSameForEveryThreadCount) {
+  std::mt19937_64 rng(8080);
+  for (std::size_t m : {std::size_t{0}, std::size_t{1}, std::size_t{100}, std::size_t{100000}}) {
+    for (Spread spread : {Spread::uniform, Spread::wide, Spread::three_values, Spread::half_zeros,
+                          Spread::subnormal, Spread::extreme}) {
+      const std::vector<double> magnitudes = draw_magnitudes(rng, m, spread);
+      const OctaveCounts octaves = count_octaves(magnitudes);
+      std::vector<std::size_t> sizes = cut_sizes(m);
+      sizes.push_back(m / 10);
+      for (std::size_t n : sizes) {
+        const int expected = map_lowest_bin(octaves, n);
+        for (int threads : kThreadCounts) {
+          ASSERT_EQ(approx_topn_lowest_bin(magnitudes, n, threads), expected)
+              << "m=" << m << " n=" << n << " spread " << static_cast<int>(spread) << " threads=" << threads;
+        }
+      }
+    }
+  }
+}
+
+/// Σ magnitudes[i] over !keep[i], in index order.
+double naive_discarded(const std::vector<double>& magnitudes, std::span<const char> keep) {
+  double total = 0.0;
+  for (std::size_t i = 0; i < magnitudes.size(); ++i) total += keep[i] ? 0.0 : magnitudes[i];
+  return total;
+}
+
+TEST(ParallelCutTest, CutsReportTheSameKeptCountAndDiscardedBitsForEveryThreadCount) {
+  std::mt19937_64 rng(99);
+  const std::size_t m = 3 * kDiscardedSumChunk + 1234;  // several chunks, the last one short
+  const std::vector<double> magnitudes = draw_magnitudes(rng, m, Spread::wide);
+  for (std::size_t n : {std::size_t{0}, std::size_t{1000}, m / 2, m - 1, m}) {
+    for (bool exact : {true, false}) {
+      std::vector<char> first_keep;
+      LayerCut first;
+      for (int threads : kThreadCounts) {
+        std::vector<char> keep(m, 9);
+        const LayerCut cut =
+            exact ? topn_cut(magnitudes, n, keep, threads) : approx_topn_cut(magnitudes, n, keep, threads);
+        EXPECT_EQ(cut.kept, static_cast<std::size_t>(std::count(keep.begin(), keep.end(), 1)));
+        EXPECT_EQ(static_cast<std::size_t>(std::count(keep.begin(), keep.end(), 0)), m - cut.kept);
+        const double naive = naive_discarded(magnitudes, keep);
+        EXPECT_NEAR(cut.discarded_weight, naive, 1e-13 * naive) << "n=" << n << " threads=" << threads;
+        if (threads == 1) {
+          first_keep = keep;
+          first = cut;
+          continue;
+        }
+        EXPECT_EQ(keep, first_keep) << "n=" << n << " threads=" << threads;
+        EXPECT_EQ(cut.kept, first.kept);
+        EXPECT_EQ(std::bit_cast<std::uint64_t>(cut.discarded_weight),
+                  std::bit_cast<std::uint64_t>(first.discarded_weight))
+            << (exact ? "topn" : "approx_topn") << " n=" << n << " threads=" << threads;
+      }
+      if (exact) {
+        EXPECT_EQ(first_keep, SortedTopnReference(magnitudes).keep(n)) << "n=" << n;
+      } else {
+        const int lowest = map_lowest_bin(count_octaves(magnitudes), n);
+        for (std::size_t i = 0; i < m; ++i)
+          ASSERT_EQ(first_keep[i] != 0, octave_of(magnitudes[i]) >= lowest) << i;
+      }
+    }
+  }
+  std::vector<char> wrong_size(m - 1);
+  EXPECT_THROW(topn_cut(magnitudes, 10, wrong_size), std::invalid_argument);
+}
+
+/// A layer-pass target over a plain vector that lends the cuts `threads` threads and records every
+/// retain.
+class ThreadedVectorTarget {
+ public:
+  ThreadedVectorTarget(std::vector<double> magnitudes, int threads)
+      : magnitudes_(std::move(magnitudes)), threads_(threads) {}
+  std::size_t size() const { return magnitudes_.size(); }
+  std::vector<double> magnitudes_squared(bool) const { return magnitudes_; }
+  void retain(std::span<const char> keep) {
+    retained_.emplace_back(keep.begin(), keep.end());
+    std::vector<double> kept;
+    for (std::size_t i = 0; i < keep.size(); ++i) {
+      if (keep[i]) kept.push_back(magnitudes_[i]);
+    }
+    magnitudes_ = std::move(kept);
+  }
+  void collapse_to(std::size_t index) { magnitudes_ = {magnitudes_.at(index)}; }
+  int threads() const { return threads_; }
+  const std::vector<std::vector<char>>& retained() const { return retained_; }
+
+ private:
+  std::vector<double> magnitudes_;
+  int threads_;
+  std::vector<std::vector<char>> retained_;
+};
+
+struct SerialVectorTarget {
+  std::size_t size() const { return 0; }
+};
+
+TEST(ParallelCutTest, LayerPassThreadsComeFromTheTarget) {
+  ThreadedVectorTarget seven({1.0}, 7), none({1.0}, 0);
+  SerialVectorTarget serial;
+  EXPECT_EQ(layer_pass_threads(seven), 7);
+  EXPECT_EQ(layer_pass_threads(none), 1);
+  EXPECT_EQ(layer_pass_threads(serial), 1);
+}
+
+TEST(ParallelCutTest, FinalizeLayerOnIsBitwiseIdenticalForAnyTargetThreadCount) {
+  std::mt19937_64 rng(4242);
+  const std::size_t m = 200000;
+  std::vector<double> magnitudes = draw_magnitudes(rng, m, Spread::wide);
+  for (std::size_t i = 0; i < m; i += 97) magnitudes[i] = 0.015625;  // a tie group
+  const std::size_t n = 70000;
+  const Truncation policies[] = {Truncation::topn(n), Truncation::approx_topn(n),
+                                 Truncation::approx_topn(3 * n) & Truncation::topn(n)};
+  for (const Truncation& policy : policies) {
+    std::vector<std::vector<char>> first_retained;
+    LayerPassResult first;
+    for (int threads : {1, 2, 7}) {
+      ThreadedVectorTarget target(magnitudes, threads);
+      const LayerPassResult result = policy.finalize_layer_on(target);
+      EXPECT_FALSE(result.collapsed);
+      EXPECT_LE(target.size(), n) << policy.description();
+      if (threads == 1) {
+        first_retained = target.retained();
+        first = result;
+        // The flags are the serial cuts', and the weight is what they drop (up to rounding).
+        ASSERT_FALSE(first_retained.empty());
+        std::vector<double> remaining = magnitudes;
+        double removed = 0.0;
+        for (const std::vector<char>& keep : first_retained) {
+          removed += naive_discarded(remaining, keep);
+          std::vector<double> kept;
+          for (std::size_t i = 0; i < keep.size(); ++i) {
+            if (keep[i]) kept.push_back(remaining[i]);
+          }
+          remaining = std::move(kept);
+        }
+        EXPECT_NEAR(result.discarded_weight, removed, 1e-13 * removed) << policy.description();
+        if (policy.kind() == Truncation::Kind::topn) {
+          EXPECT_EQ(first_retained[0], SortedTopnReference(magnitudes).keep(n));
+        }
+        continue;
+      }
+      EXPECT_EQ(target.retained(), first_retained) << policy.description() << " threads=" << threads;
+      EXPECT_EQ(std::bit_cast<std::uint64_t>(result.discarded_weight),
+                std::bit_cast<std::uint64_t>(first.discarded_weight))
+          << policy.description() << " threads=" << threads;
+    }
   }
 }
 

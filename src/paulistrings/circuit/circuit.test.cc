@@ -308,6 +308,18 @@ TEST(CircuitTest, TripleAdjointEqualsSingleAdjoint) {
   }
 }
 
+// A rotation is its axis, qubits and angle, whatever factory built it: the task-JSON writer spells
+// rzz as a v1 pauli_rotation, and a checkpoint of one must resume the other.
+TEST(CircuitTest, FingerprintOfARotationIgnoresItsSpelling) {
+  Circuit named(3), generic(3);
+  named.append(Channel::rzz(0.3, 0, 2)).append(Channel::rx(-0.1, 1));
+  generic.append(Channel::pauli_rotation("ZZ", {0, 2}, 0.3)).append(Channel::pauli_rotation("X", {1}, -0.1));
+  EXPECT_EQ(named.fingerprint(), generic.fingerprint());
+  Circuit other_axis(3);
+  other_axis.append(Channel::rxx(0.3, 0, 2)).append(Channel::rx(-0.1, 1));
+  EXPECT_NE(other_axis.fingerprint(), named.fingerprint());
+}
+
 TEST(CircuitTest, FingerprintSeesEveryDetail) {
   auto build = [](double angle, Qubit rx_qubit, bool use_cz, std::size_t qubits, double noise) {
     Circuit circuit(qubits);

@@ -1,0 +1,69 @@
+// Atomic replacement by temp file + fsync + rename (POSIX rename is atomic within a file system).
+#include "paulistrings/io/atomic_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace paulistrings::io {
+namespace {
+
+[[noreturn]] void fail(const std::string& what, const std::filesystem::path& path, int error) {
+  throw std::runtime_error(what + " " + path.string() + ": " + std::strerror(error));
+}
+
+}  // namespace
+
+void write_file_atomically(const std::filesystem::path& path, std::string_view bytes) {
+  const std::filesystem::path directory = path.has_parent_path() ? path.parent_path() : ".";
+  std::string temporary_name = path.filename().string();  // ".NAME.tmp.XXXXXX", hidden beside the target
+  temporary_name.insert(0, 1, '.');
+  temporary_name.append(".tmp.XXXXXX");
+  std::string pattern = (directory / temporary_name).string();
+  const int fd = ::mkstemp(pattern.data());
+  if (fd < 0) fail("cannot create a temporary file next to", path, errno);
+  const std::filesystem::path temporary = pattern;
+  std::size_t written = 0;
+  while (written < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int error = errno;
+      ::close(fd);
+      ::unlink(temporary.c_str());
+      fail("cannot write", path, error);
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  // mkstemp creates 0600; outputs are ordinary files, so give them the usual umask-governed mode.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    const int error = errno;
+    ::unlink(temporary.c_str());
+    fail("cannot flush", path, error);
+  }
+  if (::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    ::unlink(temporary.c_str());
+    fail("cannot replace", path, error);
+  }
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open " + path.string() + ": " + std::strerror(errno));
+  std::ostringstream content;
+  content << in.rdbuf();
+  if (in.bad()) throw std::runtime_error("cannot read " + path.string());
+  return content.str();
+}
+
+}  // namespace paulistrings::io

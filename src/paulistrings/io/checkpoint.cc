@@ -1,0 +1,354 @@
+// Checkpoint files (DESIGN §4.5): encoding, validated decoding, atomic save and load.
+//
+// Layout, version 1. Every integer is unsigned little-endian; every coefficient is an IEEE-754
+// binary64 stored as the little-endian bytes of its bit pattern (so -0.0, subnormals and every
+// payload survive bit for bit). Offsets in bytes; T = term count, W = words per string,
+// K = 1 for real and 2 for complex coefficients.
+//
+//   offset  size      field
+//        0     8      magic, the ASCII bytes "PSCKPT01"
+//        8     4      u32 format version = 1
+//       12     4      u32 word width W ∈ {1, 2, 4, 8, 16}: the smallest width holding num_qubits
+//                     (1 for 0..64 qubits, 2 up to 128, 4 up to 256, 8 up to 512, 16 up to 1024)
+//       16     4      u32 coefficient type: 0 = real double, 1 = complex double
+//       20     4      u32 bucket bits b ≤ 40: the sum had 2^b buckets; the reader restores that layout
+//                     so that a resumed run sums in exactly the order an uninterrupted one does
+//       24     8      u64 num_qubits (≤ 1024)
+//       32     8      u64 circuit fingerprint
+//       40     8      u64 task fingerprint
+//       48     8      u64 layers done
+//       56     8      u64 term count T
+//       64   8·T·W    x column: term t's word w (qubits 64w..64w+63, qubit q = bit q%64) at
+//                     64 + 8·(t·W + w)
+//        X   8·T·W    z column, same shape, X = 64 + 8·T·W
+//        Z   8·T·K    coefficient column, Z = 64 + 16·T·W: term t's real part at Z + 8·K·t, its
+//                     imaginary part (complex only) right after it
+//      end-8   8      u64 FNV-1a 64 checksum (offset basis 0xcbf29ce484222325, prime 0x100000001b3)
+//                     of every byte before it
+//
+// The file size is therefore exactly 72 + 8·T·(2W + K). Terms are written in ascending key order
+// (lexicographic on x words 0..W-1, then z words 0..W-1 — PauliString's operator<=>), so the bytes
+// depend only on the set of (key, coefficient) pairs and the header fields, not on the sum's bucket
+// count or hash seed. A reader accepts the terms in any order.
+//
+// decode_checkpoint checks, in this order, and throws std::invalid_argument("checkpoint NAME: ...")
+// at the first failure: size ≥ 64-byte header; magic; version; width ∈ {1,2,4,8,16}; num_qubits ≤
+// 1024; width = smallest width for num_qubits; coefficient type; bucket bits ≤ 40; file size = the
+// size implied by the term count (the product guarded against overflow); checksum; per term: no
+// bit at a qubit ≥ num_qubits, coefficient finite and not exactly zero (a sum never stores one);
+// no two terms with the same key.
+
+#include "paulistrings/io/checkpoint.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <concepts>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "paulistrings/io/atomic_file.h"
+
+namespace paulistrings::io {
+namespace {
+
+constexpr std::string_view kMagic = "PSCKPT01";
+constexpr std::uint32_t kFormatVersion = 1;
+constexpr std::uint32_t kRealCoefficients = 0;
+constexpr std::uint32_t kComplexCoefficients = 1;
+constexpr std::size_t kMaxQubits = 1024;
+constexpr std::size_t kHeaderBytes = 64;
+constexpr std::size_t kChecksumBytes = 8;
+
+constexpr std::size_t kVersionOffset = 8;
+constexpr std::size_t kWidthOffset = 12;
+constexpr std::size_t kCoefficientTypeOffset = 16;
+constexpr std::size_t kReservedOffset = 20;  // bucket bits
+constexpr std::uint32_t kMaxBucketBits = 40;
+constexpr std::size_t kQubitsOffset = 24;
+constexpr std::size_t kCircuitFingerprintOffset = 32;
+constexpr std::size_t kTaskFingerprintOffset = 40;
+constexpr std::size_t kLayersOffset = 48;
+constexpr std::size_t kCountOffset = 56;
+
+std::uint64_t fnv1a64(std::string_view bytes) {
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  for (const char c : bytes) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 0x100000001b3ULL;
+  }
+  return hash;
+}
+
+// Explicit little-endian byte order, whatever the host's (compilers turn these into plain loads
+// and stores on little-endian machines).
+void put_u32(std::string& out, std::size_t at, std::uint32_t value) {
+  for (int i = 0; i < 4; ++i) out[at + i] = static_cast<char>((value >> (8 * i)) & 0xff);
+}
+void put_u64(std::string& out, std::size_t at, std::uint64_t value) {
+  for (int i = 0; i < 8; ++i) out[at + i] = static_cast<char>((value >> (8 * i)) & 0xff);
+}
+void put_f64(std::string& out, std::size_t at, double value) {
+  put_u64(out, at, std::bit_cast<std::uint64_t>(value));
+}
+std::uint32_t get_u32(std::string_view in, std::size_t at) {
+  std::uint32_t value = 0;
+  for (int i = 0; i < 4; ++i) value |= std::uint32_t{static_cast<unsigned char>(in[at + i])} << (8 * i);
+  return value;
+}
+std::uint64_t get_u64(std::string_view in, std::size_t at) {
+  std::uint64_t value = 0;
+  for (int i = 0; i < 8; ++i) value |= std::uint64_t{static_cast<unsigned char>(in[at + i])} << (8 * i);
+  return value;
+}
+double get_f64(std::string_view in, std::size_t at) { return std::bit_cast<double>(get_u64(in, at)); }
+
+std::size_t coefficient_doubles(bool complex) { return complex ? 2 : 1; }
+
+template <Coefficient C>
+void put_coefficient(std::string& out, std::size_t at, const C& value) {
+  if constexpr (std::same_as<C, double>) {
+    put_f64(out, at, value);
+  } else {
+    put_f64(out, at, value.real());
+    put_f64(out, at + 8, value.imag());
+  }
+}
+
+template <Coefficient C>
+C get_coefficient(std::string_view in, std::size_t at) {
+  if constexpr (std::same_as<C, double>) {
+    return get_f64(in, at);
+  } else {
+    return C(get_f64(in, at), get_f64(in, at + 8));
+  }
+}
+
+template <Coefficient C>
+bool is_finite(const C& value) {
+  if constexpr (std::same_as<C, double>) {
+    return std::isfinite(value);
+  } else {
+    return std::isfinite(value.real()) && std::isfinite(value.imag());
+  }
+}
+
+template <Coefficient C>
+std::string describe(const C& value) {
+  std::ostringstream text;
+  text.precision(17);
+  text << value;  // a complex prints as (re,im)
+  return text.str();
+}
+
+// Appends one piece of a message: text as is, integers in decimal.
+void append_piece(std::string& out, std::string_view text) { out.append(text); }
+template <std::integral I>
+void append_piece(std::string& out, I value) {
+  out.append(std::to_string(value));
+}
+
+// Throws std::invalid_argument("checkpoint NAME: " + the pieces concatenated).
+template <class... Pieces>
+[[noreturn]] void fail(const std::string& name, const Pieces&... pieces) {
+  std::string message = "checkpoint ";
+  message.append(name).append(": ");
+  (append_piece(message, pieces), ...);
+  throw std::invalid_argument(message);
+}
+
+// The terms of a validated body (checksum already verified), checked and built into a sum.
+template <int W, Coefficient C>
+AnyPauliSum decode_terms(std::string_view bytes, std::size_t num_qubits, std::size_t count,
+                         const std::string& name) {
+  using Sum = PauliSum<W, C>;
+  using Term = typename Sum::Term;
+  const std::size_t x_at = kHeaderBytes;
+  const std::size_t z_at = x_at + 8 * count * W;
+  const std::size_t c_at = z_at + 8 * count * W;
+  const std::size_t stride = 8 * coefficient_doubles(Sum::kIsComplex);
+
+  // Allowed bits of each word: the qubits of word w below num_qubits.
+  std::uint64_t allowed[W];
+  for (int w = 0; w < W; ++w) {
+    const std::size_t first = 64 * static_cast<std::size_t>(w);
+    allowed[w] = num_qubits >= first + 64 ? ~std::uint64_t{0}
+                 : num_qubits <= first    ? std::uint64_t{0}
+                                          : (std::uint64_t{1} << (num_qubits - first)) - 1;
+  }
+
+  std::vector<Term> terms(count);
+  for (std::size_t t = 0; t < count; ++t) {
+    Term& term = terms[t];
+    for (int w = 0; w < W; ++w) {
+      term.key.x[w] = get_u64(bytes, x_at + 8 * (t * W + static_cast<std::size_t>(w)));
+      term.key.z[w] = get_u64(bytes, z_at + 8 * (t * W + static_cast<std::size_t>(w)));
+      const std::uint64_t stray = (term.key.x[w] | term.key.z[w]) & ~allowed[w];
+      if (stray != 0) {
+        const std::size_t qubit = 64 * static_cast<std::size_t>(w) + std::countr_zero(stray);
+        const std::uint64_t lowest = stray & (~stray + 1);
+        const std::string_view column = (term.key.x[w] & lowest) != 0 ? "x" : "z";
+        fail(name, "term ", t, " sets the ", column, " bit of qubit ", qubit, ", beyond the ", num_qubits,
+             " qubits");
+      }
+    }
+    term.coefficient = get_coefficient<C>(bytes, c_at + stride * t);
+    if (!is_finite(term.coefficient)) {
+      fail(name, "term ", t, " has a coefficient that is not finite: ", describe(term.coefficient));
+    }
+    if (term.coefficient == C(0.0)) {
+      fail(name, "term ", t, " has an exactly zero coefficient (a sum never stores one)");
+    }
+  }
+
+  std::vector<std::size_t> order(count);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if (terms[a].key != terms[b].key) return terms[a].key < terms[b].key;
+    return a < b;
+  });
+  for (std::size_t i = 1; i < count; ++i) {
+    if (terms[order[i - 1]].key == terms[order[i]].key) {
+      fail(name, "terms ", order[i - 1], " and ", order[i], " have the same key ",
+           terms[order[i]].key.to_sparse_label(), " (duplicate keys)");
+    }
+  }
+  // Keys are unique and coefficients nonzero, so from_terms neither sums nor drops anything and
+  // every coefficient is kept bit for bit.
+  return AnyPauliSum(Sum::from_terms(num_qubits, std::move(terms)));
+}
+
+template <Coefficient C>
+AnyPauliSum decode_terms_of_width(std::uint32_t width, std::string_view bytes, std::size_t num_qubits,
+                                  std::size_t count, const std::string& name) {
+  switch (width) {
+    case 1:
+      return decode_terms<1, C>(bytes, num_qubits, count, name);
+    case 2:
+      return decode_terms<2, C>(bytes, num_qubits, count, name);
+    case 4:
+      return decode_terms<4, C>(bytes, num_qubits, count, name);
+    case 8:
+      return decode_terms<8, C>(bytes, num_qubits, count, name);
+    default:
+      return decode_terms<16, C>(bytes, num_qubits, count, name);
+  }
+}
+
+}  // namespace
+
+std::string encode_checkpoint(const Checkpoint& checkpoint) {
+  return checkpoint.sum.visit([&](const auto& sum) {
+    using Sum = std::decay_t<decltype(sum)>;
+    constexpr std::size_t W = Sum::kWidth;
+    const auto terms = sum.sorted_terms();  // ascending unique keys: deterministic bytes
+    const std::size_t count = terms.size();
+    const std::size_t k = coefficient_doubles(Sum::kIsComplex);
+    std::string out(kHeaderBytes + 8 * count * (2 * W + k) + kChecksumBytes, '\0');
+
+    std::memcpy(out.data(), kMagic.data(), kMagic.size());
+    put_u32(out, kVersionOffset, kFormatVersion);
+    put_u32(out, kWidthOffset, static_cast<std::uint32_t>(W));
+    put_u32(out, kCoefficientTypeOffset, Sum::kIsComplex ? kComplexCoefficients : kRealCoefficients);
+    put_u32(out, kReservedOffset, static_cast<std::uint32_t>(sum.bucket_bits()));
+    put_u64(out, kQubitsOffset, sum.num_qubits());
+    put_u64(out, kCircuitFingerprintOffset, checkpoint.circuit_fingerprint);
+    put_u64(out, kTaskFingerprintOffset, checkpoint.task_fingerprint);
+    put_u64(out, kLayersOffset, checkpoint.layers_done);
+    put_u64(out, kCountOffset, count);
+
+    const std::size_t x_at = kHeaderBytes;
+    const std::size_t z_at = x_at + 8 * count * W;
+    const std::size_t c_at = z_at + 8 * count * W;
+    for (std::size_t t = 0; t < count; ++t) {
+      for (std::size_t w = 0; w < W; ++w) {
+        put_u64(out, x_at + 8 * (t * W + w), terms[t].key.x[w]);
+        put_u64(out, z_at + 8 * (t * W + w), terms[t].key.z[w]);
+      }
+      put_coefficient(out, c_at + 8 * k * t, terms[t].coefficient);
+    }
+    const std::size_t body = out.size() - kChecksumBytes;
+    put_u64(out, body, fnv1a64(std::string_view(out).substr(0, body)));
+    return out;
+  });
+}
+
+Checkpoint decode_checkpoint(std::string_view bytes, const std::string& name) {
+  if (bytes.size() < kHeaderBytes) {
+    fail(name, "truncated: the file has ", bytes.size(), " bytes, less than the ", kHeaderBytes,
+         "-byte header");
+  }
+  if (bytes.substr(0, kMagic.size()) != kMagic) {
+    fail(name, "not a paulistrings checkpoint (the file does not start with \"PSCKPT01\")");
+  }
+  const std::uint32_t version = get_u32(bytes, kVersionOffset);
+  if (version != kFormatVersion) {
+    fail(name, "format version ", version, " is not supported (this build reads ", kFormatVersion, ")");
+  }
+  const std::uint32_t width = get_u32(bytes, kWidthOffset);
+  if (width != 1 && width != 2 && width != 4 && width != 8 && width != 16) {
+    fail(name, "word width ", width, " is not one of 1, 2, 4, 8, 16");
+  }
+  const std::uint64_t num_qubits = get_u64(bytes, kQubitsOffset);
+  if (num_qubits > kMaxQubits) {
+    fail(name, "qubit count ", num_qubits, " exceeds the maximum ", kMaxQubits);
+  }
+  const int expected_width = width_for_qubits(static_cast<std::size_t>(num_qubits));
+  if (width != static_cast<std::uint32_t>(expected_width)) {
+    fail(name, "word width ", width, " does not match ", num_qubits, " qubits (expected width ",
+         expected_width, ")");
+  }
+  const std::uint32_t coefficient_type = get_u32(bytes, kCoefficientTypeOffset);
+  if (coefficient_type != kRealCoefficients && coefficient_type != kComplexCoefficients) {
+    fail(name, "coefficient type ", coefficient_type, " is not 0 (real double) or 1 (complex double)");
+  }
+  const std::uint32_t bucket_bits = get_u32(bytes, kReservedOffset);
+  if (bucket_bits > kMaxBucketBits) fail(name, "bucket bits ", bucket_bits, " exceed ", kMaxBucketBits);
+
+  const std::uint64_t count = get_u64(bytes, kCountOffset);
+  const bool complex = coefficient_type == kComplexCoefficients;
+  const std::uint64_t bytes_per_term = 8 * (2 * std::uint64_t{width} + coefficient_doubles(complex));
+  constexpr std::uint64_t kFixed = kHeaderBytes + kChecksumBytes;
+  if (count > (std::numeric_limits<std::uint64_t>::max() - kFixed) / bytes_per_term) {
+    fail(name, "term count ", count, " is impossible: at ", bytes_per_term,
+         " bytes per term the file would exceed 2^64 bytes (it has ", bytes.size(), ")");
+  }
+  const std::uint64_t expected_size = kFixed + count * bytes_per_term;
+  if (expected_size != bytes.size()) {
+    fail(name, "term count ", count, " needs a file of ", expected_size, " bytes but it has ", bytes.size(),
+         " (truncated or corrupted)");
+  }
+
+  const std::size_t body = bytes.size() - kChecksumBytes;
+  if (fnv1a64(bytes.substr(0, body)) != get_u64(bytes, body)) {
+    fail(name, "checksum mismatch: the file is corrupted or truncated");
+  }
+
+  Checkpoint checkpoint;
+  checkpoint.circuit_fingerprint = get_u64(bytes, kCircuitFingerprintOffset);
+  checkpoint.task_fingerprint = get_u64(bytes, kTaskFingerprintOffset);
+  checkpoint.layers_done = get_u64(bytes, kLayersOffset);
+  const auto n = static_cast<std::size_t>(num_qubits);
+  const auto terms = static_cast<std::size_t>(count);
+  checkpoint.sum = complex ? decode_terms_of_width<Complex>(width, bytes, n, terms, name)
+                           : decode_terms_of_width<double>(width, bytes, n, terms, name);
+  checkpoint.sum.visit([&](auto& sum) { sum.refine(static_cast<int>(bucket_bits)); });
+  return checkpoint;
+}
+
+void save_checkpoint(const std::filesystem::path& path, const Checkpoint& checkpoint) {
+  write_file_atomically(path, encode_checkpoint(checkpoint));
+}
+
+Checkpoint load_checkpoint(const std::filesystem::path& path) {
+  return decode_checkpoint(read_file(path), path.string());
+}
+
+}  // namespace paulistrings::io

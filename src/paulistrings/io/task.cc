@@ -1,0 +1,981 @@
+// Task JSON reader and writer: the original's schema v1 (seed-api.md §6.1) read unchanged, plus this
+// project's extensions (named observables, sparse labels, top_n / approx_top_n, run.device, state lists, the
+// gates beyond v1, stim_file circuits). JSON syntax errors are located by line:column, schema errors by field
+// path ("circuit.gates[3].theta"); both are io::ParseError.
+
+#include "paulistrings/io/task.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <set>
+#include <stdexcept>
+#include <utility>
+
+#include "paulistrings/core/label.h"
+#include "paulistrings/io/atomic_file.h"
+#include "paulistrings/io/parse_error.h"
+#include "paulistrings/io/stim.h"
+#include "paulistrings/readout/product_state.h"
+
+namespace paulistrings::io {
+
+Truncation TaskTruncation::policy() const {
+  std::optional<Truncation> combined;
+  auto add = [&combined](const Truncation& next) { combined = combined ? (*combined & next) : next; };
+  if (max_weight) add(Truncation::weight(*max_weight));
+  if (min_abs_coeff) add(Truncation::coeff(*min_abs_coeff));
+  if (top_n) add(Truncation::topn(*top_n));
+  if (approx_top_n) add(Truncation::approx_topn(*approx_top_n));
+  return combined ? *combined : Truncation();
+}
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+/// Far deeper than any valid task (the deepest is a unitary matrix entry, 7 levels); the cap only bounds the
+/// work a hostile file can cause.
+constexpr std::size_t kMaxNesting = 64;
+constexpr std::size_t kMaxShown = 120;
+constexpr const char* kTopLevel = "(top level)";
+
+/// Messages are single lines: control characters are shown as \xNN, very long text is cut.
+std::string printable(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) {
+      static const char* const kHex = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 15];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string shorten(std::string_view text) {
+  if (text.size() <= kMaxShown) return std::string(text);
+  std::string out(text.substr(0, kMaxShown));
+  out += "...";
+  return out;
+}
+
+std::string quote(std::string_view text) {
+  std::string out = "\"";
+  out += shorten(text);
+  out += '"';
+  return out;
+}
+
+std::string join(const std::string& path, std::string_view key) {
+  std::string out = path;
+  if (!out.empty()) out += '.';
+  out += shorten(key);
+  return out;
+}
+
+std::string indexed(const std::string& path, std::size_t index) {
+  std::string out = path;
+  out += '[';
+  out += std::to_string(index);
+  out += ']';
+  return out;
+}
+
+[[noreturn]] void throw_at(const std::string& file, const std::string& path, const std::string& message) {
+  throw ParseError(file, printable(path.empty() ? std::string(kTopLevel) : path), printable(message));
+}
+
+/// What a JSON value is, for "expected X, got Y" messages.
+std::string describe(const Json& value) {
+  switch (value.type()) {
+    case Json::value_t::null:
+      return "null";
+    case Json::value_t::boolean:
+      return std::string("the boolean ") + (value.get<bool>() ? "true" : "false");
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned:
+      return std::string("the integer ") += value.dump();
+    case Json::value_t::number_float:
+      return std::string("the number ") += value.dump();
+    case Json::value_t::string:
+      return std::string("the string ") += quote(value.get_ref<const std::string&>());
+    case Json::value_t::array:
+      return "an array";
+    case Json::value_t::object:
+      return "an object";
+    default:
+      return "an unsupported value";
+  }
+}
+
+std::string got(const Json& value) { return std::string(", got ") += describe(value); }
+
+// ---- JSON syntax --------------------------------------------------------------------------------
+
+/// Follows the parser through the document (object keys and array indices) so that problems found while
+/// parsing — duplicate keys, excessive nesting, numbers out of range — name their field.
+class ParsePosition {
+ public:
+  explicit ParsePosition(const std::string& file) : file_(file) {}
+
+  bool on_event(Json::parse_event_t event, const Json& parsed) {
+    switch (event) {
+      case Json::parse_event_t::object_start:
+      case Json::parse_event_t::array_start:
+        if (frames_.size() >= kMaxNesting) {
+          throw_at(file_, path(),
+                   std::string("the document nests deeper than ") + std::to_string(kMaxNesting) + " levels");
+        }
+        frames_.push_back({event == Json::parse_event_t::array_start, 0, {}, {}});
+        break;
+      case Json::parse_event_t::key: {
+        Frame& frame = frames_.back();
+        frame.key = parsed.get<std::string>();
+        if (!frame.keys.insert(frame.key).second) {
+          throw_at(file_, path(),
+                   std::string("duplicate key ") + quote(frame.key) + " (each key may appear only once)");
+        }
+        break;
+      }
+      case Json::parse_event_t::object_end:
+      case Json::parse_event_t::array_end:
+        frames_.pop_back();
+        element_done();
+        break;
+      case Json::parse_event_t::value:
+        element_done();
+        break;
+    }
+    return true;
+  }
+
+  /// The field being parsed now.
+  std::string path() const {
+    std::string out;
+    for (const Frame& frame : frames_)
+      out = frame.is_array ? indexed(out, frame.index) : join(out, frame.key);
+    return out;
+  }
+
+ private:
+  struct Frame {
+    bool is_array;
+    std::size_t index;  // arrays: the element being parsed
+    std::string key;    // objects: the member being parsed
+    std::set<std::string> keys;
+  };
+
+  void element_done() {
+    if (!frames_.empty() && frames_.back().is_array) ++frames_.back().index;
+  }
+
+  const std::string& file_;
+  std::vector<Frame> frames_;
+};
+
+/// nlohmann's message without its "[json.exception...]" tag and its own location prefix.
+std::string nlohmann_reason(const char* what) {
+  std::string text(what);
+  const std::size_t tag_end = text.find("] ");
+  if (text.rfind("[json.exception.", 0) == 0 && tag_end != std::string::npos) text.erase(0, tag_end + 2);
+  if (text.rfind("parse error", 0) == 0) {
+    const std::size_t colon = text.find(": ");
+    if (colon != std::string::npos) text.erase(0, colon + 2);
+  }
+  return text;
+}
+
+Json parse_json(std::string_view text, const std::string& file) {
+  ParsePosition position(file);
+  const Json::parser_callback_t callback = [&position](int /*depth*/, Json::parse_event_t event,
+                                                       Json& parsed) {
+    return position.on_event(event, parsed);
+  };
+  try {
+    return Json::parse(text.begin(), text.end(), callback);
+  } catch (const Json::parse_error& e) {
+    // e.byte counts the characters read, the offending one included.
+    const std::size_t offset = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
+    const std::string_view before = text.substr(0, offset);
+    const std::size_t line = 1 + static_cast<std::size_t>(std::count(before.begin(), before.end(), '\n'));
+    const std::size_t newline = before.rfind('\n');
+    const std::size_t column = newline == std::string_view::npos ? offset + 1 : offset - newline;
+    throw ParseError(file, line, column,
+                     printable(std::string("invalid JSON: ") + nlohmann_reason(e.what())));
+  } catch (const Json::out_of_range& e) {
+    throw_at(file, position.path(), nlohmann_reason(e.what()) + " (expected a finite number)");
+  } catch (const Json::exception& e) {
+    throw_at(file, position.path(), std::string("invalid JSON: ") + nlohmann_reason(e.what()));
+  }
+}
+
+// ---- gate vocabulary ----------------------------------------------------------------------------
+
+enum class Arity { one, two, per_letter, broadcast };
+
+struct GateSpec {
+  std::string_view name;
+  Arity arity;
+  std::string_view qubit_roles;  // for messages
+  std::vector<std::string_view> numbers;
+  bool has_pauli = false;
+  int matrix_dim = 0;  // 2 or 4 for unitaries
+};
+
+const std::vector<GateSpec>& gate_specs() {
+  static const std::vector<GateSpec> specs = {
+      {"h", Arity::one, "[q]", {}},
+      {"s", Arity::one, "[q]", {}},
+      {"sdg", Arity::one, "[q]", {}},
+      {"x", Arity::one, "[q]", {}},
+      {"y", Arity::one, "[q]", {}},
+      {"z", Arity::one, "[q]", {}},
+      {"sx", Arity::one, "[q]", {}},
+      {"sxdg", Arity::one, "[q]", {}},
+      {"cnot", Arity::two, "[control, target]", {}},
+      {"cy", Arity::two, "[control, target]", {}},
+      {"cz", Arity::two, "[q0, q1]", {}},
+      {"swap", Arity::two, "[q0, q1]", {}},
+      {"iswap", Arity::two, "[q0, q1]", {}},
+      {"iswapdg", Arity::two, "[q0, q1]", {}},
+      {"ecr", Arity::two, "[q0, q1]", {}},
+      {"rz", Arity::one, "[q]", {"theta"}},
+      {"rx", Arity::one, "[q]", {"theta"}},
+      {"ry", Arity::one, "[q]", {"theta"}},
+      {"rxx", Arity::two, "[q0, q1]", {"theta"}},
+      {"ryy", Arity::two, "[q0, q1]", {"theta"}},
+      {"rzz", Arity::two, "[q0, q1]", {"theta"}},
+      {"pauli_rotation", Arity::per_letter, "", {"theta"}, true},
+      {"depolarize", Arity::broadcast, "", {"p"}},
+      {"dephase", Arity::broadcast, "", {"p"}},
+      {"amplitude_damping", Arity::broadcast, "", {"gamma"}},
+      {"pauli_channel", Arity::broadcast, "", {"px", "py", "pz"}},
+      {"depolarize2", Arity::two, "[q0, q1]", {"p"}},
+      {"unitary_1q", Arity::one, "[q]", {}, false, 2},
+      {"unitary_2q", Arity::two, "[q0, q1]", {}, false, 4},
+  };
+  return specs;
+}
+
+const GateSpec* find_gate(std::string_view name) {
+  for (const GateSpec& spec : gate_specs()) {
+    if (spec.name == name) return &spec;
+  }
+  return nullptr;
+}
+
+std::string gate_names() {
+  std::string out;
+  for (const GateSpec& spec : gate_specs()) {
+    if (!out.empty()) out += ", ";
+    out += spec.name;
+  }
+  return out;
+}
+
+/// Field names of a gate, in the order they are written.
+std::vector<std::string_view> gate_fields(const GateSpec& spec) {
+  std::vector<std::string_view> fields = {"name"};
+  if (spec.has_pauli) fields.push_back("pauli");
+  fields.push_back("qubits");
+  fields.insert(fields.end(), spec.numbers.begin(), spec.numbers.end());
+  if (spec.matrix_dim) fields.push_back("matrix");
+  return fields;
+}
+
+/// One channel of a parsed gate object (a broadcast noise gate gives one per qubit).
+Channel make_channel(const GateSpec& spec, const std::vector<Qubit>& q, const std::vector<double>& v,
+                     const std::string& pauli, const std::vector<Complex>& matrix) {
+  const std::string_view n = spec.name;
+  if (n == "h") return Channel::h(q[0]);
+  if (n == "s") return Channel::s(q[0]);
+  if (n == "sdg") return Channel::sdg(q[0]);
+  if (n == "x") return Channel::x(q[0]);
+  if (n == "y") return Channel::y(q[0]);
+  if (n == "z") return Channel::z(q[0]);
+  if (n == "sx") return Channel::sx(q[0]);
+  if (n == "sxdg") return Channel::sxdg(q[0]);
+  if (n == "cnot") return Channel::cnot(q[0], q[1]);
+  if (n == "cy") return Channel::cy(q[0], q[1]);
+  if (n == "cz") return Channel::cz(q[0], q[1]);
+  if (n == "swap") return Channel::swap(q[0], q[1]);
+  if (n == "iswap") return Channel::iswap(q[0], q[1]);
+  if (n == "iswapdg") return Channel::iswapdg(q[0], q[1]);
+  if (n == "ecr") return Channel::ecr(q[0], q[1]);
+  if (n == "rz") return Channel::rz(v[0], q[0]);
+  if (n == "rx") return Channel::rx(v[0], q[0]);
+  if (n == "ry") return Channel::ry(v[0], q[0]);
+  if (n == "rxx") return Channel::rxx(v[0], q[0], q[1]);
+  if (n == "ryy") return Channel::ryy(v[0], q[0], q[1]);
+  if (n == "rzz") return Channel::rzz(v[0], q[0], q[1]);
+  if (n == "pauli_rotation") return Channel::pauli_rotation(pauli, q, v[0]);
+  if (n == "depolarize") return Channel::depolarize(v[0], q[0]);
+  if (n == "dephase") return Channel::dephase(v[0], q[0]);
+  if (n == "amplitude_damping") return Channel::amplitude_damping(v[0], q[0]);
+  if (n == "pauli_channel") return Channel::pauli_channel(v[0], v[1], v[2], q[0]);
+  if (n == "depolarize2") return Channel::depolarize2(v[0], q[0], q[1]);
+  if (n == "unitary_1q") return Channel::unitary_1q(q[0], matrix);
+  if (n == "unitary_2q") return Channel::unitary_2q(q[0], q[1], matrix);
+  throw std::logic_error("task: gate table and factories disagree");
+}
+
+// ---- schema -------------------------------------------------------------------------------------
+
+class TaskReader {
+ public:
+  TaskReader(const std::string& file, const std::filesystem::path& base_dir)
+      : file_(file), base_dir_(base_dir) {}
+
+  Task read(const Json& root) {
+    if (!root.is_object()) {
+      fail("", std::string("expected a JSON object {\"version\": 1, \"n_qubits\": ..., ...}") + got(root));
+    }
+    if (const Json* version = find(root, "version")) read_version(*version);
+    check_keys(root, "", {"version", "n_qubits", "circuit", "observable", "observables", "truncation", "run"},
+               "the task");
+    require(root, "", "version", "the integer 1");
+    const Json& n_qubits = require(root, "", "n_qubits", "a positive integer");
+    const Json& circuit = require(root, "", "circuit", "{\"gates\": [...]} or {\"stim_file\": \"path\"}");
+    const Json& run = require(root, "", "run", "an object with at least \"direction\"");
+
+    Task task;
+    task.version = 1;
+    task.num_qubits = read_num_qubits(n_qubits);
+    num_qubits_ = task.num_qubits;
+    const bool has_v1_observable = root.contains("observable");
+    std::optional<ObservableTerms> stim_observable;
+    task.circuit = read_circuit(circuit, stim_observable);
+    if (has_v1_observable) {
+      task.observables.push_back({"observable", read_observable(root.at("observable"), "observable")});
+    }
+    if (const Json* named = find(root, "observables")) {
+      read_named_observables(*named, has_v1_observable, task.observables);
+    }
+    const bool observable_given =
+        std::any_of(task.observables.begin(), task.observables.end(),
+                    [](const NamedObservable& o) { return o.name == "observable"; });
+    if (stim_observable && !stim_observable->empty() && !observable_given) {
+      task.observables.insert(task.observables.begin(), {"observable", std::move(*stim_observable)});
+    }
+    if (const Json* truncation = find(root, "truncation")) task.truncation = read_truncation(*truncation);
+    read_run(run, task);
+    return task;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& path, const std::string& message) const {
+    throw_at(file_, path, message);
+  }
+
+  static const Json* find(const Json& object, std::string_view key) {
+    const auto it = object.find(key);
+    return it == object.end() ? nullptr : &*it;
+  }
+
+  const Json& require(const Json& object, const std::string& path, std::string_view key,
+                      std::string_view expected) const {
+    const Json* value = find(object, key);
+    if (!value)
+      fail(join(path, key), std::string("missing required field (expected ") + std::string(expected) + ")");
+    return *value;
+  }
+
+  void check_keys(const Json& object, const std::string& path, const std::vector<std::string_view>& allowed,
+                  std::string_view context) const {
+    for (auto it = object.begin(); it != object.end(); ++it) {
+      if (std::find(allowed.begin(), allowed.end(), it.key()) != allowed.end()) continue;
+      std::string expected;
+      for (std::string_view key : allowed) {
+        if (!expected.empty()) expected += ", ";
+        expected += key;
+      }
+      fail(join(path, it.key()), std::string("unknown key ") + quote(it.key()) + " for " +
+                                     std::string(context) + " (expected one of: " + expected + ")");
+    }
+  }
+
+  void expect_object(const Json& value, const std::string& path, std::string_view what) const {
+    if (!value.is_object()) fail(path, std::string("expected ") + std::string(what) + got(value));
+  }
+
+  double read_number(const Json& value, const std::string& path) const {
+    // JSON has no NaN or infinity, and overflowing literals are rejected while parsing; the check stays as
+    // the guarantee that every number handed on is finite.
+    if (!value.is_number() || !std::isfinite(value.get<double>())) {
+      fail(path, std::string("expected a finite number") + got(value));
+    }
+    return value.get<double>();
+  }
+
+  /// A non-negative integer written as one (3, not 3.0 or true).
+  std::uint64_t read_unsigned(const Json& value, const std::string& path, std::string_view what) const {
+    if (value.is_number_unsigned()) return value.get<std::uint64_t>();
+    if (value.is_number_integer() && value.get<std::int64_t>() == 0) return 0;  // "-0"
+    fail(path, std::string("expected ") + std::string(what) + got(value));
+  }
+
+  const std::string& read_string(const Json& value, const std::string& path, std::string_view what) const {
+    if (!value.is_string()) fail(path, std::string("expected ") + std::string(what) + got(value));
+    return value.get_ref<const std::string&>();
+  }
+
+  void read_version(const Json& value) const {
+    if (!value.is_number_integer()) fail("version", std::string("expected the integer 1") + got(value));
+    if (value != 1) {
+      fail("version", std::string("unsupported schema version ") + value.dump() + " (expected 1)");
+    }
+  }
+
+  std::size_t read_num_qubits(const Json& value) const {
+    const std::string what =
+        std::string("a positive integer qubit count (1 to ") + std::to_string(kMaxSupportedQubits) + ")";
+    const std::uint64_t n = read_unsigned(value, "n_qubits", what);
+    if (n == 0 || n > kMaxSupportedQubits) fail("n_qubits", std::string("expected ") + what + got(value));
+    return static_cast<std::size_t>(n);
+  }
+
+  Circuit read_circuit(const Json& value, std::optional<ObservableTerms>& stim_observable) const {
+    expect_object(value, "circuit", "an object {\"gates\": [...]} or {\"stim_file\": \"path\"}");
+    check_keys(value, "circuit", {"gates", "stim_file"}, "the circuit");
+    const Json* gates = find(value, "gates");
+    const Json* stim_file = find(value, "stim_file");
+    if (gates && stim_file) {
+      fail("circuit", "expected exactly one of \"gates\" and \"stim_file\", got both");
+    }
+    if (stim_file) return read_stim_circuit(*stim_file, stim_observable);
+    if (!gates) {
+      fail("circuit.gates", "missing required field (expected a list of gate objects, or \"stim_file\")");
+    }
+    if (!gates->is_array())
+      fail("circuit.gates", std::string("expected a list of gate objects") + got(*gates));
+    Circuit circuit(num_qubits_);
+    for (std::size_t i = 0; i < gates->size(); ++i) {
+      read_gate((*gates)[i], indexed("circuit.gates", i), circuit);
+    }
+    return circuit;
+  }
+
+  Circuit read_stim_circuit(const Json& value, std::optional<ObservableTerms>& stim_observable) const {
+    const std::string& relative =
+        read_string(value, "circuit.stim_file", "a path to a .stim file, relative to the task file");
+    if (relative.empty()) fail("circuit.stim_file", "expected a path to a .stim file, got an empty string");
+    const std::filesystem::path path = base_dir_ / std::filesystem::path(relative);
+    StimProgram program{Circuit(0), {}};
+    try {
+      program = load_stim(path.string(), num_qubits_);
+    } catch (const ParseError&) {
+      throw;  // already located in the stim file
+    } catch (const std::exception& e) {
+      fail("circuit.stim_file", std::string(e.what()));
+    }
+    if (program.circuit.num_qubits() != num_qubits_) {
+      fail("circuit.stim_file", std::string("the stim circuit has ") +
+                                    std::to_string(program.circuit.num_qubits()) +
+                                    " qubits, expected n_qubits = " + std::to_string(num_qubits_));
+    }
+    stim_observable = std::move(program.observable);
+    return std::move(program.circuit);
+  }
+
+  void read_gate(const Json& gate, const std::string& path, Circuit& circuit) const {
+    expect_object(gate, path, "a gate object {\"name\": ..., \"qubits\": [...], ...}");
+    const std::string& name =
+        read_string(require(gate, path, "name", "a gate name"), join(path, "name"), "a gate name");
+    const GateSpec* spec = find_gate(name);
+    if (!spec)
+      fail(join(path, "name"),
+           std::string("unknown gate ") + quote(name) + " (expected one of: " + gate_names() + ")");
+    const std::vector<std::string_view> fields = gate_fields(*spec);
+    const std::string context = std::string("gate ") + quote(name);
+    check_keys(gate, path, fields, context);
+    for (std::string_view field : fields) {
+      std::string expected = field == "qubits"   ? "a list of qubit indices"
+                             : field == "pauli"  ? "a string over X, Y, Z"
+                             : field == "matrix" ? "a matrix as rows of [re, im]"
+                                                 : "a finite number";
+      require(gate, path, field, expected + " for " + context);
+    }
+
+    std::string pauli;
+    if (spec->has_pauli) {
+      const std::string pauli_path = join(path, "pauli");
+      pauli = read_string(gate.at("pauli"), pauli_path, "a string over X, Y, Z (one letter per qubit)");
+      if (pauli.empty()) fail(pauli_path, "expected a string over X, Y, Z (one letter per qubit), got \"\"");
+      for (std::size_t k = 0; k < pauli.size(); ++k) {
+        if (pauli[k] != 'X' && pauli[k] != 'Y' && pauli[k] != 'Z') {
+          fail(pauli_path, std::string("pauli ") + quote(pauli) + " has '" + std::string(1, pauli[k]) +
+                               "' at position " + std::to_string(k) + " (expected only X, Y, Z)");
+        }
+      }
+    }
+    const std::vector<Qubit> qubits =
+        read_qubits(gate.at("qubits"), join(path, "qubits"), *spec, pauli.size());
+    std::vector<double> numbers;
+    for (std::string_view field : spec->numbers)
+      numbers.push_back(read_number(gate.at(field), join(path, field)));
+    std::vector<Complex> matrix;
+    if (spec->matrix_dim) matrix = read_matrix(gate.at("matrix"), join(path, "matrix"), spec->matrix_dim);
+
+    try {
+      if (spec->arity == Arity::broadcast) {
+        for (Qubit q : qubits) circuit.append(make_channel(*spec, {q}, numbers, pauli, matrix));
+      } else {
+        circuit.append(make_channel(*spec, qubits, numbers, pauli, matrix));
+      }
+    } catch (const std::invalid_argument& e) {
+      fail(path, e.what());
+    }
+  }
+
+  std::vector<Qubit> read_qubits(const Json& value, const std::string& path, const GateSpec& spec,
+                                 std::size_t letters) const {
+    if (!value.is_array()) fail(path, std::string("expected a list of qubit indices") + got(value));
+    std::size_t expected = 0;
+    switch (spec.arity) {
+      case Arity::one:
+        expected = 1;
+        break;
+      case Arity::two:
+        expected = 2;
+        break;
+      case Arity::per_letter:
+        expected = letters;
+        break;
+      case Arity::broadcast:
+        expected = value.size();
+        break;
+    }
+    if (value.size() != expected) {
+      std::string message = std::string("gate ") + quote(spec.name) + " expects " + std::to_string(expected) +
+                            (expected == 1 ? " qubit " : " qubits ");
+      message += spec.arity == Arity::per_letter ? "(one per letter of its pauli string)"
+                                                 : std::string(spec.qubit_roles);
+      message += std::string(", got ") + std::to_string(value.size());
+      fail(path, message);
+    }
+    std::vector<Qubit> qubits;
+    for (std::size_t k = 0; k < value.size(); ++k) {
+      const std::string element = indexed(path, k);
+      const std::uint64_t q = read_unsigned(value[k], element, "a qubit index (a non-negative integer)");
+      if (q >= num_qubits_) {
+        fail(element, std::string("qubit ") + std::to_string(q) + " is out of range (expected 0 to " +
+                          std::to_string(num_qubits_ - 1) + " for n_qubits = " + std::to_string(num_qubits_) +
+                          ")");
+      }
+      qubits.push_back(static_cast<Qubit>(q));
+    }
+    return qubits;
+  }
+
+  std::vector<Complex> read_matrix(const Json& value, const std::string& path, int dim) const {
+    const std::string shape = std::to_string(dim) + "x" + std::to_string(dim) + " matrix as " +
+                              std::to_string(dim) + " rows of " + std::to_string(dim) + " [re, im] entries";
+    const auto d = static_cast<std::size_t>(dim);
+    if (!value.is_array() || value.size() != d) {
+      fail(path, std::string("expected a ") + shape +
+                     (value.is_array() ? std::string(", got ") + std::to_string(value.size()) + " rows"
+                                       : got(value)));
+    }
+    std::vector<Complex> matrix;
+    for (std::size_t r = 0; r < d; ++r) {
+      const std::string row_path = indexed(path, r);
+      const Json& row = value[r];
+      if (!row.is_array() || row.size() != d) {
+        fail(row_path, std::string("expected a row of ") + std::to_string(dim) + " [re, im] entries" +
+                           (row.is_array() ? std::string(", got ") + std::to_string(row.size()) + " entries"
+                                           : got(row)));
+      }
+      for (std::size_t c = 0; c < d; ++c) {
+        const std::string entry_path = indexed(row_path, c);
+        const Json& entry = row[c];
+        if (!entry.is_array() || entry.size() != 2)
+          fail(entry_path, std::string("expected an entry [re, im]") + got(entry));
+        matrix.emplace_back(read_number(entry[0], indexed(entry_path, 0)),
+                            read_number(entry[1], indexed(entry_path, 1)));
+      }
+    }
+    return matrix;
+  }
+
+  Complex read_coefficient(const Json& value, const std::string& path) const {
+    if (value.is_number()) return {read_number(value, path), 0.0};
+    if (value.is_array() && value.size() == 2) {
+      return {read_number(value[0], indexed(path, 0)), read_number(value[1], indexed(path, 1))};
+    }
+    fail(path, std::string("expected a coefficient: a number or [re, im]") + got(value));
+  }
+
+  ObservableTerms read_observable(const Json& value, const std::string& path) const {
+    expect_object(value, path, "an object {\"label\": coefficient, ...}");
+    ObservableTerms terms;
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      const std::string term_path = join(path, it.key());
+      try {
+        parse_label(it.key(), num_qubits_);
+      } catch (const std::invalid_argument& e) {
+        fail(term_path, e.what());
+      }
+      terms.emplace_back(it.key(), read_coefficient(it.value(), term_path));
+    }
+    return terms;
+  }
+
+  void read_named_observables(const Json& value, bool has_v1_observable,
+                              std::vector<NamedObservable>& observables) const {
+    expect_object(value, "observables", "an object {\"name\": {\"label\": coefficient, ...}, ...}");
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      if (it.key().empty()) fail("observables", "observable names must not be empty");
+      if (has_v1_observable && it.key() == "observable") {
+        fail(join("observables", it.key()),
+             "the name \"observable\" is already taken by the top-level \"observable\" (expected another "
+             "name)");
+      }
+      observables.push_back({it.key(), read_observable(it.value(), join("observables", it.key()))});
+    }
+  }
+
+  TaskTruncation read_truncation(const Json& value) const {
+    expect_object(value, "truncation", "an object {\"max_weight\": ..., \"min_abs_coeff\": ...}");
+    check_keys(value, "truncation", {"max_weight", "min_abs_coeff", "top_n", "approx_top_n"},
+               "the truncation");
+    TaskTruncation truncation;
+    if (const Json* v = find(value, "max_weight")) {
+      truncation.max_weight =
+          read_unsigned(*v, "truncation.max_weight", "a non-negative integer Pauli weight");
+    }
+    if (const Json* v = find(value, "min_abs_coeff")) {
+      const double epsilon = read_number(*v, "truncation.min_abs_coeff");
+      if (epsilon < 0.0)
+        fail("truncation.min_abs_coeff", std::string("expected a non-negative number") + got(*v));
+      truncation.min_abs_coeff = epsilon;
+    }
+    for (const char* key : {"top_n", "approx_top_n"}) {
+      const Json* v = find(value, key);
+      if (!v) continue;
+      const std::string path = join("truncation", key);
+      const std::uint64_t n = read_unsigned(*v, path, "a positive integer term count");
+      if (n == 0) fail(path, "expected a positive integer term count, got 0");
+      (std::string_view(key) == "top_n" ? truncation.top_n : truncation.approx_top_n) = n;
+    }
+    return truncation;
+  }
+
+  void read_run(const Json& value, Task& task) const {
+    expect_object(value, "run", "an object {\"direction\": ..., \"threads\": ..., \"state\": ...}");
+    check_keys(value, "run", {"direction", "threads", "state", "device"}, "the run object");
+    const Json& direction = require(value, "run", "direction", "\"forward\" or \"heisenberg\"");
+    if (direction == "forward") {
+      task.direction = Direction::forward;
+    } else if (direction == "heisenberg") {
+      task.direction = Direction::heisenberg;
+    } else {
+      fail("run.direction", std::string("expected \"forward\" or \"heisenberg\"") + got(direction));
+    }
+    if (const Json* threads = find(value, "threads")) {
+      const char* what = "a non-negative integer thread count (0 = all cores)";
+      const std::uint64_t n = read_unsigned(*threads, "run.threads", what);
+      if (n > static_cast<std::uint64_t>(INT_MAX))
+        fail("run.threads", std::string("expected ") + what + got(*threads));
+      task.threads = static_cast<int>(n);
+    }
+    if (const Json* state = find(value, "state")) task.state = read_state(*state);
+    if (const Json* device = find(value, "device")) {
+      const char* what = "\"cpu\", \"gpu\", \"auto\" or a device index (a non-negative integer)";
+      if (*device == "cpu" || *device == "gpu" || *device == "auto") {
+        task.device = device->get<std::string>();
+      } else if (device->is_number_unsigned() && device->get<std::uint64_t>() <= INT_MAX) {
+        task.device = std::to_string(device->get<std::uint64_t>());
+      } else {
+        fail("run.device", std::string("expected ") + what + got(*device));
+      }
+    }
+  }
+
+  std::string read_state(const Json& value) const {
+    std::string state;
+    if (value.is_string()) {
+      state = value.get<std::string>();
+    } else if (value.is_array()) {
+      for (std::size_t q = 0; q < value.size(); ++q) {
+        const Json& item = value[q];
+        const bool valid =
+            item.is_string() && item.get_ref<const std::string&>().size() == 1 &&
+            std::string_view("01+-rl").find(item.get_ref<const std::string&>()[0]) != std::string_view::npos;
+        if (!valid)
+          fail(indexed("run.state", q),
+               std::string("expected one of \"0\", \"1\", \"+\", \"-\", \"r\", \"l\"") + got(item));
+        state += item.get_ref<const std::string&>();
+      }
+    } else {
+      fail("run.state", std::string("expected a state name (\"z+\", \"x+\", \"y+\"), a per-qubit label over "
+                                    "0 1 + - r l, or a list of per-qubit characters") +
+                            got(value));
+    }
+    try {
+      ProductState::parse(state, num_qubits_);
+    } catch (const std::invalid_argument& e) {
+      fail("run.state", e.what());
+    }
+    return state;
+  }
+
+  const std::string& file_;
+  std::filesystem::path base_dir_;
+  std::size_t num_qubits_ = 0;
+};
+
+// ---- writer -------------------------------------------------------------------------------------
+
+[[noreturn]] void cannot_write(const std::string& what) {
+  throw std::invalid_argument(std::string("task_to_json: ") + what);
+}
+
+Json qubits_json(const Channel& channel) {
+  Json qubits = Json::array();
+  for (Qubit q : channel.qubits()) qubits.push_back(static_cast<std::uint64_t>(q));
+  return qubits;
+}
+
+Json complex_json(Complex value) { return Json::array({value.real(), value.imag()}); }
+
+std::string_view clifford_word(ChannelKind kind) {
+  switch (kind) {
+    case ChannelKind::h:
+      return "h";
+    case ChannelKind::s:
+      return "s";
+    case ChannelKind::sdg:
+      return "sdg";
+    case ChannelKind::x:
+      return "x";
+    case ChannelKind::y:
+      return "y";
+    case ChannelKind::z:
+      return "z";
+    case ChannelKind::sx:
+      return "sx";
+    case ChannelKind::sxdg:
+      return "sxdg";
+    case ChannelKind::cnot:
+      return "cnot";
+    case ChannelKind::cy:
+      return "cy";
+    case ChannelKind::cz:
+      return "cz";
+    case ChannelKind::swap:
+      return "swap";
+    case ChannelKind::iswap:
+      return "iswap";
+    case ChannelKind::iswapdg:
+      return "iswapdg";
+    case ChannelKind::ecr:
+      return "ecr";
+    default:
+      return {};
+  }
+}
+
+Json gate_json(const Channel& channel, std::size_t index) {
+  Json gate = Json::object();
+  const std::string_view clifford = clifford_word(channel.kind());
+  if (!clifford.empty()) {
+    gate["name"] = std::string(clifford);
+    gate["qubits"] = qubits_json(channel);
+    return gate;
+  }
+  switch (channel.kind()) {
+    case ChannelKind::pauli_rotation: {
+      const std::string& name = channel.name();
+      const bool single_axis = channel.qubits().size() == 1 && name.size() == 2 && name[0] == 'r' &&
+                               channel.pauli().size() == 1 &&
+                               channel.pauli()[0] == static_cast<char>(std::toupper(name[1]));
+      if (single_axis) {
+        gate["name"] = name;  // v1's rx / ry / rz
+      } else {
+        // v1 has no rxx / ryy / rzz words: they and every other axis are pauli_rotation.
+        gate["name"] = "pauli_rotation";
+        gate["pauli"] = channel.pauli();
+      }
+      gate["qubits"] = qubits_json(channel);
+      gate["theta"] = channel.theta();
+      return gate;
+    }
+    case ChannelKind::unitary_1q:
+    case ChannelKind::unitary_2q: {
+      const std::size_t dim = channel.kind() == ChannelKind::unitary_1q ? 2 : 4;
+      Json rows = Json::array();
+      for (std::size_t r = 0; r < dim; ++r) {
+        Json row = Json::array();
+        for (std::size_t c = 0; c < dim; ++c) row.push_back(complex_json(channel.matrix()[r * dim + c]));
+        rows.push_back(std::move(row));
+      }
+      gate["name"] = channel.kind() == ChannelKind::unitary_1q ? "unitary_1q" : "unitary_2q";
+      gate["qubits"] = qubits_json(channel);
+      gate["matrix"] = std::move(rows);
+      return gate;
+    }
+    case ChannelKind::depolarize:
+    case ChannelKind::dephase:
+    case ChannelKind::depolarize2:
+    case ChannelKind::amplitude_damping: {
+      const char* name = channel.kind() == ChannelKind::depolarize    ? "depolarize"
+                         : channel.kind() == ChannelKind::dephase     ? "dephase"
+                         : channel.kind() == ChannelKind::depolarize2 ? "depolarize2"
+                                                                      : "amplitude_damping";
+      gate["name"] = name;
+      gate["qubits"] = qubits_json(channel);
+      gate[channel.kind() == ChannelKind::amplitude_damping ? "gamma" : "p"] = channel.parameters().at(0);
+      return gate;
+    }
+    case ChannelKind::pauli_channel:
+      gate["name"] = "pauli_channel";
+      gate["qubits"] = qubits_json(channel);
+      gate["px"] = channel.parameters().at(0);
+      gate["py"] = channel.parameters().at(1);
+      gate["pz"] = channel.parameters().at(2);
+      return gate;
+    default:
+      break;
+  }
+  throw std::invalid_argument(
+      std::string("gates_to_json: gate ") + std::to_string(index) + " (" + channel.description() +
+      ") is a raw transfer matrix or user-defined channel, which the task JSON schema cannot express");
+}
+
+/// The gates as a JSON array, one gate per line, each line indented by `indent`.
+std::string gates_text(const Circuit& circuit, std::string_view indent) {
+  if (circuit.empty()) return "[]";
+  std::string out = "[\n";
+  for (std::size_t i = 0; i < circuit.size(); ++i) {
+    out += indent;
+    out += "  ";
+    out += gate_json(circuit[i], i).dump();
+    out += i + 1 < circuit.size() ? ",\n" : "\n";
+  }
+  out += indent;
+  out += ']';
+  return out;
+}
+
+Json terms_json(const NamedObservable& observable) {
+  Json terms = Json::object();
+  for (const auto& [label, coefficient] : observable.terms) {
+    if (terms.contains(label)) {
+      cannot_write(std::string("observable ") + quote(observable.name) + " lists label " + quote(label) +
+                   " twice (a JSON object holds each label once)");
+    }
+    if (!std::isfinite(coefficient.real()) || !std::isfinite(coefficient.imag())) {
+      cannot_write(std::string("observable ") + quote(observable.name) +
+                   " has a non-finite coefficient for " + quote(label));
+    }
+    terms[label] = coefficient.imag() == 0.0 ? Json(coefficient.real()) : complex_json(coefficient);
+  }
+  return terms;
+}
+
+}  // namespace
+
+Task parse_task(std::string_view json_text, const std::string& file, const std::filesystem::path& base_dir) {
+  const Json root = parse_json(json_text, file);
+  return TaskReader(file, base_dir).read(root);
+}
+
+Task load_task(const std::filesystem::path& path) {
+  const std::string text = read_file(path);
+  const std::filesystem::path parent = path.parent_path();
+  return parse_task(text, path.string(), parent.empty() ? std::filesystem::path(".") : parent);
+}
+
+std::string gates_to_json(const Circuit& circuit) { return gates_text(circuit, ""); }
+
+std::string task_to_json(const Task& task) {
+  if (task.version != 1)
+    cannot_write(std::string("only schema version 1 can be written, got ") + std::to_string(task.version));
+  if (task.circuit.num_qubits() != task.num_qubits) {
+    cannot_write(std::string("the circuit has ") + std::to_string(task.circuit.num_qubits()) +
+                 " qubits but the task has " + std::to_string(task.num_qubits));
+  }
+  std::vector<std::pair<std::string, std::string>> members;  // key, JSON text
+  members.emplace_back("version", "1");
+  members.emplace_back("n_qubits", std::to_string(task.num_qubits));
+  members.emplace_back("circuit", std::string("{\"gates\": ") + gates_text(task.circuit, "  ") + "}");
+
+  Json named = Json::object();
+  for (std::size_t i = 0; i < task.observables.size(); ++i) {
+    const NamedObservable& observable = task.observables[i];
+    if (observable.name.empty())
+      cannot_write(std::string("observable ") + std::to_string(i) + " has an empty name");
+    if (i == 0 && observable.name == "observable") {
+      members.emplace_back("observable", terms_json(observable).dump());
+      continue;
+    }
+    if (observable.name == "observable") {
+      cannot_write(
+          "only the first observable may be named \"observable\" (it is written as v1's \"observable\")");
+    }
+    if (named.contains(observable.name))
+      cannot_write(std::string("two observables are named ") + quote(observable.name));
+    named[observable.name] = terms_json(observable);
+  }
+  if (!named.empty()) members.emplace_back("observables", named.dump());
+
+  const TaskTruncation& t = task.truncation;
+  Json truncation = Json::object();
+  if (t.max_weight) truncation["max_weight"] = static_cast<std::uint64_t>(*t.max_weight);
+  if (t.min_abs_coeff) {
+    if (!(*t.min_abs_coeff >= 0.0) || !std::isfinite(*t.min_abs_coeff)) {
+      cannot_write("min_abs_coeff must be a finite non-negative number");
+    }
+    truncation["min_abs_coeff"] = *t.min_abs_coeff;
+  }
+  if (t.top_n) {
+    if (*t.top_n == 0) cannot_write("top_n must be positive");
+    truncation["top_n"] = static_cast<std::uint64_t>(*t.top_n);
+  }
+  if (t.approx_top_n) {
+    if (*t.approx_top_n == 0) cannot_write("approx_top_n must be positive");
+    truncation["approx_top_n"] = static_cast<std::uint64_t>(*t.approx_top_n);
+  }
+  if (!truncation.empty()) members.emplace_back("truncation", truncation.dump());
+
+  Json run = Json::object();
+  run["direction"] = std::string(to_string(task.direction));
+  if (task.threads < 0)
+    cannot_write(std::string("threads must be non-negative, got ") + std::to_string(task.threads));
+  run["threads"] = task.threads;
+  run["state"] = task.state;
+  if (task.device == "gpu" || task.device == "auto") {
+    run["device"] = task.device;
+  } else if (task.device != "cpu") {
+    const bool index =
+        !task.device.empty() && task.device.size() <= 9 &&
+        std::all_of(task.device.begin(), task.device.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!index)
+      cannot_write(std::string("device must be \"cpu\", \"gpu\", \"auto\" or an index, got ") +
+                   quote(task.device));
+    run["device"] = std::stoull(task.device);
+  }
+  members.emplace_back("run", run.dump());
+
+  std::string out = "{\n";
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    out += "  \"";
+    out += members[i].first;
+    out += "\": ";
+    out += members[i].second;
+    out += i + 1 < members.size() ? ",\n" : "\n";
+  }
+  out += "}\n";
+  return out;
+}
+
+}  // namespace paulistrings::io

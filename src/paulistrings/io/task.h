@@ -1,0 +1,75 @@
+#pragma once
+// Task JSON: the original's schema v1 (DESIGN §4.3, seed-api.md §6.1), read unchanged — every v1
+// file runs and means the same — plus this project's extensions, all optional:
+//   "observables": {"name": {label: coeff, …}, …}   several named observables (with or instead of
+//                                                    v1's "observable", which is named "observable")
+//   sparse labels ("Z62", "X13 Y9 Z8") wherever a label is accepted
+//   "truncation": {"top_n": int, "approx_top_n": int} beside v1's max_weight / min_abs_coeff
+//   "run": {"threads": int (0 = all cores), "device": "cpu"|"gpu"|"auto"|int,
+//           "state": uniform name ("z+") or per-qubit label ("0+r1…"), or a list of per-qubit names}
+//   gates beyond v1's vocabulary, named as Circuit's factories: sx sxdg cy iswap iswapdg ecr rxx ryy
+//   rzz (+theta), and "stim_file" circuits (resolved relative to the task file).
+// Unknown keys, unknown gates, missing or ill-typed fields throw io::ParseError naming the file and
+// the field path ("circuit.gates[3].theta: expected a number").
+
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "paulistrings/channels/channel.h"
+#include "paulistrings/circuit/circuit.h"
+#include "paulistrings/io/observable_spec.h"
+#include "paulistrings/truncation/truncation.h"
+
+namespace paulistrings::io {
+
+struct TaskTruncation {
+  std::optional<std::size_t> max_weight;
+  std::optional<double> min_abs_coeff;
+  std::optional<std::size_t> top_n;
+  std::optional<std::size_t> approx_top_n;
+
+  /// Every given criterion combined with `&` (v1: weight & coeff); Truncation() when none is given.
+  Truncation policy() const;
+};
+
+struct NamedObservable {
+  std::string name;
+  ObservableTerms terms;
+};
+
+struct Task {
+  int version = 1;
+  std::size_t num_qubits = 0;
+  Circuit circuit{0};
+  /// v1's "observable" (named "observable") first, then "observables" in file order. May be empty:
+  /// then the caller must supply one (the CLI's --observable).
+  std::vector<NamedObservable> observables;
+  TaskTruncation truncation;
+  Direction direction = Direction::heisenberg;  ///< required in the file (v1 has no default)
+  int threads = 1;                              ///< v1 default 1; 0 = every allowed core
+  std::string device = "cpu";                   ///< "cpu", "gpu", "auto" or a device index
+  std::string state = "z+";                     ///< uniform name or per-qubit label
+};
+
+/// Parses task JSON text. `file` names it in error messages; `base_dir` resolves "stim_file".
+Task parse_task(std::string_view json_text, const std::string& file = "<task>",
+                const std::filesystem::path& base_dir = ".");
+
+/// Reads and parses a task file (std::runtime_error if it cannot be read).
+Task load_task(const std::filesystem::path& path);
+
+/// The circuit's gates as a JSON array in the task vocabulary (v1 names wherever v1 has one;
+/// Clifford gates beyond v1 under their factory names; rotations about one or several axes as
+/// rz/rx/ry or pauli_rotation; raw transfer matrices and custom channels throw
+/// std::invalid_argument since the schema has no word for them).
+std::string gates_to_json(const Circuit& circuit);
+
+/// A whole task as JSON text (schema v1 plus whichever extensions the task uses), such that
+/// parse_task(task_to_json(t)) reproduces t.
+std::string task_to_json(const Task& task);
+
+}  // namespace paulistrings::io

@@ -1,0 +1,328 @@
+// Argument parsing (CLI11) for `paulistrings run | kicked-ising | demo`; each builds a RunSpec for
+// the runner. Bad input of any kind ends with exit code 2 and one line on stderr.
+#include "paulistrings/cli/app.h"
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <numbers>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "paulistrings/circuit/kicked_ising.h"
+#include "paulistrings/cli/runner.h"
+#include "paulistrings/cpu/cpu_engine.h"
+#include "paulistrings/engine/propagate.h"
+#include "paulistrings/io/atomic_file.h"
+#include "paulistrings/io/parse_error.h"
+#include "paulistrings/io/qasm.h"
+#include "paulistrings/io/stim.h"
+#include "paulistrings/io/task.h"
+#include "paulistrings/readout/product_state.h"
+
+namespace paulistrings::cli {
+namespace {
+
+/// Options shared by every subcommand that runs something.
+struct CommonOptions {
+  std::optional<std::string> out, trace, checkpoint, resume, memory_limit, device;
+  std::size_t every = 0;
+  std::optional<int> threads;
+  bool no_auto_truncate = false;
+  bool quiet = false;
+};
+
+void add_common(CLI::App& command, CommonOptions& o) {
+  command.add_option("--out", o.out, "write the results JSON here instead of stdout");
+  command.add_option("--trace", o.trace, "per-layer trace file (.csv, or .jsonl for JSON lines)");
+  command.add_option("--threads", o.threads, "CPU threads (0 = every core allowed)");
+  command.add_option("--device", o.device, "cpu | gpu | auto | N (GPU index)");
+  command.add_option("--checkpoint", o.checkpoint, "checkpoint file, written every --every layers and on SIGINT/SIGTERM");
+  command.add_option("--every", o.every, "layers between checkpoints");
+  command.add_option("--resume", o.resume, "continue the same run from this checkpoint");
+  command.add_option("--memory-limit", o.memory_limit, "stay under this many bytes (K/M/G suffixes)");
+  command.add_flag("--no-auto-truncate", o.no_auto_truncate,
+                   "with --memory-limit: stop with a message instead of truncating to fit");
+  command.add_flag("--quiet,-q", o.quiet, "no progress bar");
+}
+
+RunControl control_from(const CommonOptions& o) {
+  RunControl control;
+  control.out_path = o.out;
+  control.trace_path = o.trace;
+  control.checkpoint_path = o.checkpoint;
+  control.every = o.every;
+  control.resume_path = o.resume;
+  if (o.memory_limit) control.memory_limit_bytes = parse_size(*o.memory_limit);
+  control.auto_truncate = !o.no_auto_truncate;
+  control.quiet = o.quiet;
+  if (o.no_auto_truncate && !o.memory_limit) throw BadInput("--no-auto-truncate needs --memory-limit");
+  return control;
+}
+
+void apply_overrides(io::Task& task, const CommonOptions& o) {
+  if (o.threads) {
+    if (*o.threads < 0) throw BadInput("--threads must be ≥ 0 (0 = every core), got " + std::to_string(*o.threads));
+    task.threads = *o.threads;
+  }
+  if (o.device) {
+    const std::string& d = *o.device;
+    const bool index = !d.empty() && d.find_first_not_of("0123456789") == std::string::npos;
+    if (d != "cpu" && d != "gpu" && d != "auto" && !index) {
+      throw BadInput("--device must be cpu, gpu, auto or a GPU index, got '" + d + "'");
+    }
+    task.device = d;
+  }
+}
+
+/// "0.5", "-pi/2", "5pi/16", "5*pi/16", "pi": a number or a rational multiple of π.
+double parse_angle(const std::string& text) {
+  const std::size_t at = text.find("pi");
+  auto number = [&](const std::string& s, double fallback) -> double {
+    if (s.empty()) return fallback;
+    if (s == "-") return -fallback;
+    std::size_t used = 0;
+    double v = 0.0;
+    try {
+      v = std::stod(s, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != s.size() || !std::isfinite(v)) throw BadInput("bad angle '" + text + "': expected a number or k*pi/m");
+    return v;
+  };
+  if (at == std::string::npos) return number(text, 0.0);
+  std::string head = text.substr(0, at), tail = text.substr(at + 2);
+  if (!head.empty() && head.back() == '*') head.pop_back();
+  double value = number(head, 1.0) * std::numbers::pi;
+  if (!tail.empty()) {
+    if (tail[0] != '/') throw BadInput("bad angle '" + text + "': expected a number or k*pi/m");
+    const double divisor = number(tail.substr(1), 0.0);
+    if (divisor == 0.0) throw BadInput("bad angle '" + text + "': division by zero");
+    value /= divisor;
+  }
+  return value;
+}
+
+/// "[COEFF*]LABEL" with a dense or sparse label.
+std::pair<std::string, Complex> parse_term(const std::string& text) {
+  const std::size_t star = text.find('*');
+  if (star == std::string::npos) return {text, 1.0};
+  std::size_t used = 0;
+  double c = 0.0;
+  const std::string head = text.substr(0, star);
+  try {
+    c = std::stod(head, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != head.size() || !std::isfinite(c)) {
+    throw BadInput("bad --observable term '" + text + "': expected [COEFF*]LABEL, e.g. 0.5*Z0 Z1");
+  }
+  return {text.substr(star + 1), c};
+}
+
+/// Runs a file reader; a file that cannot be read is bad input (exit 2), like a malformed one.
+template <class Read>
+auto reading(Read&& read) {
+  try {
+    return read();
+  } catch (const io::ParseError&) {
+    throw;
+  } catch (const std::invalid_argument&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    throw BadInput(e.what());
+  }
+}
+
+int run_spec(RunSpec spec, const CommonOptions& common) {
+  apply_overrides(spec.task, common);
+  return execute(spec, control_from(common));
+}
+
+/// A θh sweep of ⟨Z62⟩ on the 127-qubit kicked Ising (20 steps, |c| > 2^-12, θh = 0…π/2 in steps
+/// of π/16), sized to finish in about a minute on 2 cores.
+int run_demo(int threads, bool quiet, std::size_t steps, int points) {
+  const double cutoff = std::ldexp(1.0, -12);
+  std::printf("paulistrings demo: 127-qubit kicked Ising on IBM's heavy-hex map, %zu Trotter steps,\n", steps);
+  if (threads < 0) throw BadInput("--threads must be ≥ 0");
+  std::printf("<Z62> in |0...0> (Heisenberg picture, |c| > 2^-12), rzz(-pi/2) on every edge each step\n\n");
+  std::printf("%10s %12s %12s %10s\n", "theta_h", "<Z62>", "peak_terms", "seconds");
+  const auto total_start = std::chrono::steady_clock::now();
+  for (int k = 0; k < points; ++k) {
+    const double theta = k * std::numbers::pi / 16;
+    const Circuit circuit = kicked_ising_circuit(steps, theta);
+    AnyPauliSum sum = AnyPauliSum::from_labels(kHeavyHexQubits, std::vector<std::pair<std::string, Complex>>{{"Z62", 1.0}});
+    PropagateOptions options;
+    options.direction = Direction::heisenberg;
+    options.truncation = Truncation::coeff(cutoff);
+    options.threads = threads;
+    options.keep_layer_records = false;
+    const auto start = std::chrono::steady_clock::now();
+    const PropagationStats stats = propagate(sum, circuit, options);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const Complex value =
+        sum.visit([](const auto& s) { return Complex(ProductState::parse("z+", kHeavyHexQubits).expectation(s)); });
+    std::printf("%4d*pi/16 %12.6f %12zu %10.2f\n", k, value.real(), stats.peak_terms, seconds);
+    std::fflush(stdout);
+  }
+  if (!quiet) {
+    std::printf("\ntotal %.1f s on %d threads. Finer: paulistrings kicked-ising --steps 20 --theta-h 7pi/32 --coeff 6.1e-5\n",
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - total_start).count(),
+                threads == 0 ? available_cpus() : threads);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int main_entry(int argc, char** argv) {
+  CLI::App app{"paulistrings: Pauli propagation of observables through quantum circuits", "paulistrings"};
+  app.set_version_flag("--version", std::string("paulistrings ") + PAULISTRINGS_VERSION_STRING);
+
+  // run
+  CLI::App* run = app.add_subcommand("run", "run a task file, an OpenQASM 2 program or a stim circuit");
+  std::optional<std::string> task_path, qasm_path, stim_path, state, direction;
+  std::vector<std::string> observable_terms;
+  std::optional<double> coeff;
+  std::optional<std::size_t> weight, top_n, approx_top_n;
+  CommonOptions common;
+  run->add_option("task", task_path, "task JSON file (schema v1 and extensions)");
+  run->add_option("--qasm", qasm_path, "OpenQASM 2.0 program");
+  run->add_option("--stim", stim_path, "stim circuit");
+  run->add_option("--observable", observable_terms,
+                  "observable term [COEFF*]LABEL (dense or sparse label, repeatable; terms add up)");
+  run->add_option("--state", state, "product state: z+ x+ y+ or one of 0 1 + - r l per qubit (default z+)");
+  run->add_option("--direction", direction, "heisenberg (default for --qasm/--stim) or forward");
+  run->add_option("--coeff", coeff, "drop terms with |c| below this after every gate");
+  run->add_option("--weight", weight, "drop terms of Pauli weight above this");
+  run->add_option("--top-n", top_n, "keep the N largest terms after every gate");
+  run->add_option("--approx-top-n", approx_top_n, "keep about N largest terms (whole octaves) after every gate");
+  add_common(*run, common);
+
+  // kicked-ising
+  CLI::App* kicked = app.add_subcommand("kicked-ising", "the 127-qubit heavy-hex kicked-Ising workload");
+  std::size_t steps = 0;
+  std::string theta_h_text, kicked_observable = "Z62";
+  std::optional<std::string> write_task;
+  std::optional<double> kicked_coeff;
+  std::optional<std::size_t> kicked_weight;
+  CommonOptions kicked_common;
+  kicked->add_option("--steps", steps, "Trotter steps")->required();
+  kicked->add_option("--theta-h", theta_h_text, "rx angle: a number or k*pi/m, e.g. 5pi/16")->required();
+  kicked->add_option("--observable", kicked_observable, "Z62 (default), mz (mean magnetization) or a label");
+  kicked->add_option("--write-task", write_task, "also write the workload as a task JSON file");
+  kicked->add_option("--coeff", kicked_coeff, "coefficient cutoff (default 2^-12)");
+  kicked->add_option("--weight", kicked_weight, "Pauli weight cutoff");
+  add_common(*kicked, kicked_common);
+
+  // demo
+  CLI::App* demo = app.add_subcommand("demo", "θh sweep of <Z62> on the 127-qubit kicked Ising (about a minute)");
+  int demo_threads = 0;
+  bool demo_quiet = false;
+  std::size_t demo_steps = 20;
+  int demo_points = 9;
+  demo->add_option("--steps", demo_steps, "Trotter steps (default 20)");
+  demo->add_option("--points", demo_points, "angles k·π/16, k = 0…points−1 (default 9: up to π/2)")
+      ->check(CLI::Range(1, 64));
+  demo->add_option("--threads", demo_threads, "CPU threads (0 = every core allowed)");
+  demo->add_flag("--quiet,-q", demo_quiet, "table only");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "paulistrings: %s (see paulistrings --help)\n", e.what());
+    return kExitBadInput;
+  }
+
+  try {
+    if (*run) {
+      const int sources = (task_path ? 1 : 0) + (qasm_path ? 1 : 0) + (stim_path ? 1 : 0);
+      if (sources != 1) throw BadInput("run: give exactly one of TASK.json, --qasm FILE or --stim FILE");
+      RunSpec spec;
+      if (task_path) {
+        if (state || direction || coeff || weight || top_n || approx_top_n) {
+          throw BadInput("run TASK.json: --state, --direction and truncation flags belong in the task file");
+        }
+        spec.source = *task_path;
+        spec.task = reading([&] { return io::load_task(*task_path); });
+      } else {
+        spec.source = qasm_path ? *qasm_path : *stim_path;
+        io::Task& task = spec.task;
+        if (qasm_path) {
+          task.circuit = reading([&] { return io::load_qasm(*qasm_path); });
+        } else {
+          io::StimProgram program = reading([&] { return io::load_stim(*stim_path); });
+          task.circuit = std::move(program.circuit);
+          if (!program.observable.empty()) task.observables.push_back({"observable", program.observable});
+        }
+        task.num_qubits = task.circuit.num_qubits();
+        task.direction = direction ? parse_direction(*direction) : Direction::heisenberg;
+        if (state) task.state = *state;
+        task.truncation.min_abs_coeff = coeff;
+        task.truncation.max_weight = weight;
+        task.truncation.top_n = top_n;
+        task.truncation.approx_top_n = approx_top_n;
+        if (coeff && !(*coeff >= 0.0)) throw BadInput("--coeff must be ≥ 0");
+        task.threads = 0;
+      }
+      if (!observable_terms.empty()) {
+        io::ObservableTerms terms;
+        for (const std::string& t : observable_terms) terms.push_back(parse_term(t));
+        spec.task.observables = {{"observable", terms}};
+      }
+      return run_spec(std::move(spec), common);
+    }
+    if (*kicked) {
+      const double theta_h = parse_angle(theta_h_text);
+      RunSpec spec;
+      spec.source = "kicked-ising";
+      io::Task& task = spec.task;
+      task.num_qubits = kHeavyHexQubits;
+      task.circuit = kicked_ising_circuit(steps, theta_h);
+      task.direction = Direction::heisenberg;
+      task.threads = 0;
+      task.truncation.min_abs_coeff = kicked_coeff ? *kicked_coeff : std::ldexp(1.0, -12);
+      task.truncation.max_weight = kicked_weight;
+      io::ObservableTerms terms;
+      if (kicked_observable == "mz") {
+        for (std::size_t q = 0; q < kHeavyHexQubits; ++q) {
+          std::string label(1, 'Z');
+          label += std::to_string(q);
+          terms.emplace_back(label, 1.0 / static_cast<double>(kHeavyHexQubits));
+        }
+      } else {
+        terms.push_back(parse_term(kicked_observable));
+      }
+      task.observables = {{kicked_observable, terms}};
+      if (write_task) io::write_file_atomically(*write_task, io::task_to_json(task));
+      return run_spec(std::move(spec), kicked_common);
+    }
+    if (*demo) return run_demo(demo_threads, demo_quiet, demo_steps, demo_points);
+    return run_demo(0, false, 20, 9);  // no subcommand: the built-in demo
+  } catch (const io::ParseError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return kExitBadInput;
+  } catch (const std::invalid_argument& e) {  // BadInput and library argument errors
+    std::fprintf(stderr, "paulistrings: %s\n", e.what());
+    return kExitBadInput;
+  } catch (const MemoryBudgetExceeded& e) {
+    std::fprintf(stderr, "paulistrings: %s\n", e.what());
+    return kExitRuntime;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "paulistrings: error: %s\n", e.what());
+    return kExitRuntime;
+  }
+}
+
+}  // namespace paulistrings::cli

@@ -1,0 +1,313 @@
+// End-to-end tests of the `paulistrings` command: every subcommand, task files with every v1 gate
+// name against the library called directly, QASM and stim runs, exit codes and located one-line
+// messages for bad input, traces, checkpoint/resume after SIGKILL and SIGINT, corrupted checkpoints,
+// and the memory budget (peak resident memory measured by the process itself).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "paulistrings/engine/propagate.h"
+#include "paulistrings/io/atomic_file.h"
+#include "paulistrings/io/qasm.h"
+#include "paulistrings/io/stim.h"
+#include "paulistrings/io/task.h"
+#include "paulistrings/readout/product_state.h"
+
+namespace paulistrings {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+struct Result {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("paulistrings-cli-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path(name)) << text;
+    return path(name);
+  }
+  /// Runs the CLI through the shell with `arguments` (already quoted), capturing stdout and stderr.
+  Result run(const std::string& arguments, const std::string& environment = "") const {
+    const std::string out = path("stdout.txt"), err = path("stderr.txt");
+    const std::string command = environment + " " + PAULISTRINGS_CLI + " " + arguments + " >" + out + " 2>" + err;
+    const int status = std::system(command.c_str());
+    Result r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = io::read_file(out);
+    r.err = io::read_file(err);
+    return r;
+  }
+  static Json parse(const std::string& text) { return Json::parse(text); }
+
+  fs::path dir_;
+};
+
+/// ⟨state|O|state⟩ of every observable of a task, computed with the library directly.
+std::vector<Complex> library_values(const io::Task& task) {
+  std::vector<Complex> values;
+  for (const io::NamedObservable& o : task.observables) {
+    AnyPauliSum sum = io::make_observable(o.terms, task.num_qubits);
+    PropagateOptions options;
+    options.direction = task.direction;
+    options.truncation = task.truncation.policy();
+    options.threads = 1;
+    propagate(sum, task.circuit, options);
+    const ProductState state = ProductState::parse(task.state, task.num_qubits);
+    values.push_back(sum.visit([&](const auto& s) { return Complex(state.expectation(s)); }));
+  }
+  return values;
+}
+
+Complex value_of(const Json& j) {
+  if (j.is_array()) return {j[0].get<double>(), j[1].get<double>()};
+  return {j.get<double>(), 0.0};
+}
+
+constexpr const char* kEveryV1Gate = R"({
+  "version": 1, "n_qubits": 4,
+  "circuit": {"gates": [
+    {"name": "h", "qubits": [0]}, {"name": "s", "qubits": [1]}, {"name": "sdg", "qubits": [2]},
+    {"name": "x", "qubits": [3]}, {"name": "y", "qubits": [0]}, {"name": "z", "qubits": [1]},
+    {"name": "cnot", "qubits": [0, 1]}, {"name": "cz", "qubits": [1, 2]}, {"name": "swap", "qubits": [2, 3]},
+    {"name": "rz", "qubits": [0], "theta": 0.3}, {"name": "rx", "qubits": [1], "theta": -0.7},
+    {"name": "ry", "qubits": [2], "theta": 1.1},
+    {"name": "pauli_rotation", "pauli": "XZY", "qubits": [0, 2, 3], "theta": 0.45},
+    {"name": "depolarize", "qubits": [0], "p": 0.01}, {"name": "dephase", "qubits": [1], "p": 0.02},
+    {"name": "amplitude_damping", "qubits": [2], "gamma": 0.05},
+    {"name": "pauli_channel", "qubits": [3], "px": 0.01, "py": 0.02, "pz": 0.03},
+    {"name": "depolarize2", "qubits": [0, 3], "p": 0.04},
+    {"name": "unitary_1q", "qubits": [1], "matrix": [[[0.6, 0], [0, 0.8]], [[0, 0.8], [0.6, 0]]]},
+    {"name": "unitary_2q", "qubits": [2, 0], "matrix": [
+      [[1, 0], [0, 0], [0, 0], [0, 0]], [[0, 0], [0, 1], [0, 0], [0, 0]],
+      [[0, 0], [0, 0], [0, 0], [1, 0]], [[0, 0], [0, 0], [1, 0], [0, 0]]]}
+  ]},
+  "observable": {"ZZII": 1.0, "XIYZ": 0.5, "IIIZ": [0.25, 0]},
+  "truncation": {"max_weight": 4, "min_abs_coeff": 1e-9},
+  "run": {"direction": "heisenberg", "threads": 1, "state": "0+r1"}
+})";
+
+TEST_F(Cli, RunsAV1TaskWithEveryGateNameLikeTheLibrary) {
+  const std::string task_path = write("task.json", kEveryV1Gate);
+  for (const char* direction : {"heisenberg", "forward"}) {
+    SCOPED_TRACE(direction);
+    std::string text = kEveryV1Gate;
+    text.replace(text.find("\"heisenberg\""), 12, std::string("\"") + direction + "\"");
+    write("task.json", text);
+    const Result r = run("run " + task_path + " --quiet");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const Json j = parse(r.out);
+    const io::Task task = io::load_task(task_path);
+    const std::vector<Complex> expected = library_values(task);
+    const Complex actual = value_of(j["observables"]["observable"]["value"]);
+    EXPECT_NEAR(actual.real(), expected[0].real(), 1e-12);
+    EXPECT_NEAR(actual.imag(), expected[0].imag(), 1e-12);
+    EXPECT_EQ(j["layers"], 20);
+    EXPECT_EQ(j["num_qubits"], 4);
+    EXPECT_EQ(j["engine"], "cpu");
+    EXPECT_EQ(j["threads"], 1);
+    EXPECT_TRUE(j.contains("paulistrings") && j.contains("wall_time_s") && j.contains("peak_terms"));
+  }
+}
+
+TEST_F(Cli, RunsExtensionsSeveralObservablesSparseLabelsTopN) {
+  const std::string task_path = write("task.json", R"({
+    "version": 1, "n_qubits": 70,
+    "circuit": {"gates": [{"name": "h", "qubits": [65]}, {"name": "rxx", "qubits": [65, 3], "theta": 0.4},
+                          {"name": "cy", "qubits": [3, 69]}, {"name": "sx", "qubits": [0]}]},
+    "observables": {"zz": {"Z65 Z3": 1.0}, "x": {"X0": 2.0, "Y69": 0.5}},
+    "truncation": {"top_n": 10, "approx_top_n": 20},
+    "run": {"direction": "heisenberg", "threads": 2, "state": "x+", "device": "auto"}
+  })");
+  const Result r = run("run " + task_path + " -q --out " + path("results.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  const Json j = parse(io::read_file(path("results.json")));
+  const std::vector<Complex> expected = library_values(io::load_task(task_path));
+  EXPECT_NEAR(value_of(j["observables"]["zz"]["value"]).real(), expected[0].real(), 1e-12);
+  EXPECT_NEAR(value_of(j["observables"]["x"]["value"]).real(), expected[1].real(), 1e-12);
+  EXPECT_EQ(j["threads"], 2);
+}
+
+TEST_F(Cli, RunsQasmAndStimDirectly) {
+  const std::string qasm = write("c.qasm", R"(OPENQASM 2.0;
+include "qelib1.inc";
+qreg q[3];
+h q[0];
+cx q[0], q[1];
+rz(pi/7) q[1];
+u3(0.3, 0.2, 0.1) q[2];
+crx(0.5) q[2], q[0];
+barrier q;
+)");
+  const Result r = run("run --qasm " + qasm + " --observable 'Z0 Z1' --observable '0.5*X2' --state z+ -q");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  io::Task task;
+  task.circuit = io::load_qasm(qasm);
+  task.num_qubits = 3;
+  task.observables = {{"observable", {{"Z0 Z1", 1.0}, {"X2", 0.5}}}};
+  task.direction = Direction::heisenberg;
+  EXPECT_NEAR(value_of(parse(r.out)["observables"]["observable"]["value"]).real(), library_values(task)[0].real(),
+              1e-12);
+
+  const std::string stim = write("c.stim", "H 0\nCX 0 1\nDEPOLARIZE1(0.1) 1\nOBSERVABLE_INCLUDE(0) Z0 Z1\n");
+  const Result s = run("run --stim " + stim + " -q --coeff 1e-12");
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  // ⟨00| CX H … Z0Z1 … |00⟩ with Z1 depolarized: (1 − 4p/3) · ⟨Φ+|ZZ|Φ+⟩ = 1 − 0.4/3.
+  EXPECT_NEAR(value_of(parse(s.out)["observables"]["observable"]["value"]).real(), 1.0 - 0.4 / 3, 1e-12);
+}
+
+TEST_F(Cli, KickedIsingOneStepAndItsTaskFile) {
+  const Result r = run("kicked-ising --steps 1 --theta-h 0.25 -q --write-task " + path("ki.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NEAR(value_of(parse(r.out)["observables"]["Z62"]["value"]).real(), std::cos(0.25), 1e-12);
+  const Result again = run("run " + path("ki.json") + " -q");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(parse(again.out)["observables"]["Z62"]["value"], parse(r.out)["observables"]["Z62"]["value"]);
+  const Result pi = run("kicked-ising --steps 1 --theta-h pi/2 --observable mz -q");
+  ASSERT_EQ(pi.exit_code, 0) << pi.err;
+  EXPECT_NEAR(value_of(parse(pi.out)["observables"]["mz"]["value"]).real(), 0.0, 1e-12);
+}
+
+TEST_F(Cli, DemoPrintsATable) {
+  const Result r = run("demo --steps 1 --points 3 --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("theta_h"), std::string::npos);
+  EXPECT_NE(r.out.find("1*pi/16"), std::string::npos);
+  EXPECT_NE(r.out.find(std::to_string(std::cos(std::numbers::pi / 16)).substr(0, 7)), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, BadInputExitsWithCodeTwoAndOneLocatedLine) {
+  struct Case {
+    std::string file, text, arguments, expected;
+  };
+  const std::vector<Case> cases = {
+      {"bad.json", "{\"version\": 1,\n  \"n_qubits\": }", "", "bad.json:2:"},
+      {"v2.json", R"({"version": 2, "n_qubits": 1, "circuit": {"gates": []}, "run": {"direction": "forward"}})", "",
+       "version"},
+      {"gate.json",
+       R"({"version": 1, "n_qubits": 1, "circuit": {"gates": [{"name": "rx", "qubits": [0]}]}, "run": {"direction": "forward"}, "observable": {"Z": 1}})",
+       "", "circuit.gates[0]"},
+      {"bad.qasm", "OPENQASM 2.0;\nqreg q[2];\nmeasure q[0] -> c[0];\n", "--qasm", "bad.qasm:3:"},
+      {"bad.stim", "H 0\nM 0\n", "--stim", "bad.stim:2:"},
+      {"noobs.json", R"({"version": 1, "n_qubits": 1, "circuit": {"gates": []}, "run": {"direction": "forward"}})", "",
+       "no observable"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.file);
+    const std::string file = write(c.file, c.text);
+    const Result r = run(c.arguments.empty() ? "run " + file : "run " + c.arguments + " " + file + " --observable Z0");
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find(c.expected), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+  EXPECT_EQ(run("run " + path("missing.json")).exit_code, 2);
+  EXPECT_EQ(run("run --bogus-flag").exit_code, 2);
+  EXPECT_EQ(run("kicked-ising --steps 1 --theta-h 3*pie").exit_code, 2);
+  EXPECT_EQ(run("kicked-ising --steps 1 --theta-h 0.1 --device gpu -q").exit_code, 2);
+  EXPECT_EQ(run("kicked-ising --steps 1 --theta-h 0.1 --memory-limit 12Q -q").exit_code, 2);
+  // No output file is created when the run fails.
+  EXPECT_EQ(run("run " + path("noobs.json") + " --out " + path("never.json")).exit_code, 2);
+  EXPECT_FALSE(fs::exists(path("never.json")));
+}
+
+TEST_F(Cli, WritesTracesAsCsvAndJsonLines) {
+  ASSERT_EQ(run("kicked-ising --steps 1 --theta-h 0.3 -q --trace " + path("t.csv")).exit_code, 0);
+  std::istringstream csv(io::read_file(path("t.csv")));
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_EQ(header.rfind("observable,layer,circuit_index,gate,terms_in,terms_out,discarded_weight", 0), 0u);
+  std::size_t rows = 0;
+  for (std::string line; std::getline(csv, line);) ++rows;
+  EXPECT_EQ(rows, 127u + 144u);
+
+  ASSERT_EQ(run("kicked-ising --steps 1 --theta-h 0.3 -q --trace " + path("t.jsonl")).exit_code, 0);
+  std::istringstream jsonl(io::read_file(path("t.jsonl")));
+  std::size_t layer = 0;
+  for (std::string line; std::getline(jsonl, line); ++layer) {
+    const Json row = parse(line);
+    EXPECT_EQ(row["layer"], layer);
+    EXPECT_GT(row["resident_bytes"].get<std::size_t>(), 0u);
+  }
+  EXPECT_EQ(layer, 127u + 144u);
+}
+
+TEST_F(Cli, ResumeAfterSigkillOrSigintGivesTheUninterruptedResult) {
+  const std::string arguments = "kicked-ising --steps 3 --theta-h 0.6 --coeff 1e-5 -q";
+  const Result full = run(arguments);
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  const Json expected = parse(full.out);
+  for (const char* signal : {"SIGKILL", "SIGINT"}) {
+    SCOPED_TRACE(signal);
+    const std::string checkpoint = path(std::string(signal) + ".ckpt");
+    const Result killed = run(arguments + " --checkpoint " + checkpoint + " --every 100",
+                              std::string("PAULISTRINGS_FAULT=") + signal + "@450");
+    EXPECT_NE(killed.exit_code, 0);
+    ASSERT_TRUE(fs::exists(checkpoint));
+    const Result resumed = run(arguments + " --resume " + checkpoint);
+    ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+    const Json got = parse(resumed.out);
+    EXPECT_EQ(got["observables"]["Z62"]["value"], expected["observables"]["Z62"]["value"]);  // bitwise
+    EXPECT_EQ(got["final_terms"], expected["final_terms"]);
+    EXPECT_EQ(got["resumed_from_layer"], std::string(signal) == "SIGKILL" ? 400 : 450);
+    // A different task refuses the checkpoint.
+    const Result other = run("kicked-ising --steps 3 --theta-h 0.7 --coeff 1e-5 -q --resume " + checkpoint);
+    EXPECT_EQ(other.exit_code, 2);
+    EXPECT_NE(other.err.find("different task"), std::string::npos) << other.err;
+  }
+  // Corrupted and truncated checkpoints are refused with a message.
+  const std::string good = io::read_file(path("SIGINT.ckpt"));
+  std::string corrupted = good;
+  corrupted[corrupted.size() / 2] ^= 0x10;
+  io::write_file_atomically(path("corrupt.ckpt"), corrupted);
+  const Result bad = run(arguments + " --resume " + path("corrupt.ckpt"));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("checksum"), std::string::npos) << bad.err;
+  io::write_file_atomically(path("short.ckpt"), good.substr(0, good.size() - 9));
+  const Result short_file = run(arguments + " --resume " + path("short.ckpt"));
+  EXPECT_EQ(short_file.exit_code, 2);
+  EXPECT_NE(short_file.err.find("truncated"), std::string::npos) << short_file.err;
+}
+
+TEST_F(Cli, MemoryLimitKeepsTheRunUnderItOrStops) {
+  // Unbounded, this run grows to 2.1·10^6 terms (≈ 260 MB resident); the limit is 48 MiB.
+  const std::string arguments = "kicked-ising --steps 5 --theta-h 0.9 --coeff 1e-7 -q";
+  const Result limited = run(arguments + " --memory-limit 48M");
+  ASSERT_EQ(limited.exit_code, 0) << limited.err;
+  const Json j = parse(limited.out);
+  EXPECT_GT(j["memory_budget"]["truncations"].get<std::size_t>(), 0u);
+  EXPECT_GT(j["memory_budget"]["discarded_weight"].get<double>(), 0.0);
+  EXPECT_LE(j["peak_terms"].get<std::size_t>(), j["memory_budget"]["max_terms"].get<std::size_t>());
+#if defined(__SANITIZE_ADDRESS__)
+  std::printf("[  NOTE    ] peak resident memory not compared under AddressSanitizer (shadow memory)\n");
+#else
+  EXPECT_LE(j["peak_resident_bytes"].get<std::size_t>(), std::size_t{48} << 20);
+#endif
+  const Result strict = run(arguments + " --memory-limit 48M --no-auto-truncate");
+  EXPECT_EQ(strict.exit_code, 1);
+  EXPECT_NE(strict.err.find("memory budget"), std::string::npos) << strict.err;
+}
+
+}  // namespace
+}  // namespace paulistrings

@@ -1,0 +1,436 @@
+// The command line's execution core (see runner.h): observables one after another through the
+// shared propagate() driver, with progress, trace, checkpoints on a schedule and on SIGINT/SIGTERM,
+// resume, and the memory budget mapped to the driver's term budget.
+#include "paulistrings/cli/runner.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+#include "paulistrings/cpu/cpu_engine.h"
+#include "paulistrings/engine/propagate.h"
+#include "paulistrings/io/atomic_file.h"
+#include "paulistrings/io/checkpoint.h"
+#include "paulistrings/readout/product_state.h"
+
+namespace paulistrings::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Json = nlohmann::ordered_json;
+
+std::atomic<int> g_signal{0};
+extern "C" void remember_signal(int signal_number) { g_signal.store(signal_number); }
+
+/// SIGINT/SIGTERM only set a flag; the driver stops after the current layer.
+class SignalScope {
+ public:
+  SignalScope() {
+    g_signal.store(0);
+    struct sigaction action {};
+    action.sa_handler = remember_signal;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &old_int_);
+    sigaction(SIGTERM, &action, &old_term_);
+  }
+  ~SignalScope() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  SignalScope(const SignalScope&) = delete;
+  SignalScope& operator=(const SignalScope&) = delete;
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
+std::size_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  std::size_t pages_total = 0, pages_resident = 0;
+  statm >> pages_total >> pages_resident;
+  return pages_resident * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+}
+
+std::size_t peak_resident_bytes() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
+std::string format_seconds(double s) {
+  char text[32];
+  if (s < 60) {
+    std::snprintf(text, sizeof text, "%.1fs", s);
+  } else if (s < 3600) {
+    std::snprintf(text, sizeof text, "%dm%02ds", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
+  } else {
+    std::snprintf(text, sizeof text, "%dh%02dm", static_cast<int>(s) / 3600, static_cast<int>(s) / 60 % 60);
+  }
+  return text;
+}
+
+/// One line on stderr, redrawn at most 10 times a second, only when stderr is a terminal.
+class Progress {
+ public:
+  Progress(bool enabled, std::size_t layers_per_observable, std::size_t observables)
+      : enabled_(enabled && ::isatty(STDERR_FILENO)),
+        layers_(layers_per_observable),
+        observables_(observables),
+        start_(Clock::now()) {}
+  ~Progress() {
+    if (drawn_) std::fputs("\r\033[K", stderr);
+  }
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+
+  void begin_observable(std::size_t index, std::size_t start_layer) {
+    observable_ = index;
+    first_layer_ = start_layer;
+    observable_start_ = Clock::now();
+  }
+  void update(const LayerRecord& record) {
+    if (!enabled_) return;
+    const auto now = Clock::now();
+    const bool last = record.application_index + 1 == layers_;
+    if (!last && now - last_draw_ < std::chrono::milliseconds(100)) return;
+    last_draw_ = now;
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    const double in_observable = std::chrono::duration<double>(now - observable_start_).count();
+    const std::size_t done = record.application_index + 1 - first_layer_;
+    const std::size_t left = layers_ - record.application_index - 1;
+    const double eta = done > 0 ? in_observable / static_cast<double>(done) * static_cast<double>(left) : 0.0;
+    std::string prefix;
+    if (observables_ > 1) prefix = "observable " + std::to_string(observable_ + 1) + "/" + std::to_string(observables_) + " ";
+    std::fprintf(stderr, "\r\033[K%slayer %zu/%zu  %zu terms  elapsed %s  remaining ~%s", prefix.c_str(),
+                 record.application_index + 1, layers_, record.terms_out, format_seconds(elapsed).c_str(),
+                 format_seconds(eta).c_str());
+    std::fflush(stderr);
+    drawn_ = true;
+  }
+
+ private:
+  bool enabled_;
+  std::size_t layers_, observables_;
+  std::size_t observable_ = 0, first_layer_ = 0;
+  Clock::time_point start_, observable_start_, last_draw_{};
+  bool drawn_ = false;
+};
+
+/// Per-layer rows, written atomically at the end (CSV, or JSON lines for .jsonl/.json).
+class Trace {
+ public:
+  explicit Trace(const std::optional<std::string>& path) : path_(path) {
+    if (!path_) return;
+    const std::string& p = *path_;
+    json_lines_ = p.size() >= 5 && (p.ends_with(".jsonl") || p.ends_with(".json"));
+    if (!json_lines_) {
+      text_ =
+          "observable,layer,circuit_index,gate,terms_in,terms_out,discarded_weight,budget_discarded_weight,wall_ns,"
+          "resident_bytes\n";
+    }
+  }
+  bool enabled() const { return path_.has_value(); }
+  void add(const std::string& observable, const LayerRecord& r) {
+    const std::size_t rss = resident_bytes();
+    if (json_lines_) {
+      Json row = {{"observable", observable},    {"layer", r.application_index},
+                  {"circuit_index", r.circuit_index}, {"gate", r.gate_name},
+                  {"terms_in", r.terms_in},      {"terms_out", r.terms_out},
+                  {"discarded_weight", r.discarded_weight}, {"budget_discarded_weight", r.budget_discarded_weight},
+                  {"wall_ns", r.wall_ns},        {"resident_bytes", rss}};
+      text_ += row.dump();
+      text_ += '\n';
+      return;
+    }
+    char line[512];
+    std::snprintf(line, sizeof line, "%s,%zu,%zu,%s,%zu,%zu,%.17g,%.17g,%llu,%zu\n", observable.c_str(),
+                  r.application_index, r.circuit_index, r.gate_name.c_str(), r.terms_in, r.terms_out,
+                  r.discarded_weight, r.budget_discarded_weight, static_cast<unsigned long long>(r.wall_ns), rss);
+    text_ += line;
+  }
+  void write() const {
+    if (path_) io::write_file_atomically(*path_, text_);
+  }
+
+ private:
+  std::optional<std::string> path_;
+  bool json_lines_ = false;
+  std::string text_;
+};
+
+std::uint64_t fnv1a(std::string_view bytes, std::uint64_t h = 0xcbf29ce484222325ULL) {
+  for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ULL;
+  return h;
+}
+
+Json complex_value(Complex v) {
+  if (v.imag() == 0.0) return v.real();
+  return Json::array({v.real(), v.imag()});
+}
+
+/// Terms the budget allows: the limit minus what the process already holds, over the bytes a
+/// term costs in the engine (key + coefficient, times the engine's working-set factor).
+std::size_t budget_terms(std::size_t limit, std::size_t baseline, int width, bool complex_coefficients) {
+  // Buckets plus a layer's output (the driver caps a layer at 2× the budget), vector growth slack
+  // and the export copy: measured peak ≈ 3–4 × (key + coefficient) bytes per budget term.
+  constexpr double kWorkingSetFactor = 4.0;
+  const double per_term = (16.0 * width + (complex_coefficients ? 16.0 : 8.0)) * kWorkingSetFactor;
+  if (limit <= baseline + (std::size_t{1} << 20)) {
+    throw BadInput("--memory-limit " + std::to_string(limit) + " bytes is below what the process already uses (" +
+                   std::to_string(baseline) + " bytes)");
+  }
+  return std::max<std::size_t>(1, static_cast<std::size_t>(static_cast<double>(limit - baseline) / per_term));
+}
+
+/// Test hook: PAULISTRINGS_FAULT="SIGNAL@LAYER" (SIGKILL, SIGINT or SIGTERM) makes the process
+/// signal itself right after that layer, so tests can kill a run mid-way deterministically.
+struct FaultInjection {
+  int signal = 0;
+  std::size_t layer = 0;
+};
+
+FaultInjection fault_injection() {
+  const char* text = std::getenv("PAULISTRINGS_FAULT");
+  if (text == nullptr) return {};
+  const std::string spec = text;
+  const std::size_t at = spec.find('@');
+  if (at == std::string::npos) return {};
+  const std::string name = spec.substr(0, at);
+  FaultInjection fault;
+  fault.signal = name == "SIGKILL" ? SIGKILL : name == "SIGINT" ? SIGINT : name == "SIGTERM" ? SIGTERM : 0;
+  try {
+    fault.layer = std::stoul(spec.substr(at + 1));
+  } catch (const std::exception&) {
+    fault.signal = 0;
+  }
+  return fault;
+}
+
+}  // namespace
+
+std::size_t parse_size(const std::string& text) {
+  std::size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+  if (digits == 0) throw BadInput("bad size '" + text + "': expected a number with an optional K, M or G suffix");
+  std::string suffix = text.substr(digits);
+  if (suffix.size() == 2 && (suffix[1] == 'B' || suffix[1] == 'b' || suffix[1] == 'i')) suffix.pop_back();
+  unsigned shift = 0;
+  if (suffix.empty() || suffix == "B" || suffix == "b") {
+    shift = 0;
+  } else if (suffix == "K" || suffix == "k") {
+    shift = 10;
+  } else if (suffix == "M" || suffix == "m") {
+    shift = 20;
+  } else if (suffix == "G" || suffix == "g") {
+    shift = 30;
+  } else if (suffix == "T" || suffix == "t") {
+    shift = 40;
+  } else {
+    throw BadInput("bad size '" + text + "': expected a number with an optional K, M or G suffix");
+  }
+  if (digits > 15) throw BadInput("bad size '" + text + "': too large");
+  const std::size_t value = std::stoull(text.substr(0, digits));
+  if (shift > 0 && value > (~std::size_t{0} >> shift)) throw BadInput("bad size '" + text + "': too large");
+  return value << shift;
+}
+
+std::uint64_t task_fingerprint(const io::Task& task, std::size_t observable_index) {
+  std::ostringstream canonical;
+  canonical.precision(17);
+  canonical << "circuit " << task.circuit.fingerprint() << " qubits " << task.num_qubits << " direction "
+            << (task.direction == Direction::forward ? "forward" : "heisenberg") << " state " << task.state
+            << " truncation " << task.truncation.policy().description() << " observable " << observable_index;
+  if (observable_index < task.observables.size()) {
+    const io::NamedObservable& o = task.observables[observable_index];
+    canonical << " name " << o.name;
+    for (const auto& [label, c] : o.terms) canonical << " " << label << " " << c.real() << " " << c.imag();
+  }
+  return fnv1a(canonical.str());
+}
+
+int execute(const RunSpec& spec, const RunControl& control) {
+  const io::Task& task = spec.task;
+  if (task.observables.empty()) {
+    throw BadInput(spec.source + ": no observable given (add \"observable\" to the task or pass --observable)");
+  }
+  if (task.device != "cpu" && task.device != "auto") {
+    throw BadInput("device '" + task.device +
+                   "' is not available: this build has only the CPU engine (use \"cpu\" or \"auto\")");
+  }
+  if (control.every > 0 && !control.checkpoint_path) throw BadInput("--every needs --checkpoint FILE");
+  const ProductState state = [&] {
+    try {
+      return ProductState::parse(task.state, task.num_qubits);
+    } catch (const std::invalid_argument& e) {
+      throw BadInput(std::string("state: ") + e.what());
+    }
+  }();
+
+  std::optional<io::Checkpoint> resume;
+  std::size_t resume_index = 0;
+  if (control.resume_path) {
+    try {
+      resume = io::load_checkpoint(*control.resume_path);
+    } catch (const std::invalid_argument& e) {
+      throw BadInput(e.what());
+    } catch (const std::runtime_error& e) {
+      throw BadInput(e.what());
+    }
+    bool matched = false;
+    for (std::size_t i = 0; i < task.observables.size() && !matched; ++i) {
+      if (resume->task_fingerprint == task_fingerprint(task, i)) {
+        matched = true;
+        resume_index = i;
+      }
+    }
+    if (!matched || resume->circuit_fingerprint != task.circuit.fingerprint() ||
+        resume->sum.num_qubits() != task.num_qubits || resume->layers_done > task.circuit.size()) {
+      throw BadInput("checkpoint " + *control.resume_path +
+                     " belongs to a different task (circuit, direction, truncation, state or observable differ); "
+                     "refusing to resume from it");
+    }
+  }
+
+  const int threads = task.threads == 0 ? available_cpus() : task.threads;
+  SignalScope signals;
+  const FaultInjection fault = fault_injection();
+  Progress progress(!control.quiet, task.circuit.size(), task.observables.size());
+  Trace trace(control.trace_path);
+  const std::size_t baseline_rss = resident_bytes();
+  const auto start = Clock::now();
+
+  Json observables = Json::object();
+  std::size_t total_final = 0, peak = 0, budget_cuts = 0, max_terms_used = 0;
+  double discarded = 0.0, budget_discarded = 0.0;
+  for (std::size_t i = 0; i < task.observables.size(); ++i) {
+    const io::NamedObservable& observable = task.observables[i];
+    AnyPauliSum sum = [&] {
+      try {
+        return io::make_observable(observable.terms, task.num_qubits);
+      } catch (const std::invalid_argument& e) {
+        throw BadInput("observable '" + observable.name + "': " + e.what());
+      }
+    }();
+    PropagateOptions options;
+    options.direction = task.direction;
+    options.truncation = task.truncation.policy();
+    options.threads = threads;
+    options.keep_layer_records = false;
+    options.auto_truncate = control.auto_truncate;
+    if (resume && i == resume_index) {
+      sum = resume->sum;
+      options.start_layer = resume->layers_done;
+    }
+    if (control.memory_limit_bytes) {
+      bool complex_coefficients = sum.is_complex();
+      for (const Channel& c : task.circuit) complex_coefficients = complex_coefficients || c.has_complex_transfer();
+      options.max_terms = budget_terms(*control.memory_limit_bytes, baseline_rss, sum.width(), complex_coefficients);
+      max_terms_used = options.max_terms;
+    }
+    progress.begin_observable(i, options.start_layer);
+    options.on_layer = [&](const LayerRecord& record) {
+      progress.update(record);
+      if (trace.enabled()) trace.add(observable.name, record);
+      if (fault.signal != 0 && record.application_index + 1 == fault.layer) ::raise(fault.signal);
+    };
+    const bool checkpointing = control.checkpoint_path.has_value() && (!resume || i >= resume_index);
+    options.should_stop = [&](std::size_t done) {
+      return g_signal.load() != 0 || (checkpointing && control.every > 0 && done % control.every == 0);
+    };
+    std::size_t observable_peak = 0;
+    double observable_discarded = 0.0;
+    std::size_t observable_cuts = 0;
+    double observable_budget_discarded = 0.0;
+    while (true) {
+      const PropagationStats stats = propagate(sum, task.circuit, options);
+      observable_peak = std::max(observable_peak, stats.peak_terms);
+      observable_discarded += stats.discarded_weight;
+      observable_cuts += stats.budget_truncations;
+      observable_budget_discarded += stats.budget_discarded_weight;
+      if (!stats.stopped) break;
+      if (checkpointing) {
+        io::save_checkpoint(*control.checkpoint_path,
+                            {task.circuit.fingerprint(), task_fingerprint(task, i), stats.layers_done, sum});
+      }
+      if (g_signal.load() != 0) {
+        trace.write();
+        if (checkpointing) {
+          std::fprintf(stderr, "\npaulistrings: interrupted after layer %zu of %zu; checkpoint written to %s "
+                               "(continue with --resume %s)\n",
+                       stats.layers_done, task.circuit.size(), control.checkpoint_path->c_str(),
+                       control.checkpoint_path->c_str());
+        } else {
+          std::fprintf(stderr, "\npaulistrings: interrupted after layer %zu of %zu (no --checkpoint given)\n",
+                       stats.layers_done, task.circuit.size());
+        }
+        return kExitInterrupted;
+      }
+      options.start_layer = stats.layers_done;
+    }
+    const Complex value = sum.visit([&](const auto& typed) -> Complex { return state.expectation(typed); });
+    observables[observable.name] = {{"value", complex_value(value)},
+                                    {"final_terms", sum.size()},
+                                    {"peak_terms", observable_peak},
+                                    {"discarded_weight", observable_discarded}};
+    if (control.memory_limit_bytes) {
+      observables[observable.name]["budget_truncations"] = observable_cuts;
+      observables[observable.name]["budget_discarded_weight"] = observable_budget_discarded;
+    }
+    total_final += sum.size();
+    peak = std::max(peak, observable_peak);
+    discarded += observable_discarded;
+    budget_cuts += observable_cuts;
+    budget_discarded += observable_budget_discarded;
+  }
+  const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+
+  Json results;
+  results["paulistrings"] = PAULISTRINGS_VERSION_STRING;
+  results["source"] = spec.source;
+  results["num_qubits"] = task.num_qubits;
+  results["layers"] = task.circuit.size();
+  results["direction"] = task.direction == Direction::forward ? "forward" : "heisenberg";
+  results["state"] = task.state;
+  results["truncation"] = task.truncation.policy().description();
+  results["observables"] = observables;
+  results["final_terms"] = total_final;
+  results["peak_terms"] = peak;
+  results["discarded_weight"] = discarded;
+  results["wall_time_s"] = wall;
+  results["peak_resident_bytes"] = peak_resident_bytes();
+  results["engine"] = "cpu";
+  results["device"] = "cpu";
+  results["threads"] = threads;
+  if (control.memory_limit_bytes) {
+    results["memory_budget"] = {{"limit_bytes", *control.memory_limit_bytes},
+                                {"max_terms", max_terms_used},
+                                {"auto_truncate", control.auto_truncate},
+                                {"truncations", budget_cuts},
+                                {"discarded_weight", budget_discarded}};
+  }
+  if (resume) results["resumed_from_layer"] = resume->layers_done;
+  trace.write();
+  const std::string text = results.dump(2) + "\n";
+  if (control.out_path) {
+    io::write_file_atomically(*control.out_path, text);
+  } else {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  }
+  return kExitOk;
+}
+
+}  // namespace paulistrings::cli

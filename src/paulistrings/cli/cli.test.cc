@@ -232,6 +232,45 @@ TEST_F(Cli, BadInputExitsWithCodeTwoAndOneLocatedLine) {
   EXPECT_FALSE(fs::exists(path("never.json")));
 }
 
+/// Malformed QASM and stim programs through the command: exit code 2, one line starting with
+/// "file:line:column: ", never a crash (the readers' own tests cover the messages in detail).
+TEST_F(Cli, MalformedProgramsExitWithCodeTwoAndALocatedLine) {
+  const std::string h = "OPENQASM 2.0;\ninclude \"qelib1.inc\";\nqreg q[2];\n";
+  const std::vector<std::pair<std::string, int>> qasm = {
+      {"", 1}, {"OPENQASM 3.0;\n", 1}, {"qreg q[2];\n", 1}, {"OPENQASM 2.0\nqreg q[1];\n", 2},
+      {h + "h q[2];\n", 4}, {h + "h r[0];\n", 4}, {h + "foo q[0];\n", 4}, {h + "cx q[0];\n", 4},
+      {h + "cx q[0], q[0];\n", 4}, {h + "rx q[0];\n", 4}, {h + "rx(0.1, 0.2) q[0];\n", 4},
+      {h + "rx(1/0) q[0];\n", 4}, {h + "rx((0.1) q[0];\n", 4}, {h + "measure q[0] -> c[0];\n", 4},
+      {h + "reset q[0];\n", 4}, {h + "creg c[1];\nif (c == 1) x q[0];\n", 5}, {h + "opaque g q;\n", 4},
+      {h + "h q[0]\nh q[1];\n", 5}, {h + "/* unterminated\n", 4}, {h + "qreg q[3];\n", 4},
+      {h + "rx(0.1e) q[0];\n", 4}, {h + "gate g a { h b; }\n", 4}, {h + "u3(1,2) q[0];\n", 4},
+      {h + "include \"other.inc\";\n", 4}, {h + "h q[-1];\n", 4}, {h + "\x01\x02;\n", 4},
+      {h + "rx(sin) q[0];\n", 4}, {h + "swap q[0], q;\n", 4}, {h + "qreg r[1];\ncx q, r;\n", 5},
+      {h + "h q[0];;\n", 4}};
+  const std::vector<std::pair<std::string, int>> stim = {
+      {"M 0\n", 1}, {"H 0\nMR 1\n", 2}, {"R 0\n", 1}, {"DETECTOR rec[-1]\n", 1}, {"FOO 1\n", 1},
+      {"H(0.1) 0\n", 1}, {"DEPOLARIZE1 0\n", 1}, {"DEPOLARIZE1(1.5) 0\n", 1}, {"DEPOLARIZE1(nan) 0\n", 1},
+      {"CX 0\n", 1}, {"CX 0 0\n", 1}, {"H x\n", 1}, {"H -1\n", 1}, {"H 99999999999999999999\n", 1},
+      {"REPEAT 0 {\nH 0\n}\n", 1}, {"REPEAT 2 {\nH 0\n", 1}, {"}\n", 1}, {"H !0\n", 1},
+      {"CX rec[-1] 0\n", 1}, {"X_ERROR(0.1, 0.2) 0\n", 1}, {"OBSERVABLE_INCLUDE(0) rec[-1]\n", 1},
+      {"PAULI_CHANNEL_1(0.1,0.1,0.1) 0\n", 1}, {"CORRELATED_ERROR(0.1) X0\n", 1}, {"MPP X0*X1\n", 1},
+      {"H 0\nH 1\nDEPOLARIZE2(0.1) 0 1 2\n", 3}};
+  std::size_t index = 0;
+  for (const auto& [programs, flag, extension] :
+       {std::tuple{&qasm, "--qasm", ".qasm"}, std::tuple{&stim, "--stim", ".stim"}}) {
+    for (const auto& [text, line] : *programs) {
+      const std::string name = "bad" + std::to_string(index++) + extension;
+      SCOPED_TRACE(name + ": " + text);
+      const std::string file = write(name, text);
+      const Result r = run(std::string("run ") + flag + " " + file + " --observable Z0 -q");
+      EXPECT_EQ(r.exit_code, 2) << r.err;
+      EXPECT_EQ(r.err.rfind(file + ":" + std::to_string(line) + ":", 0), 0u) << r.err;
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    }
+  }
+  EXPECT_GE(index, 55u);
+}
+
 TEST_F(Cli, WritesTracesAsCsvAndJsonLines) {
   ASSERT_EQ(run("kicked-ising --steps 1 --theta-h 0.3 -q --trace " + path("t.csv")).exit_code, 0);
   std::istringstream csv(io::read_file(path("t.csv")));

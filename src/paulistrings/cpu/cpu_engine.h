@@ -11,6 +11,7 @@
 // The per-term truncation sees every final coefficient; exact zeros are dropped. Work inside a coset
 // is sequential and its order is fixed, so results are bitwise identical for any thread count.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -50,6 +51,8 @@ class CpuEngine {
   std::size_t size() const { return size_; }
   int threads() const { return threads_; }
   int bucket_bits() const { return store_.bits(); }
+  /// Layers skipped because no term lies in their light cone (see support_).
+  std::size_t skipped_layers() const { return skipped_layers_; }
 
   /// Applies one layer in place; returns the Σ|c|² dropped by the per-term truncation.
   double apply_layer(const PreparedChannel<W>& table, const Truncation& truncation);
@@ -76,8 +79,16 @@ class CpuEngine {
   BucketStore<W, C> store_;
   std::size_t size_ = 0;
   std::vector<Scratch> scratch_;  // one per thread, capacity kept across layers
+  /// Light cone: a superset of the qubits some term acts on (x | z of every key, word by word).
+  /// Rotation layers refresh it exactly from the keys they scan; other layers add their support.
+  /// A layer whose support misses it, and which maps the identity on its support to itself, changes
+  /// no term and is skipped.
+  std::array<std::uint64_t, W> support_{};
+  bool skips_layer(const PreparedChannel<W>& table, const Truncation& truncation) const;
+  void add_support(const PreparedChannel<W>& table);
   /// The policy every current term is known to pass (held, so its identity stays unique).
   Truncation tested_truncation_;
+  std::size_t skipped_layers_ = 0;
   bool tested_valid_ = false;
   void remember_tested(const Truncation& truncation) {
     tested_truncation_ = truncation;

@@ -172,6 +172,7 @@ struct CpuEngine<W, C>::Scratch {
     C coefficient;
   };
   std::vector<Pending> pending;
+  std::array<std::uint64_t, W> support{};  // x | z of the keys this thread scanned in a rotation layer
   // Gather-sort-merge formulation: the output stream of a coset.
   struct Output {
     PauliString<W> key;
@@ -253,11 +254,52 @@ CpuEngine<W, C>::CpuEngine(const PauliSum<W, C>& sum, const CpuEngineOptions& op
       threads_(options.threads > 0 ? options.threads : available_cpus()),
       store_(sum, PauliSum<W, C>::bits_to_fit(sum.size(), options.target_bucket_len, options.min_buckets)),
       size_(sum.size()),
-      scratch_(static_cast<std::size_t>(threads_)) {}
+      scratch_(static_cast<std::size_t>(threads_)) {
+  for (std::size_t i = 0; i < sum.size(); ++i) {
+    for (int w = 0; w < W; ++w) support_[w] |= sum.keys()[i].x[w] | sum.keys()[i].z[w];
+  }
+}
+
+template <int W, Coefficient C>
+bool CpuEngine<W, C>::skips_layer(const PreparedChannel<W>& table, const Truncation& truncation) const {
+  // Unchanged terms must already pass this policy (the reference engine re-tests every term).
+  if (truncation.has_term_test() && !(tested_valid_ && tested_truncation_.identity() == truncation.identity()))
+    return false;
+  if (table.form == PreparedChannel<W>::Form::rotation) {
+    for (int w = 0; w < W; ++w) {
+      if ((table.generator.x[w] | table.generator.z[w]) & support_[w]) return false;
+    }
+    return true;
+  }
+  // Local table: the identity pattern must map to itself alone, with amplitude exactly 1.
+  if (table.fanout[0] != 1 || table.outputs[0][0].pattern != 0 || table.outputs[0][0].amplitude != Complex(1.0))
+    return false;
+  for (int i = 0; i < table.support_size; ++i) {
+    const Qubit q = table.qubits[static_cast<std::size_t>(i)];
+    if ((support_[q / 64] >> (q % 64)) & 1) return false;
+  }
+  return true;
+}
+
+template <int W, Coefficient C>
+void CpuEngine<W, C>::add_support(const PreparedChannel<W>& table) {
+  if (table.form == PreparedChannel<W>::Form::rotation) {
+    for (int w = 0; w < W; ++w) support_[w] |= table.generator.x[w] | table.generator.z[w];
+    return;
+  }
+  for (int i = 0; i < table.support_size; ++i) {
+    const Qubit q = table.qubits[static_cast<std::size_t>(i)];
+    support_[q / 64] |= std::uint64_t{1} << (q % 64);
+  }
+}
 
 template <int W, Coefficient C>
 double CpuEngine<W, C>::apply_layer(const PreparedChannel<W>& table, const Truncation& truncation) {
   double discarded = 0.0;
+  if (skips_layer(table, truncation)) {
+    ++skipped_layers_;
+    return 0.0;
+  }
   if (table.table_class == TableClass::key_preserving) {
     discarded = rescale_layer(table, truncation);
     remember_tested(truncation);
@@ -268,6 +310,7 @@ double CpuEngine<W, C>::apply_layer(const PreparedChannel<W>& table, const Trunc
   } else {
     discarded = coset_layer(table, truncation);
     remember_tested(truncation);
+    add_support(table);
   }
   refine_if_needed();
   return discarded;
@@ -287,6 +330,7 @@ double CpuEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const Tr
   const double cos_theta = kernel.cos_theta, sin_signed = kernel.sin_signed;
   std::vector<double> discarded(cosets, 0.0);
   std::ptrdiff_t change = 0;
+  for (Scratch& scratch : scratch_) scratch.support.fill(0);
 #pragma omp parallel num_threads(threads_) reduction(+ : change) if (parallel_worthwhile())
   {
     Scratch& scratch = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
@@ -322,6 +366,7 @@ double CpuEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const Tr
         Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
         for (std::size_t t = 0; t < bucket.size(); ++t) {
           const PauliString<W>& key = bucket.keys[t];
+          for (int w = 0; w < W; ++w) scratch.support[w] |= key.x[w] | key.z[w];
           if (key.commutes_with(generator)) {
             if (test_unchanged) store_value(local, bucket.coefficients[t], key, bucket.coefficients[t]);
             continue;
@@ -407,6 +452,12 @@ double CpuEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const Tr
     }
   }
   size_ = static_cast<std::size_t>(static_cast<std::ptrdiff_t>(size_) + change);
+  // The keys scanned (a superset of those kept) plus the generator's support (appended partners).
+  support_.fill(0);
+  for (const Scratch& scratch : scratch_) {
+    for (int w = 0; w < W; ++w) support_[w] |= scratch.support[w];
+  }
+  add_support(table);
   double sum = 0.0;
   for (double d : discarded) sum += d;
   return sum;

@@ -61,6 +61,15 @@ template <int W, Coefficient C>
   return ::testing::AssertionSuccess();
 }
 
+/// The reference engine applied channel by channel (forward), the policy after every layer.
+template <int W, Coefficient C>
+void apply_circuit_reference(PauliSum<W, C>& sum, const Circuit& circuit, const Truncation& policy) {
+  PropagateOptions options;
+  options.engine = Engine::reference;
+  options.truncation = policy;
+  propagate(sum, circuit, options);
+}
+
 template <int W, Coefficient C>
 void check_against_reference(int seed) {
   std::mt19937_64 rng(static_cast<std::uint64_t>(seed) * 104729 + 3);
@@ -183,6 +192,32 @@ TEST(CpuEngine, BitwiseIdenticalForAnyThreadCount) {
     }
     EXPECT_EQ(sum.terms(), first) << threads << " threads";  // exact, in canonical order
     EXPECT_EQ(stats.discarded_weight, first_stats.discarded_weight) << threads << " threads";
+  }
+}
+
+// Gates outside the light cone of every term are skipped — but never a non-unital channel, whose
+// identity pattern grows a new term, and never before the terms have passed the policy once.
+TEST(CpuEngine, SkipsLayersOutsideTheLightConeWithTheReferenceResult) {
+  constexpr std::size_t kQubits = 200;
+  Circuit circuit(kQubits);
+  for (Qubit q = kQubits - 1; q >= 100; --q) circuit.append(Channel::rx(0.3, q));  // far away: skipped
+  circuit.append(Channel::rzz(0.4, 0, 1)).append(Channel::rx(0.7, 1)).append(Channel::h(1));
+  circuit.append(Channel::amplitude_damping(0.2, 150));  // forward: I → I + γZ, must run
+  circuit.append(Channel::cnot(2, 3)).append(Channel::depolarize(0.1, 120)).append(Channel::ry(0.2, 150));
+  const auto start = PauliSum<4, double>::from_labels(kQubits, {{"Z0", 1.0}, {"X0 Y1", 0.5}, {"Z1", 1e-9}});
+  for (const bool truncate : {false, true}) {
+    SCOPED_TRACE(truncate ? "coeff(1e-6)" : "no truncation");
+    const Truncation policy = truncate ? Truncation::coeff(1e-6) : Truncation();
+    auto expected = start;
+    apply_circuit_reference(expected, circuit, policy);
+    CpuEngine<4, double> engine(start, CpuEngineOptions{});
+    for (const Channel& channel : circuit) engine.apply_layer(prepare_channel<4>(channel, Direction::forward), policy);
+    PauliSum<4, double> actual(kQubits);
+    engine.export_to(actual);
+    EXPECT_TRUE(sums_match(actual, expected));
+    // Skipped: the 100 far rotations, cnot(2, 3) and depolarize(120); with a term test the first
+    // far rotation runs (it drops the 1e-9 term) and the 99 after it are skipped.
+    EXPECT_EQ(engine.skipped_layers(), truncate ? 101u : 102u);
   }
 }
 

@@ -1,0 +1,63 @@
+"""paulistrings: Pauli propagation — evolve an observable, written as a weighted sum of Pauli
+strings, through quantum gates and noise channels, truncating what does not matter.
+
+A drop-in replacement for the Python API of the original ``paulistrings`` package (the Rust crate
+``paulistrings-rs``): ``from paulistrings import Circuit, PauliSum`` and the same names,
+signatures, defaults and errors, on a C++20 engine.
+
+    >>> import math
+    >>> from paulistrings import Circuit, PauliSum
+    >>> obs = PauliSum.from_strings({"XIII": 0.25, "IXII": 0.25, "IIXI": 0.25, "IIIX": 0.25}, num_qubits=4)
+    >>> c = Circuit(4); c.rz(math.pi / 8, 0); c.cnot(0, 1); c.h(2)
+    >>> print(f'{obs.propagate(c, direction="heisenberg").expectation("x+").real:.6f}')
+    0.730970
+
+Logging: the logger ``paulistrings.propagate`` gets an INFO line at the start and end of every
+propagate call and a DEBUG line per layer (only computed when DEBUG is enabled).
+"""
+
+from . import _core
+from ._circuit import Channel, Circuit
+from ._sum import GpuPauliSum, PartitionStats, PauliString, PauliSum, PropagationStats, p
+from ._system import cuda_available, mpi_available, numa_nodes, reset_log_cache
+from .truncation import Truncation
+from . import gates, noise, truncation, io, interop, workloads
+
+__version__ = _core.__version__
+
+#: Kept for the original's API (its hash-map "direct" engine threshold, removed there later);
+#: this engine picks its small-sum path on its own and ignores ``engine=``/``small_sum_threshold=``.
+DEFAULT_SMALL_SUM_THRESHOLD = 2048
+
+
+def diagonal_echo(hist, delta) -> float:
+    """Σ_n w[n]·cos(2δ)^n / Σ_n w[n] of an ``anticommute_histogram`` (``nan`` when all are zero)."""
+    from ._util import real
+
+    values = [real(w, "hist") for w in hist]
+    return float(_core.diagonal_echo(values, real(delta, "delta")))
+
+
+__all__ = [
+    "Channel",
+    "Circuit",
+    "DEFAULT_SMALL_SUM_THRESHOLD",
+    "GpuPauliSum",
+    "PartitionStats",
+    "PauliString",
+    "PauliSum",
+    "PropagationStats",
+    "Truncation",
+    "cuda_available",
+    "diagonal_echo",
+    "gates",
+    "interop",
+    "io",
+    "mpi_available",
+    "noise",
+    "numa_nodes",
+    "p",
+    "reset_log_cache",
+    "truncation",
+    "workloads",
+]

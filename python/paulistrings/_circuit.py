@@ -1,0 +1,392 @@
+"""``Channel`` and ``Circuit``: gates and noise channels, and ordered lists of them."""
+
+from __future__ import annotations
+
+import json
+import operator
+
+import numpy as np
+
+from . import _core
+from ._util import qubit, qubit_list, real, rust_display, rust_float, type_name
+
+__all__ = ["Channel", "Circuit"]
+
+TOO_WIDE = "num_qubits exceeds largest monomorphized width (1024)"
+
+
+class Channel:
+    """One gate or noise channel, independent of any circuit width.
+
+    Built by the ``paulistrings.gates`` and ``paulistrings.noise`` factories or read back with
+    ``circuit[i]``; qubit indices are checked against the circuit when it is appended.
+    """
+
+    __slots__ = ("_ch",)
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError(
+            "Channel has no public constructor; use the paulistrings.gates and paulistrings.noise factories"
+        )
+
+    @classmethod
+    def _wrap(cls, core) -> "Channel":
+        obj = object.__new__(cls)
+        obj._ch = core
+        return obj
+
+    def __repr__(self) -> str:
+        return f"Channel({_debug_spec(self._ch)})"
+
+
+_SINGLE = {"h": "H", "s": "S", "sdg": "Sdg", "x": "X", "y": "Y", "z": "Z"}
+_PAIR = {"cz": "Cz", "swap": "Swap"}
+_ROTATION = {"rz": ("Rz", "Z"), "rx": ("Rx", "X"), "ry": ("Ry", "Y")}
+
+
+def _rust_complex(value: complex) -> str:
+    return f"Complex {{ re: {rust_float(value.real)}, im: {rust_float(value.imag)} }}"
+
+
+def _debug_spec(ch) -> str:
+    """The original's ``Channel.__repr__`` body: the Rust ``Debug`` form of its channel spec."""
+    name, qubits = ch.name, list(ch.qubits)
+    if name in _SINGLE:
+        return f"{_SINGLE[name]} {{ qubit: {qubits[0]} }}"
+    if name == "cnot":
+        return f"Cnot {{ control: {qubits[0]}, target: {qubits[1]} }}"
+    if name in _PAIR:
+        return f"{_PAIR[name]} {{ q0: {qubits[0]}, q1: {qubits[1]} }}"
+    if ch.is_rotation:
+        if name in _ROTATION and ch.pauli == _ROTATION[name][1] and len(qubits) == 1:
+            return f"{_ROTATION[name][0]} {{ theta: {rust_float(ch.theta)}, qubit: {qubits[0]} }}"
+        paulis = ", ".join(f"({q}, {p})" for q, p in zip(qubits, ch.pauli))
+        return f"PauliRotationN {{ theta: {rust_float(ch.theta)}, paulis: [{paulis}] }}"
+    if name in ("unitary_1q", "unitary_2q"):
+        rows = ", ".join("[" + ", ".join(_rust_complex(complex(v)) for v in row) + "]" for row in ch.matrix)
+        if name == "unitary_1q":
+            return f"Unitary1Q {{ qubit: {qubits[0]}, matrix: [{rows}] }}"
+        return f"Unitary2Q {{ q0: {qubits[0]}, q1: {qubits[1]}, matrix: [{rows}] }}"
+    params = [rust_float(p) for p in ch.parameters]
+    if name == "depolarize":
+        return f"Depolarize {{ p: {params[0]}, qubit: {qubits[0]} }}"
+    if name == "dephase":
+        return f"Dephase {{ p: {params[0]}, qubit: {qubits[0]} }}"
+    if name == "amplitude_damping":
+        return f"AmplitudeDamping {{ gamma: {params[0]}, qubit: {qubits[0]} }}"
+    if name == "pauli_channel":
+        return f"PauliChannel {{ px: {params[0]}, py: {params[1]}, pz: {params[2]}, qubit: {qubits[0]} }}"
+    if name == "depolarize2":
+        return f"Depolarize2 {{ p: {params[0]}, q0: {qubits[0]}, q1: {qubits[1]} }}"
+    return ch.description()
+
+
+# ---- factories shared by paulistrings.gates, paulistrings.noise and the Circuit methods ----
+
+
+def _distinct(name: str, q0: int, q1: int) -> None:
+    if q0 == q1:
+        raise ValueError(f"{name}: the two qubit indices must differ (both are {q0})")
+
+
+def _matrix(matrix, dim: int, name: str) -> np.ndarray:
+    try:
+        m = np.asarray(matrix, dtype=np.complex128)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} expects a {dim}x{dim} complex matrix, got {type_name(matrix)}") from None
+    if m.shape != (dim, dim):
+        raise ValueError(f"{name} expects a {dim}x{dim} complex matrix, got shape {list(m.shape)}")
+    return np.ascontiguousarray(m)
+
+
+def make_single(name: str, q) -> Channel:
+    return Channel._wrap(getattr(_core.Channel, name)(qubit(q)))
+
+
+def make_cnot(control, target) -> Channel:
+    control, target = qubit(control, "control"), qubit(target, "target")
+    _distinct("cnot", control, target)
+    return Channel._wrap(_core.Channel.cnot(control, target))
+
+
+def make_pair(name: str, q0, q1) -> Channel:
+    q0, q1 = qubit(q0, "q0"), qubit(q1, "q1")
+    _distinct(name, q0, q1)
+    return Channel._wrap(getattr(_core.Channel, name)(q0, q1))
+
+
+def make_rotation(name: str, theta, q) -> Channel:
+    return Channel._wrap(getattr(_core.Channel, name)(real(theta, "theta"), qubit(q)))
+
+
+def make_pauli_rotation(pauli, qubits, theta) -> Channel:
+    if not isinstance(pauli, str):
+        raise TypeError(f"pauli_rotation: pauli must be a str, got {type_name(pauli)}")
+    qs = qubit_list(qubits, "pauli_rotation")
+    theta = real(theta, "theta")
+    if len(pauli) != len(qs):
+        raise ValueError(
+            "pauli_rotation: pauli and qubits must have the same length "
+            f"(got {len(pauli)} characters and {len(qs)} qubits)"
+        )
+    if not qs:
+        raise ValueError("pauli_rotation: pauli and qubits must be non-empty")
+    for ch in pauli:
+        if ch not in "XYZ":
+            raise ValueError(
+                f"pauli_rotation: unexpected Pauli character '{ch}' "
+                "(expected X/Y/Z; identity positions are expressed by omission)"
+            )
+    seen = set()
+    for q in qs:
+        if q in seen:
+            raise ValueError(f"pauli_rotation: qubits must be distinct (index {q} appears twice)")
+        seen.add(q)
+    return Channel._wrap(_core.Channel.pauli_rotation(pauli, qs, theta))
+
+
+def make_unitary_1q(q, matrix) -> Channel:
+    q = qubit(q)
+    return Channel._wrap(_core.Channel.unitary_1q(q, _matrix(matrix, 2, "unitary_1q")))
+
+
+def make_unitary_2q(q0, q1, matrix) -> Channel:
+    q0, q1 = qubit(q0, "q0"), qubit(q1, "q1")
+    if q0 == q1:
+        raise ValueError("unitary_2q: q0 and q1 must differ")
+    return Channel._wrap(_core.Channel.unitary_2q(q0, q1, _matrix(matrix, 4, "unitary_2q")))
+
+
+def make_depolarize(p, q) -> Channel:
+    return Channel._wrap(_core.Channel.depolarize(real(p, "p"), qubit(q)))
+
+
+def make_dephase(p, q) -> Channel:
+    return Channel._wrap(_core.Channel.dephase(real(p, "p"), qubit(q)))
+
+
+def make_amplitude_damping(gamma, q) -> Channel:
+    return Channel._wrap(_core.Channel.amplitude_damping(real(gamma, "gamma"), qubit(q)))
+
+
+def make_pauli_channel(px, py, pz, q) -> Channel:
+    values = [("px", real(px, "px")), ("py", real(py, "py")), ("pz", real(pz, "pz"))]
+    q = qubit(q)
+    for name, p in values:
+        if p < 0.0:
+            raise ValueError(f"pauli_channel: {name} must be non-negative (got {rust_display(p)})")
+    total = values[0][1] + values[1][1] + values[2][1]
+    if total > 1.0:
+        raise ValueError(f"pauli_channel: px + py + pz must be at most 1 (got {rust_display(total)})")
+    return Channel._wrap(_core.Channel.pauli_channel(values[0][1], values[1][1], values[2][1], q))
+
+
+def make_depolarize2(p, q0, q1) -> Channel:
+    p = real(p, "p")
+    q0, q1 = qubit(q0, "q0"), qubit(q1, "q1")
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"depolarize2: p must be between 0 and 1 (got {rust_display(p)})")
+    if q0 == q1:
+        raise ValueError(f"depolarize2: the two qubit indices must differ (both are {q0})")
+    return Channel._wrap(_core.Channel.depolarize2(p, q0, q1))
+
+
+class Circuit:
+    """An ordered list of channels on ``num_qubits`` qubits.
+
+    Every gate method pushes exactly one channel; the noise methods broadcast (one channel per
+    listed qubit or pair). ``circuit[i]`` is a ``Channel`` (negative indices count from the end),
+    ``circuit[a:b:s]`` a new ``Circuit`` (a negative step reverses the order; it is not the
+    adjoint); ``a + b`` concatenates, ``a.extend(b)`` appends in place, ``adjoint()`` gives the
+    inverse circuit and ``gates`` the task-JSON (schema v1) gate list.
+    """
+
+    __slots__ = ("_c",)
+
+    def __init__(self, num_qubits):
+        n = qubit(num_qubits, "num_qubits")
+        if n > 1024:
+            raise ValueError(TOO_WIDE)
+        self._c = _core.Circuit(n)
+
+    @classmethod
+    def _wrap(cls, core) -> "Circuit":
+        obj = object.__new__(cls)
+        obj._c = core
+        return obj
+
+    def __copy__(self) -> "Circuit":
+        return Circuit._wrap(self._c.copy())
+
+    def __deepcopy__(self, memo) -> "Circuit":
+        return Circuit._wrap(self._c.copy())
+
+    # ---- introspection ----
+
+    @property
+    def num_qubits(self) -> int:
+        return self._c.num_qubits
+
+    def __len__(self) -> int:
+        return len(self._c)
+
+    def __repr__(self) -> str:
+        return f"Circuit(num_qubits={self.num_qubits}, channels={len(self)})"
+
+    def __getitem__(self, key):
+        if isinstance(key, slice):
+            if key.step == 0:
+                raise ValueError("slice step cannot be zero")
+            start = None if key.start is None else _signed(key.start)
+            stop = None if key.stop is None else _signed(key.stop)
+            step = 1 if key.step is None else _signed(key.step)
+            return Circuit._wrap(self._c.slice(start, stop, step))
+        try:
+            i = _signed(key)
+        except TypeError:
+            raise TypeError(f"Circuit indices must be integers or slices, not {type_name(key)}") from None
+        n = len(self._c)
+        if i < -n or i >= n:
+            raise IndexError(f"Circuit index {i} is out of range for a circuit of {n} channels")
+        return Channel._wrap(self._c.at(i))
+
+    @property
+    def gates(self) -> list:
+        """The channels as task-JSON schema-v1 gate dicts (round-trips through
+        ``interop.circuit_from_json``)."""
+        return json.loads(self._c.gates_json())
+
+    # ---- composition ----
+
+    def _push(self, channel: Channel) -> None:
+        ch = channel._ch
+        n = self._c.num_qubits
+        top = max(ch.qubits)
+        if top >= n:
+            raise ValueError(f"qubit index {top} is out of range for a {n}-qubit circuit")
+        self._c.append(ch)
+
+    def _push_all(self, channels) -> None:
+        for channel in channels:  # validate every channel before appending any
+            top = max(channel._ch.qubits)
+            if top >= self._c.num_qubits:
+                raise ValueError(f"qubit index {top} is out of range for a {self._c.num_qubits}-qubit circuit")
+        for channel in channels:
+            self._c.append(channel._ch)
+
+    def append(self, channel) -> None:
+        """Append a ``Channel`` made by the ``gates``/``noise`` factories."""
+        if not isinstance(channel, Channel):
+            raise TypeError(
+                f"Circuit.append expects a Channel (from paulistrings.gates or paulistrings.noise), "
+                f"got {type_name(channel)}"
+            )
+        self._push(channel)
+
+    def extend(self, other) -> None:
+        """Append every channel of ``other`` in place (``c.extend(c)`` doubles ``c``)."""
+        if not isinstance(other, Circuit):
+            raise TypeError(f"Circuit.extend expects a Circuit, got {type_name(other)}")
+        if other.num_qubits != self.num_qubits:
+            raise ValueError(f"extend: num_qubits mismatch ({self.num_qubits} vs {other.num_qubits})")
+        self._c.extend(other._c)
+
+    def __add__(self, other):
+        if not isinstance(other, Circuit):
+            return NotImplemented
+        if other.num_qubits != self.num_qubits:
+            raise ValueError(f"Circuit +: num_qubits mismatch ({self.num_qubits} vs {other.num_qubits})")
+        result = Circuit._wrap(self._c.copy())
+        result._c.extend(other._c)
+        return result
+
+    def adjoint(self) -> "Circuit":
+        """The inverse circuit: reversed order, each gate daggered (rotations negate θ, s↔sdg,
+        unitaries conjugate-transposed). Any noise channel is a ValueError."""
+        return Circuit._wrap(self._c.adjoint())
+
+    # ---- gates ----
+
+    def h(self, qubit) -> None:
+        self._push(make_single("h", qubit))
+
+    def s(self, qubit) -> None:
+        self._push(make_single("s", qubit))
+
+    def sdg(self, qubit) -> None:
+        self._push(make_single("sdg", qubit))
+
+    def x(self, qubit) -> None:
+        self._push(make_single("x", qubit))
+
+    def y(self, qubit) -> None:
+        self._push(make_single("y", qubit))
+
+    def z(self, qubit) -> None:
+        self._push(make_single("z", qubit))
+
+    def cnot(self, control, target) -> None:
+        self._push(make_cnot(control, target))
+
+    def cz(self, q0, q1) -> None:
+        self._push(make_pair("cz", q0, q1))
+
+    def swap(self, q0, q1) -> None:
+        self._push(make_pair("swap", q0, q1))
+
+    def rz(self, theta, qubit) -> None:
+        self._push(make_rotation("rz", theta, qubit))
+
+    def rx(self, theta, qubit) -> None:
+        self._push(make_rotation("rx", theta, qubit))
+
+    def ry(self, theta, qubit) -> None:
+        self._push(make_rotation("ry", theta, qubit))
+
+    def pauli_rotation(self, pauli, qubits, theta) -> None:
+        """``exp(-iθP/2)`` with ``pauli[k]`` (X, Y or Z) on ``qubits[k]``."""
+        self._push(make_pauli_rotation(pauli, qubits, theta))
+
+    def unitary_1q(self, qubit, matrix) -> None:
+        self._push(make_unitary_1q(qubit, matrix))
+
+    def unitary_2q(self, q0, q1, matrix) -> None:
+        """A 4×4 unitary acting on ``|q0 q1⟩`` (``q0`` the more significant factor)."""
+        self._push(make_unitary_2q(q0, q1, matrix))
+
+    # ---- noise (one channel per listed qubit / pair) ----
+
+    def depolarize(self, p, qubits) -> None:
+        self._push_all([make_depolarize(p, q) for q in qubit_list(qubits)])
+
+    def dephase(self, p, qubits) -> None:
+        self._push_all([make_dephase(p, q) for q in qubit_list(qubits)])
+
+    def amplitude_damping(self, gamma, qubits) -> None:
+        self._push_all([make_amplitude_damping(gamma, q) for q in qubit_list(qubits)])
+
+    def pauli_channel(self, px, py, pz, qubits) -> None:
+        self._push_all([make_pauli_channel(px, py, pz, q) for q in qubit_list(qubits)])
+
+    def depolarize2(self, p, pairs) -> None:
+        channels = []
+        if isinstance(pairs, (str, bytes)):
+            raise TypeError(f"depolarize2: expected a sequence of (q0, q1) pairs, got {type_name(pairs)}")
+        for pair in pairs:
+            q0, q1 = _pair(pair)
+            channels.append(make_depolarize2(p, q0, q1))
+        self._push_all(channels)
+
+
+def _signed(value) -> int:
+    return operator.index(value)
+
+
+def _pair(pair):
+    if isinstance(pair, (str, bytes)):
+        raise TypeError(f"depolarize2: expected a (q0, q1) pair, got {type_name(pair)}")
+    try:
+        q0, q1 = pair
+    except (TypeError, ValueError):
+        raise TypeError(f"depolarize2: expected a (q0, q1) pair, got {pair!r}") from None
+    return q0, q1

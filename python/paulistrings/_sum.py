@@ -1,0 +1,1011 @@
+"""``PauliString``, ``PauliSum`` and the propagation front end (``PropagationStats``)."""
+
+from __future__ import annotations
+
+import logging
+import math
+import operator
+import os
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from . import _core
+from ._circuit import TOO_WIDE, Circuit
+from ._system import numa_nodes
+from ._util import coefficient, index, qubit, real, type_name
+from .truncation import Truncation
+
+__all__ = ["PauliString", "p", "PauliSum", "PropagationStats", "PartitionStats", "GpuPauliSum"]
+
+_log = logging.getLogger("paulistrings.propagate")
+_PHASES = (1 + 0j, 1j, -1 + 0j, -1j)
+
+
+def _popcount(value: int) -> int:
+    return bin(value).count("1")
+
+
+# =============================================================================
+# PauliString
+# =============================================================================
+
+
+class PauliString:
+    """One Pauli string (no coefficient): immutable and hashable.
+
+    Constructors: ``PauliString.identity(n)``, ``.x(qubit, n)``, ``.y(qubit, n)``, ``.z(qubit, n)``,
+    ``.from_label("XIZY")`` and ``paulistrings.p(label)``. Character i of a label is qubit i.
+    ``str``/``repr`` print the label; ``==`` compares label and qubit count. ``ps * c`` is the
+    one-term ``PauliSum`` c·ps.
+    """
+
+    __slots__ = ("_n", "_x", "_z")
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError(
+            "PauliString has no public constructor; use PauliString.from_label, identity, x, y, z "
+            "or paulistrings.p"
+        )
+
+    @classmethod
+    def _make(cls, num_qubits: int, x: int, z: int) -> "PauliString":
+        obj = object.__new__(cls)
+        obj._n, obj._x, obj._z = num_qubits, x, z
+        return obj
+
+    @staticmethod
+    def _check_n(num_qubits) -> int:
+        n = index(num_qubits, "num_qubits")
+        if n > 1024:
+            raise ValueError(TOO_WIDE)
+        return n
+
+    @classmethod
+    def identity(cls, num_qubits) -> "PauliString":
+        return cls._make(cls._check_n(num_qubits), 0, 0)
+
+    @classmethod
+    def _single(cls, letter: str, q, num_qubits) -> "PauliString":
+        q = index(q, "qubit")
+        n = index(num_qubits, "num_qubits")
+        if q >= n:
+            raise ValueError(f"qubit index {q} is out of range for a {n}-qubit Pauli string")
+        n = cls._check_n(n)
+        bit = 1 << q
+        return cls._make(n, bit if letter in "XY" else 0, bit if letter in "ZY" else 0)
+
+    @classmethod
+    def x(cls, qubit, num_qubits) -> "PauliString":
+        return cls._single("X", qubit, num_qubits)
+
+    @classmethod
+    def y(cls, qubit, num_qubits) -> "PauliString":
+        return cls._single("Y", qubit, num_qubits)
+
+    @classmethod
+    def z(cls, qubit, num_qubits) -> "PauliString":
+        return cls._single("Z", qubit, num_qubits)
+
+    @classmethod
+    def from_label(cls, label) -> "PauliString":
+        if not isinstance(label, str):
+            raise TypeError(f"PauliString.from_label expects a str, got {type_name(label)}")
+        n = len(label)
+        if n > 1024:
+            raise ValueError(TOO_WIDE)
+        x = z = 0
+        for q, ch in enumerate(label):
+            if ch == "X":
+                x |= 1 << q
+            elif ch == "Z":
+                z |= 1 << q
+            elif ch == "Y":
+                x |= 1 << q
+                z |= 1 << q
+            elif ch != "I":
+                raise ValueError(f"unexpected Pauli character '{ch}' (expected I/X/Y/Z)")
+        return cls._make(n, x, z)
+
+    @property
+    def num_qubits(self) -> int:
+        return self._n
+
+    @property
+    def weight(self) -> int:
+        return _popcount(self._x | self._z)
+
+    @property
+    def label(self) -> str:
+        x, z = self._x, self._z
+        return "".join("IXZY"[((x >> q) & 1) | (((z >> q) & 1) << 1)] for q in range(self._n))
+
+    def __str__(self) -> str:
+        return self.label
+
+    def __repr__(self) -> str:
+        return self.label
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, PauliString):
+            return False
+        return self._n == other._n and self._x == other._x and self._z == other._z
+
+    def __ne__(self, other) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash((self._n, self._x, self._z))
+
+    def _other(self, other, what: str) -> "PauliString":
+        if not isinstance(other, PauliString):
+            raise TypeError(f"{what}: expected a PauliString, got {type_name(other)}")
+        if other._n != self._n:
+            raise ValueError(f"{what}: num_qubits mismatch ({self._n} vs {other._n})")
+        return other
+
+    def commutes_with(self, other) -> bool:
+        o = self._other(other, "commutes_with")
+        return _popcount((self._x & o._z) ^ (self._z & o._x)) % 2 == 0
+
+    def anticommutes_with(self, other) -> bool:
+        o = self._other(other, "anticommutes_with")
+        return not self.commutes_with(o)
+
+    def _product(self, o: "PauliString"):
+        x3, z3 = self._x ^ o._x, self._z ^ o._z
+        k = (
+            _popcount(self._x & self._z)
+            + _popcount(o._x & o._z)
+            - _popcount(x3 & z3)
+            + 2 * _popcount(self._z & o._x)
+        ) % 4
+        return _PHASES[k], PauliString._make(self._n, x3, z3)
+
+    def mul(self, other):
+        """``self · other`` as ``(i^k, product)``, e.g. X·Z = (−i, Y)."""
+        return self._product(self._other(other, "mul"))
+
+    def commutator(self, other):
+        """``[self, other]`` as ``(coefficient, product)``: 2·i^k when they anticommute, else 0."""
+        o = self._other(other, "commutator")
+        phase, product = self._product(o)
+        return (0j if self.commutes_with(o) else 2 * phase), product
+
+    def anticommutator(self, other):
+        """``{self, other}`` as ``(coefficient, product)``: 2·i^k when they commute, else 0."""
+        o = self._other(other, "anticommutator")
+        phase, product = self._product(o)
+        return (2 * phase if self.commutes_with(o) else 0j), product
+
+    def __mul__(self, coeff):
+        if isinstance(coeff, (PauliString, PauliSum)):
+            return NotImplemented
+        try:
+            c = coefficient(coeff)
+        except TypeError:
+            return NotImplemented
+        words = max(1, (self._n + 63) // 64)
+        mask = (1 << 64) - 1
+        x = np.array([[(self._x >> (64 * w)) & mask for w in range(words)]], dtype=np.uint64)
+        z = np.array([[(self._z >> (64 * w)) & mask for w in range(words)]], dtype=np.uint64)
+        if c.imag == 0.0:
+            core = _core.Sum.from_arrays_real(self._n, x, z, np.array([c.real], dtype=np.float64))
+        else:
+            core = _core.Sum.from_arrays_complex(self._n, x, z, np.array([c], dtype=np.complex128))
+        return PauliSum._wrap(core)
+
+    __rmul__ = __mul__
+
+
+def p(label) -> PauliString:
+    """Shorthand for ``PauliString.from_label(label)``."""
+    return PauliString.from_label(label)
+
+
+# =============================================================================
+# Statistics
+# =============================================================================
+
+
+@dataclass(frozen=True, repr=False)
+class PartitionStats:
+    """Per-partition statistics of a partitioned run (this build runs unpartitioned, so
+    ``PropagationStats.partition`` is always ``None``)."""
+
+    partitions: int
+    rank: Optional[int]
+    size: Optional[int]
+    devices: Optional[list]
+    local: list
+    rows_exported: list
+    bytes_exported: list
+    terms_in: list
+    terms_out: list
+    imbalance: list
+    nanos: list
+
+
+@dataclass(frozen=True, repr=False)
+class PropagationStats:
+    """Per-layer record of one ``propagate_with_stats`` call (read-only).
+
+    One entry per applied layer (one channel), in application order — reversed circuit order
+    under ``direction="heisenberg"``. ``terms_in[k]`` counts the terms before layer k and
+    ``terms_out[k]`` after its truncation (``terms_in[k+1] == terms_out[k]``); ``peak_terms`` is
+    the largest of ``terms_in[0]`` and every ``terms_out``. ``gate_name`` uses the original's
+    channel type names (``Clifford1Q``, ``PauliRotation``, ``Depolarizing``, …), ``nanos`` is
+    wall time per layer, ``collapses`` counts ``collapse_sample`` collapses (``None`` without
+    that policy). Added by this implementation: ``discarded_weight`` (Σ|c|² removed by
+    truncation in each layer), ``total_discarded_weight``, ``budget_truncations`` and
+    ``budget_discarded_weight`` (cuts made by ``memory_limit``), ``gates`` (task-JSON names).
+    """
+
+    layers: int
+    terms_in: list
+    terms_out: list
+    peak_terms: int
+    final_terms: int
+    partition: Optional[PartitionStats]
+    circuit_index: list
+    application_index: list
+    gate_name: list
+    nanos: list
+    collapses: Optional[int]
+    discarded_weight: list
+    total_discarded_weight: float
+    budget_truncations: int
+    budget_discarded_weight: float
+    gates: list
+
+    def __repr__(self) -> str:
+        return (
+            f"PropagationStats(layers={self.layers}, terms_in={self.terms_in}, terms_out={self.terms_out}, "
+            f"peak_terms={self.peak_terms}, final_terms={self.final_terms})"
+        )
+
+
+class GpuPauliSum:
+    """A Pauli sum resident on a GPU. This build has no CUDA engine: ``cuda_available()`` is
+    ``False`` and creating one (``PauliSum.to_device``) raises ``RuntimeError``."""
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError(_NO_CUDA.format(what="GpuPauliSum"))
+
+
+_NO_CUDA = (
+    "{what}: this build of paulistrings has no CUDA engine (cuda_available() is False); "
+    "GPU propagation is not available"
+)
+_NO_MPI = (
+    "{what}: this build of paulistrings has no MPI support (mpi_available() is False); "
+    "distributed propagation is not available"
+)
+
+
+# =============================================================================
+# PauliSum
+# =============================================================================
+
+
+def _format_coefficient(c: complex) -> str:
+    if c.imag == 0.0:
+        return repr(float(c.real))
+    sign = "-" if math.copysign(1.0, c.imag) < 0 else "+"
+    return f"({float(c.real)!r}{sign}{abs(float(c.imag))!r}j)"
+
+
+def _words_array(a, name: str) -> np.ndarray:
+    if not isinstance(a, np.ndarray):
+        raise TypeError(f"from_arrays: {name} must be a numpy.ndarray of dtype uint64, got {type_name(a)}")
+    if a.dtype != np.uint64:
+        raise TypeError(f"from_arrays: {name} must have dtype uint64, got {a.dtype}")
+    if a.ndim != 2:
+        raise ValueError(f"from_arrays: {name} must have shape (n_terms, words), got shape {a.shape}")
+    return np.ascontiguousarray(a)
+
+
+class PauliSum:
+    """A weighted sum of distinct Pauli strings on ``num_qubits`` qubits (up to 1024).
+
+    Coefficients multiply the Hermitian Pauli strings themselves (Y carries no hidden phase), so a
+    Hermitian observable has real coefficients; such sums are stored with real coefficients (8
+    bytes a term less), while every accessor returns complex values as the original does.
+    """
+
+    __slots__ = ("_s",)
+    __array_ufunc__ = None  # numpy scalars defer to our __rmul__
+
+    def __init__(self, num_qubits):
+        n = index(num_qubits, "num_qubits")
+        if n > 1024:
+            raise ValueError(TOO_WIDE)
+        self._s = _core.Sum(n)
+
+    @classmethod
+    def _wrap(cls, core) -> "PauliSum":
+        obj = object.__new__(cls)
+        obj._s = core
+        return obj
+
+    def __copy__(self) -> "PauliSum":
+        return PauliSum._wrap(self._s.copy())
+
+    def __deepcopy__(self, memo) -> "PauliSum":
+        return PauliSum._wrap(self._s.copy())
+
+    # ---- constructors ----
+
+    @classmethod
+    def from_strings(cls, terms, coefficients=None, *, num_qubits=None) -> "PauliSum":
+        """From ``{label: coefficient}`` or from two sequences ``(labels, coefficients)``.
+
+        Labels are ``IXYZ`` strings with character i = qubit i (or sparse, ``"X0 Z5"``).
+        ``num_qubits`` defaults to the length of the first label. Repeated labels add up; exact
+        zeros are dropped.
+        """
+        if isinstance(terms, Mapping):
+            if coefficients is not None:
+                if num_qubits is None and not isinstance(coefficients, bool) and _is_int(coefficients):
+                    num_qubits = coefficients  # the original's early signature from_strings(terms, num_qubits)
+                else:
+                    raise TypeError(
+                        "PauliSum.from_strings: pass either a {label: coefficient} dict or two sequences "
+                        "(labels, coefficients), not a dict plus coefficients"
+                    )
+            labels = list(terms.keys())
+            values = list(terms.values())
+        else:
+            if isinstance(terms, (str, bytes)):
+                raise TypeError(
+                    "PauliSum.from_strings expects a {label: coefficient} dict or a sequence of labels "
+                    "plus a sequence of coefficients, got a single str"
+                )
+            if coefficients is None:
+                raise TypeError(
+                    "PauliSum.from_strings: a sequence of labels needs a matching sequence of coefficients "
+                    "(or pass a {label: coefficient} dict)"
+                )
+            try:
+                labels = list(terms)
+                values = list(coefficients)
+            except TypeError:
+                raise TypeError(
+                    "PauliSum.from_strings expects a {label: coefficient} dict or two sequences "
+                    f"(labels, coefficients), got {type_name(terms)} and {type_name(coefficients)}"
+                ) from None
+            if len(labels) != len(values):
+                raise ValueError(
+                    f"PauliSum.from_strings: {len(labels)} labels but {len(values)} coefficients "
+                    "(the two sequences must have the same length)"
+                )
+        for label in labels:
+            if not isinstance(label, str):
+                raise TypeError("PauliSum.from_strings keys must be str")
+        values = [coefficient(v) for v in values]
+        if num_qubits is None:
+            if not labels:
+                raise ValueError(
+                    "PauliSum.from_strings: cannot infer num_qubits from an empty input; pass num_qubits="
+                )
+            first = labels[0]
+            if any(ch.isdigit() for ch in first):
+                raise ValueError(
+                    "PauliSum.from_strings: cannot infer num_qubits from a sparse label; pass num_qubits="
+                )
+            num_qubits = len(first)
+        n = index(num_qubits, "num_qubits")
+        return cls._wrap(_core.Sum.from_labels(n, labels, values))
+
+    @classmethod
+    def from_arrays(cls, x, z, coefficients, num_qubits) -> "PauliSum":
+        """From ``x``/``z`` uint64 arrays of shape ``(n_terms, w)`` (1 ≤ w ≤ ``width``, narrower
+        rows zero-padded; column j holds qubits 64j…64j+63) and 1-D complex128 or float64
+        coefficients — the inverse of ``x_array``/``z_array``/``coefficients_array``. Duplicate
+        rows add up, exact zeros are dropped."""
+        x = _words_array(x, "x")
+        z = _words_array(z, "z")
+        if not isinstance(coefficients, np.ndarray):
+            raise TypeError(
+                "from_arrays: coefficients must be a numpy.ndarray of dtype complex128 or float64, "
+                f"got {type_name(coefficients)}"
+            )
+        if coefficients.dtype not in (np.complex128, np.float64):
+            raise TypeError(f"from_arrays: coefficients must have dtype complex128 or float64, got {coefficients.dtype}")
+        if coefficients.ndim != 1:
+            raise ValueError(f"from_arrays: coefficients must be 1-D, got shape {coefficients.shape}")
+        n = index(num_qubits, "num_qubits")
+        c = np.ascontiguousarray(coefficients)
+        if c.dtype == np.float64:
+            return cls._wrap(_core.Sum.from_arrays_real(n, x, z, c))
+        return cls._wrap(_core.Sum.from_arrays_complex(n, x, z, c))
+
+    # ---- accessors ----
+
+    @property
+    def num_qubits(self) -> int:
+        return self._s.num_qubits
+
+    @property
+    def width(self) -> int:
+        """64-bit words per term (1, 2, 4, 8 or 16): the columns of ``x_array``/``z_array``."""
+        return self._s.width
+
+    @property
+    def num_buckets(self) -> int:
+        """Realized bucket count of the hashed storage (grow-only)."""
+        return self._s.num_buckets
+
+    @property
+    def is_complex(self) -> bool:
+        """Whether coefficients are stored as complex numbers (``False``: real storage)."""
+        return self._s.is_complex
+
+    def __len__(self) -> int:
+        return len(self._s)
+
+    def coefficients(self) -> list:
+        """The coefficients as Python complex numbers, in the order of ``x_array``/``z_array``."""
+        return self._s.export(False, False, True)[2].tolist()
+
+    def coefficients_array(self) -> np.ndarray:
+        """The coefficients as a 1-D complex128 array (ascending key order)."""
+        return self._s.export(False, False, True)[2]
+
+    def x_array(self) -> np.ndarray:
+        """X bits as a uint64 array of shape ``(len, width)``; column j holds qubits 64j…64j+63."""
+        return self._s.export(True, False, False)[0]
+
+    def z_array(self) -> np.ndarray:
+        """Z bits as a uint64 array of shape ``(len, width)``."""
+        return self._s.export(False, True, False)[1]
+
+    def _arrays(self):
+        return self._s.export(True, True, True)
+
+    def __repr__(self) -> str:
+        count = len(self._s)
+        if count == 0:
+            return "0"
+        parts = [f"{_format_coefficient(c)}*{label}" for label, c in self._s.head(4)]
+        text = " + ".join(parts)
+        if count > 4:
+            text += f" + ... ({count - 4} more terms)"
+        return text
+
+    __str__ = __repr__
+
+    # ---- arithmetic ----
+
+    def _check_other(self, other) -> None:
+        if other.num_qubits != self.num_qubits:
+            raise ValueError(f"num_qubits mismatch ({self.num_qubits} vs {other.num_qubits})")
+
+    def __add__(self, other):
+        if not isinstance(other, PauliSum):
+            return NotImplemented
+        self._check_other(other)
+        result = self._s.copy()
+        result.iadd(other._s)
+        return PauliSum._wrap(result)
+
+    def __sub__(self, other):
+        if not isinstance(other, PauliSum):
+            return NotImplemented
+        self._check_other(other)
+        result = self._s.copy()
+        result.isub(other._s)
+        return PauliSum._wrap(result)
+
+    def __iadd__(self, other):
+        if not isinstance(other, PauliSum):
+            return NotImplemented
+        self._check_other(other)
+        self._s.iadd(other._s)
+        return self
+
+    def __isub__(self, other):
+        if not isinstance(other, PauliSum):
+            return NotImplemented
+        self._check_other(other)
+        self._s.isub(other._s)
+        return self
+
+    def _scalar(self, value):
+        if isinstance(value, (PauliSum, PauliString)):
+            raise TypeError(
+                "PauliSum can only be multiplied by a scalar (complex, float or int); "
+                "there is no operator product of two sums"
+            )
+        try:
+            return coefficient(value)
+        except TypeError:
+            return None
+
+    def __mul__(self, value):
+        c = self._scalar(value)
+        if c is None:
+            return NotImplemented
+        result = self._s.copy()
+        result.iscale(c)
+        return PauliSum._wrap(result)
+
+    __rmul__ = __mul__
+
+    def __imul__(self, value):
+        c = self._scalar(value)
+        if c is None:
+            return NotImplemented
+        self._s.iscale(c)
+        return self
+
+    def __neg__(self):
+        return self * -1.0
+
+    # ---- read-outs ----
+
+    def expectation(self, state="x+") -> complex:
+        """⟨s|O|s⟩ in a product state: ``"x+"``, ``"y+"``, ``"z+"`` (every qubit; ``"z+"`` =
+        |0…0⟩) or one character per qubit over ``0 1 + - r l`` (qiskit's ``from_label``)."""
+        if not isinstance(state, str):
+            raise TypeError(f"expectation: state must be a str, got {type_name(state)}")
+        return complex(self._s.expectation(state))
+
+    def expectation_stabilizer(self, generators) -> complex:
+        """⟨ψ|O|ψ⟩ in the stabilizer state of ``num_qubits`` signed, commuting, independent
+        generators (``"+XX"``, ``"-ZZ"``, bare = +)."""
+        if isinstance(generators, (str, bytes)):
+            raise TypeError("expectation_stabilizer expects a sequence of generator strings, got a single str")
+        gens = list(generators)
+        for g in gens:
+            if not isinstance(g, str):
+                raise TypeError(f"expectation_stabilizer: generators must be str, got {type_name(g)}")
+        return complex(self._s.expectation_stabilizer(gens))
+
+    def overlap(self, other) -> complex:
+        """tr(self† · other)/2^n = Σ conj(a_i)·b_i over shared strings."""
+        if not isinstance(other, PauliSum):
+            raise TypeError(f"overlap expects a PauliSum, got {type_name(other)}")
+        return complex(self._s.overlap(other._s))
+
+    def identity_coefficient(self) -> complex:
+        """The coefficient of I…I, i.e. tr(O)/2^n."""
+        return complex(self._s.identity_coefficient())
+
+    def anticommute_histogram(self, sites, axis="x", comm=None) -> list:
+        """w[k] = Σ|c|² of the strings anticommuting with exactly k of the G_q (G = X or Z) on
+        ``sites``; ``len(sites) + 1`` floats summing to Σ|c|²."""
+        if comm is not None:
+            raise RuntimeError(_NO_MPI.format(what="anticommute_histogram(comm=...)"))
+        return list(self._s.anticommute_histogram(_sites(sites), _axis(axis)))
+
+    def rotated_overlap(self, sites, delta, axis="x", comm=None) -> float:
+        """Operator Loschmidt echo 2^-n Tr(A V† A V) with V = Π_{q∈sites} exp(−iδG_q), exact."""
+        if comm is not None:
+            raise RuntimeError(_NO_MPI.format(what="rotated_overlap(comm=...)"))
+        value = self._s.rotated_overlap(_sites(sites), real(delta, "delta"), _axis(axis))
+        return float(complex(value).real)
+
+    # ---- devices ----
+
+    def to_device(self, device=0):
+        """Copy to a GPU (CUDA builds only): raises ``RuntimeError`` in this build."""
+        raise RuntimeError(_NO_CUDA.format(what="to_device"))
+
+    # ---- propagation ----
+
+    def propagate(
+        self,
+        circuit,
+        policy=None,
+        direction=None,
+        target_bucket_len=None,
+        min_buckets=None,
+        partitions=None,
+        pin_memory=True,
+        partition_row_seed=None,
+        partition_row_blocks=None,
+        partition_row_exclude=None,
+        comm=None,
+        result="gather",
+        device=None,
+        *,
+        threads=None,
+        checkpoint=None,
+        checkpoint_every=None,
+        resume=None,
+        memory_limit=None,
+        auto_truncate=True,
+        engine=None,
+        small_sum_threshold=None,
+    ) -> "PauliSum":
+        """Propagate through ``circuit`` and return the evolved sum (``self`` is unchanged).
+
+        ``direction`` is ``"forward"`` (default: U·O·U†, gates in written order) or
+        ``"heisenberg"`` (U†·O·U, last gate first). ``policy`` is a ``truncation`` policy (None:
+        only exact zeros are dropped). See the package README for every option; added by this
+        implementation: ``threads`` (0 = every core), ``checkpoint``/``checkpoint_every``/
+        ``resume`` and ``memory_limit``/``auto_truncate``.
+        """
+        out, _ = self._run(circuit, policy, direction, target_bucket_len, min_buckets, partitions, pin_memory,
+                           partition_row_seed, partition_row_blocks, partition_row_exclude, comm, result, device,
+                           threads, checkpoint, checkpoint_every, resume, memory_limit, auto_truncate, engine,
+                           small_sum_threshold, keep_records=False)
+        return out
+
+    def propagate_with_stats(
+        self,
+        circuit,
+        policy=None,
+        direction=None,
+        target_bucket_len=None,
+        min_buckets=None,
+        partitions=None,
+        pin_memory=True,
+        partition_row_seed=None,
+        partition_row_blocks=None,
+        partition_row_exclude=None,
+        comm=None,
+        result="gather",
+        device=None,
+        *,
+        threads=None,
+        checkpoint=None,
+        checkpoint_every=None,
+        resume=None,
+        memory_limit=None,
+        auto_truncate=True,
+        engine=None,
+        small_sum_threshold=None,
+    ):
+        """``propagate`` plus a ``PropagationStats`` record: returns ``(PauliSum, PropagationStats)``."""
+        return self._run(circuit, policy, direction, target_bucket_len, min_buckets, partitions, pin_memory,
+                         partition_row_seed, partition_row_blocks, partition_row_exclude, comm, result, device,
+                         threads, checkpoint, checkpoint_every, resume, memory_limit, auto_truncate, engine,
+                         small_sum_threshold, keep_records=True)
+
+    def _run(self, circuit, policy, direction, target_bucket_len, min_buckets, partitions, pin_memory,
+             partition_row_seed, partition_row_blocks, partition_row_exclude, comm, result, device, threads,
+             checkpoint, checkpoint_every, resume, memory_limit, auto_truncate, engine, small_sum_threshold,
+             keep_records):
+        if not isinstance(circuit, Circuit):
+            raise TypeError(f"propagate expects a Circuit, got {type_name(circuit)}")
+        if policy is not None and not isinstance(policy, Truncation):
+            raise TypeError(
+                f"policy must be a Truncation (from paulistrings.truncation) or None, got {type_name(policy)}"
+            )
+        direction = _direction(direction)
+        if self.num_qubits != circuit.num_qubits:
+            raise ValueError(
+                f"PauliSum.num_qubits ({self.num_qubits}) != Circuit.num_qubits ({circuit.num_qubits})"
+            )
+        target_bucket_len = 1024 if target_bucket_len is None else _positive(target_bucket_len, "target_bucket_len")
+        min_buckets = 128 if min_buckets is None else _positive(min_buckets, "min_buckets")
+        _check_engine(engine, small_sum_threshold)
+        _check_distribution(policy, partitions, pin_memory, partition_row_seed, partition_row_blocks,
+                            partition_row_exclude, comm, result, device)
+        threads = _threads(threads)
+        every = _checkpoint_every(checkpoint, checkpoint_every)
+        max_terms = 0
+        core_policy = policy._t if policy is not None else _core.Truncation()
+
+        work = self._s
+        start = 0
+        fingerprint = None
+        if checkpoint is not None or resume is not None:
+            fingerprint = _core.run_fingerprint(self._s, circuit._c, direction, core_policy)
+        if resume is not None:
+            work, start = _resume(resume, self, circuit, fingerprint)
+        else:
+            work = work.copy()
+        if memory_limit is not None:
+            max_terms = _budget_terms(memory_limit, work, circuit)
+        auto_truncate = bool(auto_truncate)
+
+        info = _log.isEnabledFor(logging.INFO)
+        callback = _log_layer if _log.isEnabledFor(logging.DEBUG) else None
+        poll = threading.current_thread() is threading.main_thread()
+        if info:
+            _log.info(
+                "propagate: %d terms on %d qubits through %d layers (%s, policy %s, %s threads)",
+                len(work), self.num_qubits, len(circuit), direction,
+                policy if policy is not None else "None", threads or "all",
+            )
+        began = time.perf_counter()
+        records = []
+        gates = circuit._c.copy()  # a snapshot: other threads may keep editing `circuit` meanwhile
+        while True:
+            res = _core.propagate(work, gates, core_policy, direction, target_bucket_len, min_buckets, threads,
+                                  keep_records, callback, poll, start, every, max_terms, auto_truncate)
+            records.append(res)
+            exception = res["exception"]
+            if exception is not None or res["stopped"]:
+                if checkpoint is not None:
+                    _core.save_checkpoint(os.fspath(checkpoint), work, gates.fingerprint(), fingerprint,
+                                          res["layers_done"])
+                if exception is not None:
+                    if info:
+                        _log.info("propagate: interrupted after layer %d of %d%s", res["layers_done"], len(circuit),
+                                  f"; checkpoint written to {os.fspath(checkpoint)}" if checkpoint is not None else "")
+                    raise exception
+                start = res["layers_done"]
+                continue
+            break
+        stats = _stats(records, policy)
+        if info:
+            _log.info("propagate: done, %d terms (peak %d) in %.3f s", stats.final_terms, stats.peak_terms,
+                      time.perf_counter() - began)
+        return PauliSum._wrap(work), stats
+
+
+# =============================================================================
+# helpers of propagate
+# =============================================================================
+
+
+def _is_int(value) -> bool:
+    try:
+        operator.index(value)
+        return True
+    except TypeError:
+        return False
+
+
+def _direction(direction) -> str:
+    if direction is None:
+        return "forward"
+    if not isinstance(direction, str):
+        raise TypeError(f"direction must be a str ('forward' or 'heisenberg'), got {type_name(direction)}")
+    if direction not in ("forward", "heisenberg"):
+        raise ValueError(f"direction must be 'forward' or 'heisenberg', got \"{direction}\"")
+    return direction
+
+
+def _positive(value, what: str) -> int:
+    n = index(value, what)
+    if n == 0:
+        raise ValueError(f"{what} must be at least 1")
+    return n
+
+
+def _sites(sites) -> list:
+    if isinstance(sites, (str, bytes)):
+        raise TypeError("sites must be a sequence of qubit indices, got a str")
+    try:
+        return [qubit(q, "sites") for q in sites]
+    except TypeError as e:
+        if "object cannot be interpreted" in str(e):
+            raise
+        raise TypeError(f"sites must be a sequence of qubit indices, got {type_name(sites)}") from None
+
+
+def _axis(axis) -> str:
+    if not isinstance(axis, str):
+        raise TypeError(f"axis must be 'x' or 'z', got {type_name(axis)}")
+    return axis
+
+
+def _check_engine(engine, small_sum_threshold) -> None:
+    # The original's early engine= / small_sum_threshold= knobs (removed there later): accepted and
+    # validated for old scripts; this engine chooses its small-sum path by itself.
+    if engine is not None and engine not in ("sorted", "auto", "direct"):
+        raise ValueError(f"engine must be 'sorted', 'auto' or 'direct', got {engine!r}")
+    if small_sum_threshold is not None:
+        index(small_sum_threshold, "small_sum_threshold")
+
+
+def _power_of_two(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+def _check_distribution(policy, partitions, pin_memory, row_seed, row_blocks, row_exclude, comm, result,
+                        device) -> None:
+    if not isinstance(result, str) or result not in ("gather", "local"):
+        raise ValueError(f"result must be 'gather' or 'local', got {result!r}")
+    if not isinstance(pin_memory, bool):
+        raise TypeError(f"pin_memory must be a bool, got {type_name(pin_memory)}")
+    if comm is not None and partitions is not None:
+        raise ValueError("comm= and partitions= are mutually exclusive (under comm= each rank is one partition)")
+    if device is not None and partitions is not None:
+        raise ValueError("device= and partitions= are mutually exclusive (several devices are the partitions)")
+
+    parts = _partition_count(partitions)
+    several_devices = isinstance(device, (list, tuple)) and len(device) > 1
+    if (row_seed is not None or row_blocks is not None or row_exclude is not None) and not (
+        parts > 1 or comm is not None or several_devices
+    ):
+        raise ValueError(
+            "partition_row_seed / partition_row_blocks / partition_row_exclude need a partitioned run "
+            "(partitions= of 2 or more, comm=, or several devices)"
+        )
+    if row_seed is not None:
+        index(row_seed, "partition_row_seed")
+    if row_blocks is not None and parts > 1 and len(row_blocks) != parts:
+        raise ValueError(f"partition_row_blocks: expected {parts} blocks (one per partition), got {len(row_blocks)}")
+    if row_exclude is not None:
+        if not isinstance(row_exclude, Mapping) or not set(row_exclude) <= {"x", "z"}:
+            raise ValueError('partition_row_exclude must be a dict {"x": [...], "z": [...]}')
+
+    if device is not None:
+        _check_device(device)
+        raise RuntimeError(_NO_CUDA.format(what="device="))
+    if comm is not None:
+        raise RuntimeError(_NO_MPI.format(what="comm="))
+    if parts > 1:
+        if policy is not None and policy._contains("topn"):
+            raise NotImplementedError(
+                "exact topn has no partitioned form (distributed selection); use truncation.approx_topn"
+            )
+        raise NotImplementedError(
+            f"partitions={partitions!r}: the partitioned (NUMA) engine is not available in this build yet; "
+            "run unpartitioned (partitions=None)"
+        )
+
+
+def _partition_count(partitions) -> int:
+    if partitions is None:
+        return 1
+    if isinstance(partitions, bool):
+        raise TypeError("partitions must be None, 'auto', a power-of-two int or a list of CPU lists, got bool")
+    if isinstance(partitions, str):
+        if partitions != "auto":
+            raise ValueError(f"partitions must be None, 'auto', a power-of-two int or a list of CPU lists, "
+                             f"got {partitions!r}")
+        nodes = len(numa_nodes())
+        count = 1
+        while count * 2 <= nodes:
+            count *= 2
+        return count
+    if _is_int(partitions):
+        k = operator.index(partitions)
+        if not _power_of_two(k) or k > 64:
+            raise ValueError(f"partitions must be a power of two between 1 and 64, got {k}")
+        if k > 1:
+            nodes = len(numa_nodes())
+            if nodes < k:
+                raise ValueError(f"partitions={k} needs at least {k} NUMA nodes, this machine has {nodes} "
+                                 "(see paulistrings.numa_nodes())")
+        return k
+    if isinstance(partitions, (list, tuple)):
+        if not partitions:
+            raise ValueError("partitions: the list of CPU lists is empty")
+        seen = set()
+        for cpus in partitions:
+            if isinstance(cpus, (str, bytes)) or not hasattr(cpus, "__iter__"):
+                raise TypeError("partitions: expected a list of CPU lists (lists of ints)")
+            cpus = [index(c, "partitions") for c in cpus]
+            if not cpus:
+                raise ValueError("partitions: every CPU list must be non-empty")
+            if seen & set(cpus):
+                raise ValueError("partitions: CPU lists must be disjoint")
+            seen |= set(cpus)
+        if not _power_of_two(len(partitions)) or len(partitions) > 64:
+            raise ValueError(f"partitions: the number of CPU lists must be a power of two up to 64, "
+                             f"got {len(partitions)}")
+        return len(partitions)
+    raise TypeError(f"partitions must be None, 'auto', a power-of-two int or a list of CPU lists, "
+                    f"got {type_name(partitions)}")
+
+
+def _check_device(device) -> None:
+    if isinstance(device, bool):
+        raise TypeError("device must be an int, a list of ints or 'auto', got bool")
+    if isinstance(device, str):
+        if device != "auto":
+            raise ValueError(f"device must be an int, a list of ints or 'auto', got {device!r}")
+        return
+    if _is_int(device):
+        index(device, "device")
+        return
+    if isinstance(device, (list, tuple)):
+        ids = [index(d, "device") for d in device]
+        if not _power_of_two(len(ids)) or len(ids) > 64:
+            raise ValueError(f"device: a list of devices must have a power-of-two length up to 64, got {len(ids)}")
+        return
+    raise TypeError(f"device must be an int, a list of ints or 'auto', got {type_name(device)}")
+
+
+def _threads(threads) -> int:
+    if threads is None:
+        env = os.environ.get("RAYON_NUM_THREADS")  # the original's thread-count variable
+        if env:
+            try:
+                return max(0, int(env))
+            except ValueError:
+                return 0
+        return 0
+    if isinstance(threads, bool):
+        raise TypeError("threads must be an int (0 = every core)")
+    n = index(threads, "threads", limit=2**31 - 1)
+    return n
+
+
+def _checkpoint_every(checkpoint, every) -> int:
+    if every is None:
+        return 0
+    if checkpoint is None:
+        raise ValueError("checkpoint_every needs checkpoint=PATH")
+    return _positive(every, "checkpoint_every")
+
+
+def _resume(resume, observable: PauliSum, circuit: Circuit, fingerprint: int):
+    path = os.fspath(resume)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"resume: no checkpoint file at {path!r}")
+    work, circuit_fp, task_fp, done = _core.load_checkpoint(path)
+    if (circuit_fp != circuit._c.fingerprint() or task_fp != fingerprint
+            or work.num_qubits != observable.num_qubits or done > len(circuit)):
+        raise ValueError(
+            f"checkpoint {path} belongs to a different run (circuit, direction, policy or starting "
+            "observable differ); refusing to resume from it"
+        )
+    return work, done
+
+
+_SIZE_SUFFIX = {"": 0, "B": 0, "K": 10, "M": 20, "G": 30, "T": 40}
+
+
+def _parse_size(value) -> int:
+    if isinstance(value, str):
+        text = value.strip()
+        digits = len(text) - len(text.lstrip("0123456789"))
+        number, suffix = text[:digits], text[digits:].upper()
+        if suffix.endswith("IB") or (len(suffix) == 2 and suffix.endswith("B")):
+            suffix = suffix[0]
+        if not number or suffix not in _SIZE_SUFFIX:
+            raise ValueError(f"memory_limit: bad size {value!r}: expected bytes or a number with K, M or G")
+        return int(number) << _SIZE_SUFFIX[suffix]
+    if isinstance(value, bool):
+        raise TypeError("memory_limit must be an int (bytes) or a str like '2G'")
+    return index(value, "memory_limit")
+
+
+def _budget_terms(memory_limit, work, circuit: Circuit) -> int:
+    """Terms that fit the byte budget: what is left after the process's current size, over the
+    bytes a term costs in the engine (key + coefficient, times its working-set factor), as the CLI
+    computes it."""
+    limit = _parse_size(memory_limit)
+    baseline = _core.resident_bytes()
+    if limit <= baseline + (1 << 20):
+        raise ValueError(f"memory_limit {limit} bytes is below what the process already uses ({baseline} bytes)")
+    per_term = (16.0 * work.width + (16.0 if work.is_complex else 8.0)) * 4.0
+    return max(1, int((limit - baseline) / per_term))
+
+
+def _log_layer(k, n, name, terms_in, terms_out, nanos, discarded):
+    _log.debug("layer %d/%d [%s]: %d -> %d terms, %.3f ms", k, n, name, terms_in, terms_out, nanos / 1e6)
+
+
+def _stats(records, policy) -> PropagationStats:
+    def cat(key):
+        out = []
+        for r in records:
+            out.extend(r[key])
+        return out
+
+    terms_in = cat("terms_in")
+    peak = max(r["peak_terms"] for r in records)
+    collapses = sum(r["collapses"] for r in records)
+    has_collapse = policy is not None and policy._contains("collapse_sample")
+    return PropagationStats(
+        layers=len(terms_in),
+        terms_in=terms_in,
+        terms_out=cat("terms_out"),
+        peak_terms=peak,
+        final_terms=records[-1]["final_terms"],
+        partition=None,
+        circuit_index=cat("circuit_index"),
+        application_index=cat("application_index"),
+        gate_name=cat("gate_name"),
+        nanos=cat("nanos"),
+        collapses=collapses if has_collapse else None,
+        discarded_weight=cat("discarded_weight"),
+        total_discarded_weight=float(sum(r["total_discarded_weight"] for r in records)),
+        budget_truncations=sum(r["budget_truncations"] for r in records),
+        budget_discarded_weight=float(sum(r["budget_discarded_weight"] for r in records)),
+        gates=cat("gate"),
+    )

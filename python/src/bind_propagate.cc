@@ -1,0 +1,264 @@
+// _core.propagate: the driver call behind PauliSum.propagate / propagate_with_stats.
+//
+// The GIL is released for the whole run. Python is re-entered from the driver thread only
+//  - per layer, when the caller passes a layer callback (DEBUG logging of `paulistrings.propagate`
+//    is on: the Python side checks the level once per call, so logging off costs nothing), and
+//  - between layers, at most every kPollInterval, to run PyErr_CheckSignals when the call came
+//    from the main thread (Ctrl-C). A pending KeyboardInterrupt (or an exception raised by the
+//    callback) stops the run after the current layer; it is handed back to Python in the result
+//    (key "exception") so that the caller can write a checkpoint before raising it.
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "paulistrings/engine/propagate.h"
+#include "paulistrings/io/checkpoint.h"
+
+namespace py = pybind11;
+
+namespace paulistrings::python {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kPollInterval = std::chrono::milliseconds(20);
+
+/// The original's names for channel types (PropagationStats.gate_name, DEBUG log lines).
+const char* seed_type_name(const Channel& channel) {
+  switch (channel.kind()) {
+    case ChannelKind::h:
+    case ChannelKind::s:
+    case ChannelKind::sdg:
+    case ChannelKind::x:
+    case ChannelKind::y:
+    case ChannelKind::z:
+    case ChannelKind::sx:
+    case ChannelKind::sxdg:
+      return "Clifford1Q";
+    case ChannelKind::cnot:
+    case ChannelKind::cy:
+    case ChannelKind::cz:
+    case ChannelKind::swap:
+    case ChannelKind::iswap:
+    case ChannelKind::iswapdg:
+    case ChannelKind::ecr:
+      return "Clifford2Q";
+    case ChannelKind::pauli_rotation:
+      return "PauliRotation";
+    case ChannelKind::unitary_1q:
+      return "GeneralUnitary1Q";
+    case ChannelKind::unitary_2q:
+      return "GeneralUnitary2Q";
+    case ChannelKind::transfer_matrix:
+      return "TransferMatrix";
+    case ChannelKind::depolarize:
+      return "Depolarizing";
+    case ChannelKind::dephase:
+      return "Dephasing";
+    case ChannelKind::pauli_channel:
+      return "PauliChannel";
+    case ChannelKind::depolarize2:
+      return "Depolarizing2Q";
+    case ChannelKind::amplitude_damping:
+      return "AmplitudeDamping";
+  }
+  return "Channel";
+}
+
+struct RunArguments {
+  std::string direction = "forward";
+  std::size_t target_bucket_len = 1024;
+  std::size_t min_buckets = 128;
+  int threads = 0;
+  bool keep_records = true;
+  py::object layer_callback = py::none();
+  bool poll_signals = false;
+  std::size_t start_layer = 0;
+  std::size_t stop_every = 0;
+  std::size_t max_terms = 0;
+  bool auto_truncate = true;
+};
+
+py::dict run(AnyPauliSum& sum, const Circuit& circuit, const Truncation& policy, const RunArguments& args) {
+  PropagateOptions options;
+  options.direction = parse_direction(args.direction);
+  options.truncation = policy;
+  options.target_bucket_len = args.target_bucket_len;
+  options.min_buckets = args.min_buckets;
+  options.threads = args.threads;
+  options.keep_layer_records = args.keep_records;
+  options.start_layer = args.start_layer;
+  options.max_terms = args.max_terms;
+  options.auto_truncate = args.auto_truncate;
+
+  // Python objects touched while the GIL is released live here and are only used under it.
+  py::object pending = py::none();
+  bool failed = false;
+  const bool has_callback = !args.layer_callback.is_none();
+  const std::size_t layers = circuit.size();
+  if (has_callback) {
+    options.on_layer = [&](const LayerRecord& r) {
+      if (failed) return;
+      py::gil_scoped_acquire gil;
+      try {
+        args.layer_callback(r.application_index + 1, layers, seed_type_name(circuit[r.circuit_index]), r.terms_in,
+                            r.terms_out, r.wall_ns, r.discarded_weight);
+      } catch (py::error_already_set& e) {
+        pending = e.value();
+        failed = true;
+      }
+    };
+  }
+  auto last_poll = Clock::now() - kPollInterval;
+  options.should_stop = [&](std::size_t done) {
+    if (failed) return true;
+    if (args.stop_every > 0 && done % args.stop_every == 0) return true;
+    if (args.poll_signals) {
+      const auto now = Clock::now();
+      if (now - last_poll >= kPollInterval) {
+        last_poll = now;
+        py::gil_scoped_acquire gil;
+        if (PyErr_CheckSignals() != 0) {
+          py::error_already_set e;
+          pending = e.value();
+          failed = true;
+          return true;
+        }
+      }
+    }
+    return false;
+  };
+
+  PropagationStats stats;
+  {
+    py::gil_scoped_release release;
+    stats = propagate(sum, circuit, options);
+  }
+
+  std::vector<std::size_t> terms_in, terms_out, circuit_index, application_index;
+  std::vector<std::string> gate_name, gate;
+  std::vector<std::uint64_t> nanos;
+  std::vector<double> discarded;
+  std::vector<bool> collapsed;
+  for (const LayerRecord& r : stats.layers) {
+    terms_in.push_back(r.terms_in);
+    terms_out.push_back(r.terms_out);
+    circuit_index.push_back(r.circuit_index);
+    application_index.push_back(r.application_index);
+    gate_name.emplace_back(seed_type_name(circuit[r.circuit_index]));
+    gate.push_back(r.gate_name);
+    nanos.push_back(r.wall_ns);
+    discarded.push_back(r.discarded_weight);
+    collapsed.push_back(r.collapsed);
+  }
+  py::dict result;
+  result["terms_in"] = terms_in;
+  result["terms_out"] = terms_out;
+  result["circuit_index"] = circuit_index;
+  result["application_index"] = application_index;
+  result["gate_name"] = gate_name;
+  result["gate"] = gate;
+  result["nanos"] = nanos;
+  result["discarded_weight"] = discarded;
+  result["collapsed"] = collapsed;
+  result["layers_done"] = stats.layers_done;
+  result["stopped"] = stats.stopped;
+  result["peak_terms"] = stats.peak_terms;
+  result["final_terms"] = stats.final_terms;
+  result["total_discarded_weight"] = stats.discarded_weight;
+  result["collapses"] = stats.collapses;
+  result["budget_truncations"] = stats.budget_truncations;
+  result["budget_discarded_weight"] = stats.budget_discarded_weight;
+  result["exception"] = pending;
+  return result;
+}
+
+std::uint64_t fnv1a(const void* data, std::size_t size, std::uint64_t h) {
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  for (std::size_t i = 0; i < size; ++i) h = (h ^ bytes[i]) * 0x100000001b3ULL;
+  return h;
+}
+
+/// What must match for a Python checkpoint to be resumed: the circuit, direction, truncation and
+/// the starting observable (every term, order-independent).
+std::uint64_t run_fingerprint(const AnyPauliSum& observable, const Circuit& circuit, const std::string& direction,
+                              const Truncation& policy) {
+  std::string text = "paulistrings-python run circuit " + std::to_string(circuit.fingerprint()) + " qubits " +
+                     std::to_string(circuit.num_qubits()) + " direction " +
+                     std::string(to_string(parse_direction(direction))) + " truncation " + policy.description() +
+                     " observable " + std::to_string(observable.size());
+  std::uint64_t h = fnv1a(text.data(), text.size(), 0xcbf29ce484222325ULL);
+  std::vector<std::pair<std::string, Complex>> terms = observable.terms();
+  std::sort(terms.begin(), terms.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [label, c] : terms) {
+    h = fnv1a(label.data(), label.size(), h);
+    const double parts[2] = {c.real(), c.imag()};
+    h = fnv1a(parts, sizeof parts, h);
+  }
+  return h;
+}
+
+std::size_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  std::size_t total = 0, resident = 0;
+  statm >> total >> resident;
+  return resident * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+}
+
+}  // namespace
+
+void register_propagate(py::module_& m) {
+  m.def(
+      "propagate",
+      [](AnyPauliSum& sum, const Circuit& circuit, const Truncation& policy, const std::string& direction,
+         std::size_t target_bucket_len, std::size_t min_buckets, int threads, bool keep_records,
+         py::object layer_callback, bool poll_signals, std::size_t start_layer, std::size_t stop_every,
+         std::size_t max_terms, bool auto_truncate) {
+        RunArguments args;
+        args.direction = direction;
+        args.target_bucket_len = target_bucket_len;
+        args.min_buckets = min_buckets;
+        args.threads = threads;
+        args.keep_records = keep_records;
+        args.layer_callback = std::move(layer_callback);
+        args.poll_signals = poll_signals;
+        args.start_layer = start_layer;
+        args.stop_every = stop_every;
+        args.max_terms = max_terms;
+        args.auto_truncate = auto_truncate;
+        return run(sum, circuit, policy, args);
+      },
+      py::arg("sum"), py::arg("circuit"), py::arg("policy"), py::arg("direction"), py::arg("target_bucket_len"),
+      py::arg("min_buckets"), py::arg("threads"), py::arg("keep_records"), py::arg("layer_callback"),
+      py::arg("poll_signals"), py::arg("start_layer"), py::arg("stop_every"), py::arg("max_terms"),
+      py::arg("auto_truncate"));
+
+  m.def("run_fingerprint", &run_fingerprint);
+  m.def("resident_bytes", &resident_bytes);
+  m.def("available_cpus", &available_cpus);
+
+  m.def("save_checkpoint", [](const std::string& path, const AnyPauliSum& sum, std::uint64_t circuit_fingerprint,
+                              std::uint64_t task_fingerprint, std::uint64_t layers_done) {
+    io::Checkpoint checkpoint{circuit_fingerprint, task_fingerprint, layers_done, sum};
+    py::gil_scoped_release release;
+    io::save_checkpoint(path, checkpoint);
+  });
+  m.def("load_checkpoint", [](const std::string& path) {
+    io::Checkpoint checkpoint;
+    {
+      py::gil_scoped_release release;
+      checkpoint = io::load_checkpoint(path);
+    }
+    return py::make_tuple(std::move(checkpoint.sum), checkpoint.circuit_fingerprint, checkpoint.task_fingerprint,
+                          checkpoint.layers_done);
+  });
+}
+
+}  // namespace paulistrings::python

@@ -1,0 +1,42 @@
+// paulistrings._core: the compiled half of the Python package. The public API lives in the
+// pure-Python modules of python/paulistrings, which wrap the handles registered here.
+//
+// Exceptions: std::invalid_argument (and io::ParseError, which derives from it) → ValueError,
+// std::out_of_range → IndexError, std::runtime_error and other std::exception → RuntimeError
+// (pybind11's defaults), MemoryBudgetExceeded → MemoryError, std::bad_alloc → MemoryError.
+
+#include <pybind11/pybind11.h>
+
+#include <new>
+#include <stdexcept>
+
+#include "paulistrings/engine/propagate.h"
+
+namespace py = pybind11;
+
+namespace paulistrings::python {
+void register_sum(py::module_& m);
+void register_circuit(py::module_& m);
+void register_propagate(py::module_& m);
+void register_io(py::module_& m);
+}  // namespace paulistrings::python
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "paulistrings compiled core (internal; import paulistrings instead)";
+  m.attr("__version__") = PAULISTRINGS_VERSION_STRING;
+  m.attr("cuda") = false;
+  m.attr("mpi") = false;
+
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const paulistrings::MemoryBudgetExceeded& e) {
+      PyErr_SetString(PyExc_MemoryError, e.what());
+    }
+  });
+
+  paulistrings::python::register_sum(m);
+  paulistrings::python::register_circuit(m);
+  paulistrings::python::register_propagate(m);
+  paulistrings::python::register_io(m);
+}

@@ -23,15 +23,17 @@ namespace py = pybind11;
 namespace paulistrings::python {
 namespace {
 
-std::vector<Complex> matrix_entries(const py::array_t<Complex, py::array::c_style | py::array::forcecast>& matrix,
-                                    std::size_t dim, const char* gate) {
+std::vector<Complex> matrix_entries(
+    const py::array_t<Complex, py::array::c_style | py::array::forcecast>& matrix, std::size_t dim,
+    const char* gate) {
   if (matrix.ndim() != 2 || static_cast<std::size_t>(matrix.shape(0)) != dim ||
       static_cast<std::size_t>(matrix.shape(1)) != dim) {
     std::string shape = "(";
-    for (py::ssize_t k = 0; k < matrix.ndim(); ++k) shape += (k ? ", " : "") + std::to_string(matrix.shape(k));
+    for (py::ssize_t k = 0; k < matrix.ndim(); ++k)
+      shape += (k ? ", " : "") + std::to_string(matrix.shape(k));
     shape += matrix.ndim() == 1 ? ",)" : ")";
-    throw std::invalid_argument(std::string(gate) + " expects a " + std::to_string(dim) + "x" + std::to_string(dim) +
-                                " complex matrix, got shape " + shape);
+    throw std::invalid_argument(std::string(gate) + " expects a " + std::to_string(dim) + "x" +
+                                std::to_string(dim) + " complex matrix, got shape " + shape);
   }
   return {matrix.data(), matrix.data() + dim * dim};
 }
@@ -121,7 +123,8 @@ void register_circuit(py::module_& m) {
       .def("adjoint", &Channel::adjoint)
       .def("description", &Channel::description);
 
-  py::class_<Circuit>(m, "Circuit", "Ordered channels on a fixed qubit count (internal; use paulistrings.Circuit).")
+  py::class_<Circuit>(m, "Circuit",
+                      "Ordered channels on a fixed qubit count (internal; use paulistrings.Circuit).")
       .def(py::init<std::size_t>(), py::arg("num_qubits"))
       .def_property_readonly("num_qubits", &Circuit::num_qubits)
       .def("__len__", &Circuit::size)
@@ -149,13 +152,14 @@ void register_circuit(py::module_& m) {
       .def("and_", [](const Truncation& a, const Truncation& b) { return a & b; })
       .def("or_", [](const Truncation& a, const Truncation& b) { return a | b; })
       .def_property_readonly("kind", [](const Truncation& t) { return kind_name(t.kind()); })
-      .def("contains", [](const Truncation& t, const std::string& kind) {
-        for (auto k : {Truncation::Kind::coeff, Truncation::Kind::weight, Truncation::Kind::topn,
-                       Truncation::Kind::approx_topn, Truncation::Kind::collapse_sample}) {
-          if (kind == kind_name(k)) return t.contains(k);
-        }
-        throw std::invalid_argument("unknown truncation kind '" + kind + "'");
-      })
+      .def("contains",
+           [](const Truncation& t, const std::string& kind) {
+             for (auto k : {Truncation::Kind::coeff, Truncation::Kind::weight, Truncation::Kind::topn,
+                            Truncation::Kind::approx_topn, Truncation::Kind::collapse_sample}) {
+               if (kind == kind_name(k)) return t.contains(k);
+             }
+             throw std::invalid_argument("unknown truncation kind '" + kind + "'");
+           })
       .def("description", &Truncation::description);
 
   m.def("kicked_ising_circuit", &kicked_ising_circuit, py::arg("steps"), py::arg("theta_h"),

@@ -62,7 +62,8 @@ void register_io(py::module_& m) {
         return stim_result(io::load_stim(path, num_qubits));
       },
       py::arg("path"), py::arg("num_qubits") = py::none());
-  m.def("read_qasm", &io::read_qasm, py::arg("text"), py::arg("file") = "<qasm>", py::arg("num_qubits") = py::none());
+  m.def("read_qasm", &io::read_qasm, py::arg("text"), py::arg("file") = "<qasm>",
+        py::arg("num_qubits") = py::none());
   m.def("load_qasm", &io::load_qasm, py::arg("path"), py::arg("num_qubits") = py::none());
 }
 

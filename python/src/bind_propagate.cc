@@ -11,12 +11,12 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <unistd.h>
 #include <chrono>
 #include <cstdint>
 #include <fstream>
 #include <optional>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "paulistrings/engine/propagate.h"
@@ -108,8 +108,8 @@ py::dict run(AnyPauliSum& sum, const Circuit& circuit, const Truncation& policy,
       if (failed) return;
       py::gil_scoped_acquire gil;
       try {
-        args.layer_callback(r.application_index + 1, layers, seed_type_name(circuit[r.circuit_index]), r.terms_in,
-                            r.terms_out, r.wall_ns, r.discarded_weight);
+        args.layer_callback(r.application_index + 1, layers, seed_type_name(circuit[r.circuit_index]),
+                            r.terms_in, r.terms_out, r.wall_ns, r.discarded_weight);
       } catch (py::error_already_set& e) {
         pending = e.value();
         failed = true;
@@ -188,12 +188,12 @@ std::uint64_t fnv1a(const void* data, std::size_t size, std::uint64_t h) {
 
 /// What must match for a Python checkpoint to be resumed: the circuit, direction, truncation and
 /// the starting observable (every term, order-independent).
-std::uint64_t run_fingerprint(const AnyPauliSum& observable, const Circuit& circuit, const std::string& direction,
-                              const Truncation& policy) {
+std::uint64_t run_fingerprint(const AnyPauliSum& observable, const Circuit& circuit,
+                              const std::string& direction, const Truncation& policy) {
   std::string text = "paulistrings-python run circuit " + std::to_string(circuit.fingerprint()) + " qubits " +
                      std::to_string(circuit.num_qubits()) + " direction " +
-                     std::string(to_string(parse_direction(direction))) + " truncation " + policy.description() +
-                     " observable " + std::to_string(observable.size());
+                     std::string(to_string(parse_direction(direction))) + " truncation " +
+                     policy.description() + " observable " + std::to_string(observable.size());
   std::uint64_t h = fnv1a(text.data(), text.size(), 0xcbf29ce484222325ULL);
   std::vector<std::pair<std::string, Complex>> terms = observable.terms();
   std::sort(terms.begin(), terms.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -235,29 +235,30 @@ void register_propagate(py::module_& m) {
         args.auto_truncate = auto_truncate;
         return run(sum, circuit, policy, args);
       },
-      py::arg("sum"), py::arg("circuit"), py::arg("policy"), py::arg("direction"), py::arg("target_bucket_len"),
-      py::arg("min_buckets"), py::arg("threads"), py::arg("keep_records"), py::arg("layer_callback"),
-      py::arg("poll_signals"), py::arg("start_layer"), py::arg("stop_every"), py::arg("max_terms"),
-      py::arg("auto_truncate"));
+      py::arg("sum"), py::arg("circuit"), py::arg("policy"), py::arg("direction"),
+      py::arg("target_bucket_len"), py::arg("min_buckets"), py::arg("threads"), py::arg("keep_records"),
+      py::arg("layer_callback"), py::arg("poll_signals"), py::arg("start_layer"), py::arg("stop_every"),
+      py::arg("max_terms"), py::arg("auto_truncate"));
 
   m.def("run_fingerprint", &run_fingerprint);
   m.def("resident_bytes", &resident_bytes);
   m.def("available_cpus", &available_cpus);
 
-  m.def("save_checkpoint", [](const std::string& path, const AnyPauliSum& sum, std::uint64_t circuit_fingerprint,
-                              std::uint64_t task_fingerprint, std::uint64_t layers_done) {
-    io::Checkpoint checkpoint{circuit_fingerprint, task_fingerprint, layers_done, sum};
-    py::gil_scoped_release release;
-    io::save_checkpoint(path, checkpoint);
-  });
+  m.def("save_checkpoint",
+        [](const std::string& path, const AnyPauliSum& sum, std::uint64_t circuit_fingerprint,
+           std::uint64_t task_fingerprint, std::uint64_t layers_done) {
+          io::Checkpoint checkpoint{circuit_fingerprint, task_fingerprint, layers_done, sum};
+          py::gil_scoped_release release;
+          io::save_checkpoint(path, checkpoint);
+        });
   m.def("load_checkpoint", [](const std::string& path) {
     io::Checkpoint checkpoint;
     {
       py::gil_scoped_release release;
       checkpoint = io::load_checkpoint(path);
     }
-    return py::make_tuple(std::move(checkpoint.sum), checkpoint.circuit_fingerprint, checkpoint.task_fingerprint,
-                          checkpoint.layers_done);
+    return py::make_tuple(std::move(checkpoint.sum), checkpoint.circuit_fingerprint,
+                          checkpoint.task_fingerprint, checkpoint.layers_done);
   });
 }
 

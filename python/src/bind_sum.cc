@@ -43,8 +43,9 @@ bool has_digit(const std::string& label) {
 void check_dense_label(const std::string& label, std::size_t num_qubits) {
   if (has_digit(label)) return;
   if (label.size() != num_qubits) {
-    throw std::invalid_argument("Pauli string " + quoted(label) + " has length " + std::to_string(label.size()) +
-                                ", expected " + std::to_string(num_qubits) + " (length must match num_qubits)");
+    throw std::invalid_argument("Pauli string " + quoted(label) + " has length " +
+                                std::to_string(label.size()) + ", expected " + std::to_string(num_qubits) +
+                                " (length must match num_qubits)");
   }
   for (char c : label) {
     if (c != 'I' && c != 'X' && c != 'Y' && c != 'Z') {
@@ -72,16 +73,18 @@ AnyPauliSum from_labels(std::size_t num_qubits, const std::vector<std::string>& 
 using WordArray = py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>;
 
 /// Checks shapes and returns the words per row.
-std::size_t check_arrays(std::size_t num_qubits, const WordArray& x, const WordArray& z, std::size_t coefficients) {
+std::size_t check_arrays(std::size_t num_qubits, const WordArray& x, const WordArray& z,
+                         std::size_t coefficients) {
   check_width(num_qubits);
   if (x.ndim() != 2 || z.ndim() != 2) {
-    throw std::invalid_argument("from_arrays: x and z must be 2-D arrays of shape (n_terms, words), got shapes with " +
-                                std::to_string(x.ndim()) + " and " + std::to_string(z.ndim()) + " dimensions");
+    throw std::invalid_argument(
+        "from_arrays: x and z must be 2-D arrays of shape (n_terms, words), got shapes with " +
+        std::to_string(x.ndim()) + " and " + std::to_string(z.ndim()) + " dimensions");
   }
   if (x.shape(0) != z.shape(0) || x.shape(1) != z.shape(1)) {
     throw std::invalid_argument("from_arrays: x has shape (" + std::to_string(x.shape(0)) + ", " +
-                                std::to_string(x.shape(1)) + ") but z has shape (" + std::to_string(z.shape(0)) +
-                                ", " + std::to_string(z.shape(1)) + ")");
+                                std::to_string(x.shape(1)) + ") but z has shape (" +
+                                std::to_string(z.shape(0)) + ", " + std::to_string(z.shape(1)) + ")");
   }
   const std::size_t rows = static_cast<std::size_t>(x.shape(0));
   const std::size_t words = static_cast<std::size_t>(x.shape(1));
@@ -92,8 +95,9 @@ std::size_t check_arrays(std::size_t num_qubits, const WordArray& x, const WordA
   const int width = width_for_qubits(num_qubits);
   if (words < 1 || words > static_cast<std::size_t>(width)) {
     throw std::invalid_argument("from_arrays: arrays have " + std::to_string(words) +
-                                " words per row, but the width for " + std::to_string(num_qubits) + " qubits is " +
-                                std::to_string(width) + " (1 to " + std::to_string(width) + " words accepted)");
+                                " words per row, but the width for " + std::to_string(num_qubits) +
+                                " qubits is " + std::to_string(width) + " (1 to " + std::to_string(width) +
+                                " words accepted)");
   }
   // Bits at qubits >= num_qubits, with the original's wording (the library would also refuse them).
   const std::uint64_t* xs = x.data();
@@ -105,7 +109,8 @@ std::size_t check_arrays(std::size_t num_qubits, const WordArray& x, const WordA
       const std::size_t high = 64 * w + 63 - static_cast<std::size_t>(__builtin_clzll(bits));
       if (high >= num_qubits) {
         throw std::invalid_argument("from_arrays: row " + std::to_string(r) + " has a bit set for qubit " +
-                                    std::to_string(high) + ", but num_qubits is " + std::to_string(num_qubits));
+                                    std::to_string(high) + ", but num_qubits is " +
+                                    std::to_string(num_qubits));
       }
     }
   }
@@ -217,8 +222,9 @@ void demote_if_real(AnyPauliSum& any) {
 
 void check_same_qubits(const AnyPauliSum& a, const AnyPauliSum& b, const char* what) {
   if (a.num_qubits() != b.num_qubits()) {
-    throw std::invalid_argument(std::string(what) + ": num_qubits mismatch (" + std::to_string(a.num_qubits()) +
-                                " vs " + std::to_string(b.num_qubits()) + ")");
+    throw std::invalid_argument(std::string(what) + ": num_qubits mismatch (" +
+                                std::to_string(a.num_qubits()) + " vs " + std::to_string(b.num_qubits()) +
+                                ")");
   }
 }
 
@@ -244,7 +250,8 @@ void register_sum(py::module_& m) {
              return AnyPauliSum(num_qubits);
            }),
            py::arg("num_qubits"))
-      .def_static("from_labels", &from_labels, py::arg("num_qubits"), py::arg("labels"), py::arg("coefficients"))
+      .def_static("from_labels", &from_labels, py::arg("num_qubits"), py::arg("labels"),
+                  py::arg("coefficients"))
       .def_static("from_arrays_complex", &from_arrays_complex)
       .def_static("from_arrays_real", &from_arrays_real)
       .def("copy", [](const AnyPauliSum& s) { return AnyPauliSum(s); })
@@ -293,14 +300,13 @@ void register_sum(py::module_& m) {
            [](const AnyPauliSum& any, const std::vector<std::size_t>& sites, const std::string& axis) {
              return any.visit([&](const auto& s) { return anticommute_histogram(s, sites, axis); });
            })
-      .def("rotated_overlap",
-           [](const AnyPauliSum& any, const std::vector<std::size_t>& sites, double delta, const std::string& axis) {
-             return any.visit([&](const auto& s) { return rotated_overlap(s, sites, delta, axis); });
-           });
+      .def("rotated_overlap", [](const AnyPauliSum& any, const std::vector<std::size_t>& sites, double delta,
+                                 const std::string& axis) {
+        return any.visit([&](const auto& s) { return rotated_overlap(s, sites, delta, axis); });
+      });
 
-  m.def("diagonal_echo", [](const std::vector<double>& histogram, double delta) {
-    return diagonal_echo(histogram, delta);
-  });
+  m.def("diagonal_echo",
+        [](const std::vector<double>& histogram, double delta) { return diagonal_echo(histogram, delta); });
 }
 
 }  // namespace paulistrings::python

@@ -50,7 +50,8 @@ Workload heisenberg_chain(std::size_t n, std::size_t steps, double theta) {
 }
 
 Workload tfim_2d(std::size_t side, std::size_t steps) {
-  if (side < 2) throw std::invalid_argument("tfim_2d: need a side of at least 2, got " + std::to_string(side));
+  if (side < 2)
+    throw std::invalid_argument("tfim_2d: need a side of at least 2, got " + std::to_string(side));
   const std::size_t n = side * side;
   std::vector<std::pair<Qubit, Qubit>> bonds;
   for (std::size_t row = 0; row < side; ++row) {

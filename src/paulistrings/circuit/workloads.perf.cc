@@ -94,9 +94,8 @@ int main(int argc, char** argv) {
   const PropagationStats stats = propagate(sum, workload.circuit, options);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  const Complex value = sum.visit([&](const auto& s) -> Complex {
-    return ProductState::parse("z+", n).expectation(s);
-  });
+  const Complex value =
+      sum.visit([&](const auto& s) -> Complex { return ProductState::parse("z+", n).expectation(s); });
   std::printf("%s n=%zu threads=%d engine=%s wall_s=%.4f <0|O|0>=%.12f", workload.name.c_str(), n,
               threads == 0 ? available_cpus() : threads, engine == Engine::cpu ? "cpu" : "reference", seconds,
               value.real());

@@ -32,7 +32,7 @@ std::vector<std::string> applied_order(const Circuit& circuit) {
 
 TEST(Workloads, TfimChainAppliesFieldThenBondsAscending) {
   const Workload w = tfim_chain(3, 2, 0.2);
-  const std::vector<std::string> step = {"rx(0.200000)@0",  "rx(0.200000)@1",  "rx(0.200000)@2",
+  const std::vector<std::string> step = {"rx(0.200000)@0", "rx(0.200000)@1", "rx(0.200000)@2",
                                          "rzz(0.200000)@0,1", "rzz(0.200000)@1,2"};
   std::vector<std::string> expected = step;
   expected.insert(expected.end(), step.begin(), step.end());
@@ -56,10 +56,10 @@ TEST(Workloads, HeisenbergChainAppliesXxYyZzPerBondThenRz) {
 TEST(Workloads, Tfim2dReversesSitesAndBondEnumeration) {
   // 2×2 grid: bonds enumerated (0,1) (0,2) (1,3) (2,3); applied in reverse.
   const Workload w = tfim_2d(2, 1);
-  const std::vector<std::string> expected = {
-      "rx(0.050000)@3",     "rx(0.050000)@2",     "rx(0.050000)@1",     "rx(0.050000)@0",
-      "rz(0.050000)@3",     "rz(0.050000)@2",     "rz(0.050000)@1",     "rz(0.050000)@0",
-      "rzz(0.075000)@2,3",  "rzz(0.075000)@1,3",  "rzz(0.075000)@0,2",  "rzz(0.075000)@0,1"};
+  const std::vector<std::string> expected = {"rx(0.050000)@3",    "rx(0.050000)@2",    "rx(0.050000)@1",
+                                             "rx(0.050000)@0",    "rz(0.050000)@3",    "rz(0.050000)@2",
+                                             "rz(0.050000)@1",    "rz(0.050000)@0",    "rzz(0.075000)@2,3",
+                                             "rzz(0.075000)@1,3", "rzz(0.075000)@0,2", "rzz(0.075000)@0,1"};
   EXPECT_EQ(applied_order(w.circuit), expected);
   EXPECT_EQ(w.observable, (std::vector<std::string>{"Z2 Z3"}));  // r = 1, c = 0: qubits 2, 3
   // L = 18: the published size — 324 qubits, observable on (9·18+8, 9·18+9).
@@ -88,7 +88,8 @@ TEST(Workloads, SmallInstancesMatchTheDenseOracle) {
     propagate(sum, w.circuit, options);
     const testing::dense::Matrix expected =
         testing::apply_circuit_dense(start, w.circuit, Direction::heisenberg, w.circuit.num_qubits());
-    EXPECT_TRUE(testing::operators_close(testing::dense_operator(sum, w.circuit.num_qubits()), expected, 1e-12));
+    EXPECT_TRUE(
+        testing::operators_close(testing::dense_operator(sum, w.circuit.num_qubits()), expected, 1e-12));
   }
 }
 

@@ -40,7 +40,8 @@ void add_common(CLI::App& command, CommonOptions& o) {
   command.add_option("--trace", o.trace, "per-layer trace file (.csv, or .jsonl for JSON lines)");
   command.add_option("--threads", o.threads, "CPU threads (0 = every core allowed)");
   command.add_option("--device", o.device, "cpu | gpu | auto | N (GPU index)");
-  command.add_option("--checkpoint", o.checkpoint, "checkpoint file, written every --every layers and on SIGINT/SIGTERM");
+  command.add_option("--checkpoint", o.checkpoint,
+                     "checkpoint file, written every --every layers and on SIGINT/SIGTERM");
   command.add_option("--every", o.every, "layers between checkpoints");
   command.add_option("--resume", o.resume, "continue the same run from this checkpoint");
   command.add_option("--memory-limit", o.memory_limit, "stay under this many bytes (K/M/G suffixes)");
@@ -65,7 +66,8 @@ RunControl control_from(const CommonOptions& o) {
 
 void apply_overrides(io::Task& task, const CommonOptions& o) {
   if (o.threads) {
-    if (*o.threads < 0) throw BadInput("--threads must be ≥ 0 (0 = every core), got " + std::to_string(*o.threads));
+    if (*o.threads < 0)
+      throw BadInput("--threads must be ≥ 0 (0 = every core), got " + std::to_string(*o.threads));
     task.threads = *o.threads;
   }
   if (o.device) {
@@ -91,7 +93,8 @@ double parse_angle(const std::string& text) {
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used != s.size() || !std::isfinite(v)) throw BadInput("bad angle '" + text + "': expected a number or k*pi/m");
+    if (used != s.size() || !std::isfinite(v))
+      throw BadInput("bad angle '" + text + "': expected a number or k*pi/m");
     return v;
   };
   if (at == std::string::npos) return number(text, 0.0);
@@ -148,7 +151,8 @@ int run_spec(RunSpec spec, const CommonOptions& common) {
 /// of π/16), sized to finish in about a minute on 2 cores.
 int run_demo(int threads, bool quiet, std::size_t steps, int points) {
   const double cutoff = std::ldexp(1.0, -12);
-  std::printf("paulistrings demo: 127-qubit kicked Ising on IBM's heavy-hex map, %zu Trotter steps,\n", steps);
+  std::printf("paulistrings demo: 127-qubit kicked Ising on IBM's heavy-hex map, %zu Trotter steps,\n",
+              steps);
   if (threads < 0) throw BadInput("--threads must be ≥ 0");
   std::printf("<Z62> in |0...0> (Heisenberg picture, |c| > 2^-12), rzz(-pi/2) on every edge each step\n\n");
   std::printf("%10s %12s %12s %10s\n", "theta_h", "<Z62>", "peak_terms", "seconds");
@@ -156,7 +160,8 @@ int run_demo(int threads, bool quiet, std::size_t steps, int points) {
   for (int k = 0; k < points; ++k) {
     const double theta = k * std::numbers::pi / 16;
     const Circuit circuit = kicked_ising_circuit(steps, theta);
-    AnyPauliSum sum = AnyPauliSum::from_labels(kHeavyHexQubits, std::vector<std::pair<std::string, Complex>>{{"Z62", 1.0}});
+    AnyPauliSum sum =
+        AnyPauliSum::from_labels(kHeavyHexQubits, std::vector<std::pair<std::string, Complex>>{{"Z62", 1.0}});
     PropagateOptions options;
     options.direction = Direction::heisenberg;
     options.truncation = Truncation::coeff(cutoff);
@@ -165,15 +170,17 @@ int run_demo(int threads, bool quiet, std::size_t steps, int points) {
     const auto start = std::chrono::steady_clock::now();
     const PropagationStats stats = propagate(sum, circuit, options);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const Complex value =
-        sum.visit([](const auto& s) { return Complex(ProductState::parse("z+", kHeavyHexQubits).expectation(s)); });
+    const Complex value = sum.visit(
+        [](const auto& s) { return Complex(ProductState::parse("z+", kHeavyHexQubits).expectation(s)); });
     std::printf("%4d*pi/16 %12.6f %12zu %10.2f\n", k, value.real(), stats.peak_terms, seconds);
     std::fflush(stdout);
   }
   if (!quiet) {
-    std::printf("\ntotal %.1f s on %d threads. Finer: paulistrings kicked-ising --steps 20 --theta-h 7pi/32 --coeff 6.1e-5\n",
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - total_start).count(),
-                threads == 0 ? available_cpus() : threads);
+    std::printf(
+        "\ntotal %.1f s on %d threads. Finer: paulistrings kicked-ising --steps 20 --theta-h 7pi/32 --coeff "
+        "6.1e-5\n",
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - total_start).count(),
+        threads == 0 ? available_cpus() : threads);
   }
   return kExitOk;
 }
@@ -201,7 +208,8 @@ int main_entry(int argc, char** argv) {
   run->add_option("--coeff", coeff, "drop terms with |c| below this after every gate");
   run->add_option("--weight", weight, "drop terms of Pauli weight above this");
   run->add_option("--top-n", top_n, "keep the N largest terms after every gate");
-  run->add_option("--approx-top-n", approx_top_n, "keep about N largest terms (whole octaves) after every gate");
+  run->add_option("--approx-top-n", approx_top_n,
+                  "keep about N largest terms (whole octaves) after every gate");
   add_common(*run, common);
 
   // kicked-ising
@@ -221,7 +229,8 @@ int main_entry(int argc, char** argv) {
   add_common(*kicked, kicked_common);
 
   // demo
-  CLI::App* demo = app.add_subcommand("demo", "θh sweep of <Z62> on the 127-qubit kicked Ising (about a minute)");
+  CLI::App* demo =
+      app.add_subcommand("demo", "θh sweep of <Z62> on the 127-qubit kicked Ising (about a minute)");
   int demo_threads = 0;
   bool demo_quiet = false;
   std::size_t demo_steps = 20;

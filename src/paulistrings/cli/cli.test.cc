@@ -34,9 +34,8 @@ struct Result {
 class Cli : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("paulistrings-cli-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() / ("paulistrings-cli-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -50,7 +49,8 @@ class Cli : public ::testing::Test {
   /// Runs the CLI through the shell with `arguments` (already quoted), capturing stdout and stderr.
   Result run(const std::string& arguments, const std::string& environment = "") const {
     const std::string out = path("stdout.txt"), err = path("stderr.txt");
-    const std::string command = environment + " " + PAULISTRINGS_CLI + " " + arguments + " >" + out + " 2>" + err;
+    const std::string command =
+        environment + " " + PAULISTRINGS_CLI + " " + arguments + " >" + out + " 2>" + err;
     const int status = std::system(command.c_str());
     Result r;
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -167,8 +167,8 @@ barrier q;
   task.num_qubits = 3;
   task.observables = {{"observable", {{"Z0 Z1", 1.0}, {"X2", 0.5}}}};
   task.direction = Direction::heisenberg;
-  EXPECT_NEAR(value_of(parse(r.out)["observables"]["observable"]["value"]).real(), library_values(task)[0].real(),
-              1e-12);
+  EXPECT_NEAR(value_of(parse(r.out)["observables"]["observable"]["value"]).real(),
+              library_values(task)[0].real(), 1e-12);
 
   const std::string stim = write("c.stim", "H 0\nCX 0 1\nDEPOLARIZE1(0.1) 1\nOBSERVABLE_INCLUDE(0) Z0 Z1\n");
   const Result s = run("run --stim " + stim + " -q --coeff 1e-12");
@@ -194,7 +194,8 @@ TEST_F(Cli, DemoPrintsATable) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("theta_h"), std::string::npos);
   EXPECT_NE(r.out.find("1*pi/16"), std::string::npos);
-  EXPECT_NE(r.out.find(std::to_string(std::cos(std::numbers::pi / 16)).substr(0, 7)), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(std::to_string(std::cos(std::numbers::pi / 16)).substr(0, 7)), std::string::npos)
+      << r.out;
 }
 
 TEST_F(Cli, BadInputExitsWithCodeTwoAndOneLocatedLine) {
@@ -203,20 +204,23 @@ TEST_F(Cli, BadInputExitsWithCodeTwoAndOneLocatedLine) {
   };
   const std::vector<Case> cases = {
       {"bad.json", "{\"version\": 1,\n  \"n_qubits\": }", "", "bad.json:2:"},
-      {"v2.json", R"({"version": 2, "n_qubits": 1, "circuit": {"gates": []}, "run": {"direction": "forward"}})", "",
+      {"v2.json",
+       R"({"version": 2, "n_qubits": 1, "circuit": {"gates": []}, "run": {"direction": "forward"}})", "",
        "version"},
       {"gate.json",
        R"({"version": 1, "n_qubits": 1, "circuit": {"gates": [{"name": "rx", "qubits": [0]}]}, "run": {"direction": "forward"}, "observable": {"Z": 1}})",
        "", "circuit.gates[0]"},
       {"bad.qasm", "OPENQASM 2.0;\nqreg q[2];\nmeasure q[0] -> c[0];\n", "--qasm", "bad.qasm:3:"},
       {"bad.stim", "H 0\nM 0\n", "--stim", "bad.stim:2:"},
-      {"noobs.json", R"({"version": 1, "n_qubits": 1, "circuit": {"gates": []}, "run": {"direction": "forward"}})", "",
+      {"noobs.json",
+       R"({"version": 1, "n_qubits": 1, "circuit": {"gates": []}, "run": {"direction": "forward"}})", "",
        "no observable"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.file);
     const std::string file = write(c.file, c.text);
-    const Result r = run(c.arguments.empty() ? "run " + file : "run " + c.arguments + " " + file + " --observable Z0");
+    const Result r =
+        run(c.arguments.empty() ? "run " + file : "run " + c.arguments + " " + file + " --observable Z0");
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_NE(r.err.find(c.expected), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
@@ -236,25 +240,61 @@ TEST_F(Cli, BadInputExitsWithCodeTwoAndOneLocatedLine) {
 /// "file:line:column: ", never a crash (the readers' own tests cover the messages in detail).
 TEST_F(Cli, MalformedProgramsExitWithCodeTwoAndALocatedLine) {
   const std::string h = "OPENQASM 2.0;\ninclude \"qelib1.inc\";\nqreg q[2];\n";
-  const std::vector<std::pair<std::string, int>> qasm = {
-      {"", 1}, {"OPENQASM 3.0;\n", 1}, {"qreg q[2];\n", 1}, {"OPENQASM 2.0\nqreg q[1];\n", 2},
-      {h + "h q[2];\n", 4}, {h + "h r[0];\n", 4}, {h + "foo q[0];\n", 4}, {h + "cx q[0];\n", 4},
-      {h + "cx q[0], q[0];\n", 4}, {h + "rx q[0];\n", 4}, {h + "rx(0.1, 0.2) q[0];\n", 4},
-      {h + "rx(1/0) q[0];\n", 4}, {h + "rx((0.1) q[0];\n", 4}, {h + "measure q[0] -> c[0];\n", 4},
-      {h + "reset q[0];\n", 4}, {h + "creg c[1];\nif (c == 1) x q[0];\n", 5}, {h + "opaque g q;\n", 4},
-      {h + "h q[0]\nh q[1];\n", 5}, {h + "/* unterminated\n", 4}, {h + "qreg q[3];\n", 4},
-      {h + "rx(0.1e) q[0];\n", 4}, {h + "gate g a { h b; }\n", 4}, {h + "u3(1,2) q[0];\n", 4},
-      {h + "include \"other.inc\";\n", 4}, {h + "h q[-1];\n", 4}, {h + "\x01\x02;\n", 4},
-      {h + "rx(sin) q[0];\n", 4}, {h + "swap q[0], q;\n", 4}, {h + "qreg r[1];\ncx q, r;\n", 5},
-      {h + "h q[0];;\n", 4}};
-  const std::vector<std::pair<std::string, int>> stim = {
-      {"M 0\n", 1}, {"H 0\nMR 1\n", 2}, {"R 0\n", 1}, {"DETECTOR rec[-1]\n", 1}, {"FOO 1\n", 1},
-      {"H(0.1) 0\n", 1}, {"DEPOLARIZE1 0\n", 1}, {"DEPOLARIZE1(1.5) 0\n", 1}, {"DEPOLARIZE1(nan) 0\n", 1},
-      {"CX 0\n", 1}, {"CX 0 0\n", 1}, {"H x\n", 1}, {"H -1\n", 1}, {"H 99999999999999999999\n", 1},
-      {"REPEAT 0 {\nH 0\n}\n", 1}, {"REPEAT 2 {\nH 0\n", 1}, {"}\n", 1}, {"H !0\n", 1},
-      {"CX rec[-1] 0\n", 1}, {"X_ERROR(0.1, 0.2) 0\n", 1}, {"OBSERVABLE_INCLUDE(0) rec[-1]\n", 1},
-      {"PAULI_CHANNEL_1(0.1,0.1,0.1) 0\n", 1}, {"CORRELATED_ERROR(0.1) X0\n", 1}, {"MPP X0*X1\n", 1},
-      {"H 0\nH 1\nDEPOLARIZE2(0.1) 0 1 2\n", 3}};
+  const std::vector<std::pair<std::string, int>> qasm = {{"", 1},
+                                                         {"OPENQASM 3.0;\n", 1},
+                                                         {"qreg q[2];\n", 1},
+                                                         {"OPENQASM 2.0\nqreg q[1];\n", 2},
+                                                         {h + "h q[2];\n", 4},
+                                                         {h + "h r[0];\n", 4},
+                                                         {h + "foo q[0];\n", 4},
+                                                         {h + "cx q[0];\n", 4},
+                                                         {h + "cx q[0], q[0];\n", 4},
+                                                         {h + "rx q[0];\n", 4},
+                                                         {h + "rx(0.1, 0.2) q[0];\n", 4},
+                                                         {h + "rx(1/0) q[0];\n", 4},
+                                                         {h + "rx((0.1) q[0];\n", 4},
+                                                         {h + "measure q[0] -> c[0];\n", 4},
+                                                         {h + "reset q[0];\n", 4},
+                                                         {h + "creg c[1];\nif (c == 1) x q[0];\n", 5},
+                                                         {h + "opaque g q;\n", 4},
+                                                         {h + "h q[0]\nh q[1];\n", 5},
+                                                         {h + "/* unterminated\n", 4},
+                                                         {h + "qreg q[3];\n", 4},
+                                                         {h + "rx(0.1e) q[0];\n", 4},
+                                                         {h + "gate g a { h b; }\n", 4},
+                                                         {h + "u3(1,2) q[0];\n", 4},
+                                                         {h + "include \"other.inc\";\n", 4},
+                                                         {h + "h q[-1];\n", 4},
+                                                         {h + "\x01\x02;\n", 4},
+                                                         {h + "rx(sin) q[0];\n", 4},
+                                                         {h + "swap q[0], q;\n", 4},
+                                                         {h + "qreg r[1];\ncx q, r;\n", 5},
+                                                         {h + "h q[0];;\n", 4}};
+  const std::vector<std::pair<std::string, int>> stim = {{"M 0\n", 1},
+                                                         {"H 0\nMR 1\n", 2},
+                                                         {"R 0\n", 1},
+                                                         {"DETECTOR rec[-1]\n", 1},
+                                                         {"FOO 1\n", 1},
+                                                         {"H(0.1) 0\n", 1},
+                                                         {"DEPOLARIZE1 0\n", 1},
+                                                         {"DEPOLARIZE1(1.5) 0\n", 1},
+                                                         {"DEPOLARIZE1(nan) 0\n", 1},
+                                                         {"CX 0\n", 1},
+                                                         {"CX 0 0\n", 1},
+                                                         {"H x\n", 1},
+                                                         {"H -1\n", 1},
+                                                         {"H 99999999999999999999\n", 1},
+                                                         {"REPEAT 0 {\nH 0\n}\n", 1},
+                                                         {"REPEAT 2 {\nH 0\n", 1},
+                                                         {"}\n", 1},
+                                                         {"H !0\n", 1},
+                                                         {"CX rec[-1] 0\n", 1},
+                                                         {"X_ERROR(0.1, 0.2) 0\n", 1},
+                                                         {"OBSERVABLE_INCLUDE(0) rec[-1]\n", 1},
+                                                         {"PAULI_CHANNEL_1(0.1,0.1,0.1) 0\n", 1},
+                                                         {"CORRELATED_ERROR(0.1) X0\n", 1},
+                                                         {"MPP X0*X1\n", 1},
+                                                         {"H 0\nH 1\nDEPOLARIZE2(0.1) 0 1 2\n", 3}};
   std::size_t index = 0;
   for (const auto& [programs, flag, extension] :
        {std::tuple{&qasm, "--qasm", ".qasm"}, std::tuple{&stim, "--stim", ".stim"}}) {

@@ -10,8 +10,8 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -113,7 +113,8 @@ class Progress {
     const std::size_t left = layers_ - record.application_index - 1;
     const double eta = done > 0 ? in_observable / static_cast<double>(done) * static_cast<double>(left) : 0.0;
     std::string prefix;
-    if (observables_ > 1) prefix = "observable " + std::to_string(observable_ + 1) + "/" + std::to_string(observables_) + " ";
+    if (observables_ > 1)
+      prefix = "observable " + std::to_string(observable_ + 1) + "/" + std::to_string(observables_) + " ";
     std::fprintf(stderr, "\r\033[K%slayer %zu/%zu  %zu terms  elapsed %s  remaining ~%s", prefix.c_str(),
                  record.application_index + 1, layers_, record.terms_out, format_seconds(elapsed).c_str(),
                  format_seconds(eta).c_str());
@@ -138,7 +139,8 @@ class Trace {
     json_lines_ = p.size() >= 5 && (p.ends_with(".jsonl") || p.ends_with(".json"));
     if (!json_lines_) {
       text_ =
-          "observable,layer,circuit_index,gate,terms_in,terms_out,discarded_weight,budget_discarded_weight,wall_ns,"
+          "observable,layer,circuit_index,gate,terms_in,terms_out,discarded_weight,budget_discarded_weight,"
+          "wall_ns,"
           "resident_bytes\n";
     }
   }
@@ -146,11 +148,16 @@ class Trace {
   void add(const std::string& observable, const LayerRecord& r) {
     const std::size_t rss = resident_bytes();
     if (json_lines_) {
-      Json row = {{"observable", observable},    {"layer", r.application_index},
-                  {"circuit_index", r.circuit_index}, {"gate", r.gate_name},
-                  {"terms_in", r.terms_in},      {"terms_out", r.terms_out},
-                  {"discarded_weight", r.discarded_weight}, {"budget_discarded_weight", r.budget_discarded_weight},
-                  {"wall_ns", r.wall_ns},        {"resident_bytes", rss}};
+      Json row = {{"observable", observable},
+                  {"layer", r.application_index},
+                  {"circuit_index", r.circuit_index},
+                  {"gate", r.gate_name},
+                  {"terms_in", r.terms_in},
+                  {"terms_out", r.terms_out},
+                  {"discarded_weight", r.discarded_weight},
+                  {"budget_discarded_weight", r.budget_discarded_weight},
+                  {"wall_ns", r.wall_ns},
+                  {"resident_bytes", rss}};
       text_ += row.dump();
       text_ += '\n';
       return;
@@ -158,7 +165,8 @@ class Trace {
     char line[512];
     std::snprintf(line, sizeof line, "%s,%zu,%zu,%s,%zu,%zu,%.17g,%.17g,%llu,%zu\n", observable.c_str(),
                   r.application_index, r.circuit_index, r.gate_name.c_str(), r.terms_in, r.terms_out,
-                  r.discarded_weight, r.budget_discarded_weight, static_cast<unsigned long long>(r.wall_ns), rss);
+                  r.discarded_weight, r.budget_discarded_weight, static_cast<unsigned long long>(r.wall_ns),
+                  rss);
     text_ += line;
   }
   void write() const {
@@ -189,8 +197,8 @@ std::size_t budget_terms(std::size_t limit, std::size_t baseline, int width, boo
   constexpr double kWorkingSetFactor = 4.0;
   const double per_term = (16.0 * width + (complex_coefficients ? 16.0 : 8.0)) * kWorkingSetFactor;
   if (limit <= baseline + (std::size_t{1} << 20)) {
-    throw BadInput("--memory-limit " + std::to_string(limit) + " bytes is below what the process already uses (" +
-                   std::to_string(baseline) + " bytes)");
+    throw BadInput("--memory-limit " + std::to_string(limit) +
+                   " bytes is below what the process already uses (" + std::to_string(baseline) + " bytes)");
   }
   return std::max<std::size_t>(1, static_cast<std::size_t>(static_cast<double>(limit - baseline) / per_term));
 }
@@ -224,7 +232,8 @@ FaultInjection fault_injection() {
 std::size_t parse_size(const std::string& text) {
   std::size_t digits = 0;
   while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
-  if (digits == 0) throw BadInput("bad size '" + text + "': expected a number with an optional K, M or G suffix");
+  if (digits == 0)
+    throw BadInput("bad size '" + text + "': expected a number with an optional K, M or G suffix");
   std::string suffix = text.substr(digits);
   if (suffix.size() == 2 && (suffix[1] == 'B' || suffix[1] == 'b' || suffix[1] == 'i')) suffix.pop_back();
   unsigned shift = 0;
@@ -264,7 +273,8 @@ std::uint64_t task_fingerprint(const io::Task& task, std::size_t observable_inde
 int execute(const RunSpec& spec, const RunControl& control) {
   const io::Task& task = spec.task;
   if (task.observables.empty()) {
-    throw BadInput(spec.source + ": no observable given (add \"observable\" to the task or pass --observable)");
+    throw BadInput(spec.source +
+                   ": no observable given (add \"observable\" to the task or pass --observable)");
   }
   if (task.device != "cpu" && task.device != "auto") {
     throw BadInput("device '" + task.device +
@@ -298,9 +308,10 @@ int execute(const RunSpec& spec, const RunControl& control) {
     }
     if (!matched || resume->circuit_fingerprint != task.circuit.fingerprint() ||
         resume->sum.num_qubits() != task.num_qubits || resume->layers_done > task.circuit.size()) {
-      throw BadInput("checkpoint " + *control.resume_path +
-                     " belongs to a different task (circuit, direction, truncation, state or observable differ); "
-                     "refusing to resume from it");
+      throw BadInput(
+          "checkpoint " + *control.resume_path +
+          " belongs to a different task (circuit, direction, truncation, state or observable differ); "
+          "refusing to resume from it");
     }
   }
 
@@ -336,8 +347,10 @@ int execute(const RunSpec& spec, const RunControl& control) {
     }
     if (control.memory_limit_bytes) {
       bool complex_coefficients = sum.is_complex();
-      for (const Channel& c : task.circuit) complex_coefficients = complex_coefficients || c.has_complex_transfer();
-      options.max_terms = budget_terms(*control.memory_limit_bytes, baseline_rss, sum.width(), complex_coefficients);
+      for (const Channel& c : task.circuit)
+        complex_coefficients = complex_coefficients || c.has_complex_transfer();
+      options.max_terms =
+          budget_terms(*control.memory_limit_bytes, baseline_rss, sum.width(), complex_coefficients);
       max_terms_used = options.max_terms;
     }
     progress.begin_observable(i, options.start_layer);
@@ -368,8 +381,9 @@ int execute(const RunSpec& spec, const RunControl& control) {
       if (g_signal.load() != 0) {
         trace.write();
         if (checkpointing) {
-          std::fprintf(stderr, "\npaulistrings: interrupted after layer %zu of %zu; checkpoint written to %s "
-                               "(continue with --resume %s)\n",
+          std::fprintf(stderr,
+                       "\npaulistrings: interrupted after layer %zu of %zu; checkpoint written to %s "
+                       "(continue with --resume %s)\n",
                        stats.layers_done, task.circuit.size(), control.checkpoint_path->c_str(),
                        control.checkpoint_path->c_str());
         } else {

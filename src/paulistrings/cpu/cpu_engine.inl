@@ -263,7 +263,8 @@ CpuEngine<W, C>::CpuEngine(const PauliSum<W, C>& sum, const CpuEngineOptions& op
 template <int W, Coefficient C>
 bool CpuEngine<W, C>::skips_layer(const PreparedChannel<W>& table, const Truncation& truncation) const {
   // Unchanged terms must already pass this policy (the reference engine re-tests every term).
-  if (truncation.has_term_test() && !(tested_valid_ && tested_truncation_.identity() == truncation.identity()))
+  if (truncation.has_term_test() &&
+      !(tested_valid_ && tested_truncation_.identity() == truncation.identity()))
     return false;
   if (table.form == PreparedChannel<W>::Form::rotation) {
     for (int w = 0; w < W; ++w) {
@@ -272,7 +273,8 @@ bool CpuEngine<W, C>::skips_layer(const PreparedChannel<W>& table, const Truncat
     return true;
   }
   // Local table: the identity pattern must map to itself alone, with amplitude exactly 1.
-  if (table.fanout[0] != 1 || table.outputs[0][0].pattern != 0 || table.outputs[0][0].amplitude != Complex(1.0))
+  if (table.fanout[0] != 1 || table.outputs[0][0].pattern != 0 ||
+      table.outputs[0][0].amplitude != Complex(1.0))
     return false;
   for (int i = 0; i < table.support_size; ++i) {
     const Qubit q = table.qubits[static_cast<std::size_t>(i)];
@@ -303,8 +305,8 @@ double CpuEngine<W, C>::apply_layer(const PreparedChannel<W>& table, const Trunc
   if (table.table_class == TableClass::key_preserving) {
     discarded = rescale_layer(table, truncation);
     remember_tested(truncation);
-  } else if (table.form == PreparedChannel<W>::Form::rotation &&
-             table.table_class == TableClass::general && options_.in_place_rotations) {
+  } else if (table.form == PreparedChannel<W>::Form::rotation && table.table_class == TableClass::general &&
+             options_.in_place_rotations) {
     discarded = rotation_layer(table, truncation);  // tests unchanged terms too when needed
     remember_tested(truncation);
   } else {
@@ -604,10 +606,10 @@ double CpuEngine<W, C>::coset_layer(const PreparedChannel<W>& table, const Trunc
               const auto& o = table.outputs[p][k];
               const int d = p ^ o.pattern;
               const PauliString<W> out = key ^ kernel.pattern_mask[d];
-              stream.push_back({out, bucket.coefficients[t] * cpu_detail::amplitude_as<C>(o.amplitude),
-                                (std::uint64_t{local ^ kernel.local_of_pattern[d]} << 59) |
-                                    (Scratch::key_hash(out) >> 5),
-                                order + static_cast<std::uint32_t>(k)});
+              stream.push_back(
+                  {out, bucket.coefficients[t] * cpu_detail::amplitude_as<C>(o.amplitude),
+                   (std::uint64_t{local ^ kernel.local_of_pattern[d]} << 59) | (Scratch::key_hash(out) >> 5),
+                   order + static_cast<std::uint32_t>(k)});
             }
           }
         }
@@ -629,7 +631,8 @@ double CpuEngine<W, C>::coset_layer(const PreparedChannel<W>& table, const Trunc
           }
           if (!one_key) {
             std::sort(handles.begin() + static_cast<std::ptrdiff_t>(i),
-                      handles.begin() + static_cast<std::ptrdiff_t>(end), [&stream](const auto& a, const auto& b) {
+                      handles.begin() + static_cast<std::ptrdiff_t>(end),
+                      [&stream](const auto& a, const auto& b) {
                         const auto& x = stream[a.second].key;
                         const auto& y = stream[b.second].key;
                         return x != y ? x < y : a.second < b.second;

@@ -144,8 +144,8 @@ CpuEngineOptions engine_options(int threads, const std::string& variant) {
   return options;
 }
 
-Row run_layer_cell(const std::string& name, const std::string& variant, const Channel& channel, const Sum& sum,
-                   int threads, int repeat) {
+Row run_layer_cell(const std::string& name, const std::string& variant, const Channel& channel,
+                   const Sum& sum, int threads, int repeat) {
   CpuEngine<kWidth, double> engine(sum, engine_options(threads, variant));
   const PreparedChannel<kWidth> table = prepare_channel<kWidth>(channel, Direction::heisenberg);
   const Truncation none;
@@ -158,7 +158,8 @@ Row run_layer_cell(const std::string& name, const std::string& variant, const Ch
     terms_out += engine.size();
   }
   const double s = seconds_since(start);
-  return {variant.empty() ? name : name + "/" + variant, sum.size(), threads, s * 1e9 / static_cast<double>(terms_in),
+  return {variant.empty() ? name : name + "/" + variant, sum.size(), threads,
+          s * 1e9 / static_cast<double>(terms_in),
           kTermBytes * static_cast<double>(terms_in + terms_out) / static_cast<double>(terms_in)};
 }
 
@@ -171,7 +172,8 @@ Row run_step_cell(const std::string& name, const Circuit& step, const std::strin
   CpuEngine<kWidth, double> engine(observable, engine_options(threads, ""));
   const Truncation cutoff = Truncation::coeff(cutoff_value);
   std::vector<PreparedChannel<kWidth>> tables;
-  for (std::size_t k = step.size(); k-- > 0;) tables.push_back(prepare_channel<kWidth>(step[k], Direction::heisenberg));
+  for (std::size_t k = step.size(); k-- > 0;)
+    tables.push_back(prepare_channel<kWidth>(step[k], Direction::heisenberg));
   for (std::size_t s = 0; s < max_steps && engine.size() < min_terms; ++s) {
     for (const auto& table : tables) engine.apply_layer(table, cutoff);
   }
@@ -225,7 +227,7 @@ int main(int argc, char** argv) {
   using namespace paulistrings;
   std::vector<std::size_t> sizes = {1000000, 10000000};
   std::vector<int> thread_counts = {1, available_cpus()};
-  std::vector<std::string> cells = {"rotation_zz", "cnot",     "gu2q",         "su4",
+  std::vector<std::string> cells = {"rotation_zz", "cnot",      "gu2q",         "su4",
                                     "depolarize",  "tfim_step", "heavyhex_step"};
   int repeat = 5;
   bool compare = false;
@@ -268,9 +270,10 @@ int main(int argc, char** argv) {
       {"su4", Channel::unitary_2q(kQubitA, kQubitB, haar_unitary(rng))},
       {"depolarize", Channel::depolarize(0.01, kQubitA)},
   };
-  std::printf("# paulistrings-bench: W=2 (128 qubits), real coefficients, %zu B/term, steady state, "
-              "target_bucket_len %zu, min_buckets %zu\n",
-              static_cast<std::size_t>(kTermBytes), g_bucket_len, g_min_buckets);
+  std::printf(
+      "# paulistrings-bench: W=2 (128 qubits), real coefficients, %zu B/term, steady state, "
+      "target_bucket_len %zu, min_buckets %zu\n",
+      static_cast<std::size_t>(kTermBytes), g_bucket_len, g_min_buckets);
   std::map<int, double> bandwidth;
   for (int t : thread_counts) {
     bandwidth[t] = triad_bandwidth(t);
@@ -299,7 +302,8 @@ int main(int argc, char** argv) {
       if (compare && (cell == "gu2q" || cell == "su4")) variants.push_back("sort_merge");
       if (compare && cell == "rotation_zz") variants.push_back("orbit_rotation");
       for (const std::string& variant : variants)
-        for (int t : thread_counts) print(run_layer_cell(cell, variant, layer_cells.at(cell), sum, t, repeat));
+        for (int t : thread_counts)
+          print(run_layer_cell(cell, variant, layer_cells.at(cell), sum, t, repeat));
     }
   }
   return 0;

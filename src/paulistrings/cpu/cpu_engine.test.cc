@@ -211,7 +211,8 @@ TEST(CpuEngine, SkipsLayersOutsideTheLightConeWithTheReferenceResult) {
     auto expected = start;
     apply_circuit_reference(expected, circuit, policy);
     CpuEngine<4, double> engine(start, CpuEngineOptions{});
-    for (const Channel& channel : circuit) engine.apply_layer(prepare_channel<4>(channel, Direction::forward), policy);
+    for (const Channel& channel : circuit)
+      engine.apply_layer(prepare_channel<4>(channel, Direction::forward), policy);
     PauliSum<4, double> actual(kQubits);
     engine.export_to(actual);
     EXPECT_TRUE(sums_match(actual, expected));

@@ -32,7 +32,7 @@ struct LayerRecord {
   std::size_t terms_out = 0;      ///< after this layer's truncation
   double discarded_weight = 0.0;  ///< Σ|c|² removed by truncation in this layer
   std::uint64_t wall_ns = 0;
-  bool collapsed = false;  ///< collapse_sample replaced the sum in this layer
+  bool collapsed = false;                ///< collapse_sample replaced the sum in this layer
   double budget_discarded_weight = 0.0;  ///< part of discarded_weight removed by the memory budget
 };
 
@@ -44,11 +44,11 @@ class MemoryBudgetExceeded : public std::runtime_error {
 
 struct PropagationStats {
   std::vector<LayerRecord> layers;
-  std::size_t layers_done = 0;  ///< application steps completed (absolute, counting start_layer)
-  bool stopped = false;         ///< should_stop ended the run before the last layer
-  std::size_t budget_truncations = 0;      ///< memory-budget cuts made
-  double budget_discarded_weight = 0.0;    ///< Σ|c|² those cuts removed (also in discarded_weight)
-  std::size_t peak_terms = 0;  ///< max of the input size and every layer's output size
+  std::size_t layers_done = 0;           ///< application steps completed (absolute, counting start_layer)
+  bool stopped = false;                  ///< should_stop ended the run before the last layer
+  std::size_t budget_truncations = 0;    ///< memory-budget cuts made
+  double budget_discarded_weight = 0.0;  ///< Σ|c|² those cuts removed (also in discarded_weight)
+  std::size_t peak_terms = 0;            ///< max of the input size and every layer's output size
   std::size_t final_terms = 0;
   double discarded_weight = 0.0;
   std::size_t collapses = 0;
@@ -97,11 +97,11 @@ PropagationStats propagate(PauliSum<W, C>& sum, const Circuit& circuit, const Pr
 /// channel has complex amplitudes.
 PropagationStats propagate(AnyPauliSum& sum, const Circuit& circuit, const PropagateOptions& options = {});
 
-#define PAULISTRINGS_FOR_EACH_SUM_TYPE(X)                                                         \
-  X(1, double)                                                                                    \
-  X(2, double)                                                                                    \
-  X(4, double) X(8, double) X(16, double) X(1, Complex) X(2, Complex) X(4, Complex) X(8, Complex) \
-      X(16, Complex)
+#define PAULISTRINGS_FOR_EACH_SUM_TYPE(X) \
+  X(1, double)                            \
+  X(2, double)                            \
+  X(4, double)                            \
+  X(8, double) X(16, double) X(1, Complex) X(2, Complex) X(4, Complex) X(8, Complex) X(16, Complex)
 #define PAULISTRINGS_DECLARE_PROPAGATE(W, C) \
   extern template PropagationStats propagate<W, C>(PauliSum<W, C>&, const Circuit&, const PropagateOptions&);
 PAULISTRINGS_FOR_EACH_SUM_TYPE(PAULISTRINGS_DECLARE_PROPAGATE)

@@ -32,13 +32,13 @@ class ReferenceLayers {
 
 /// The memory-budget cut: approx_topn down to `limit` terms when the sum holds more.
 template <class LayerEngine>
-double budget_cut(LayerEngine& engine, std::size_t limit, std::size_t next_fanout, const PropagateOptions& options,
-                  PropagationStats& stats) {
+double budget_cut(LayerEngine& engine, std::size_t limit, std::size_t next_fanout,
+                  const PropagateOptions& options, PropagationStats& stats) {
   if (engine.size() <= limit) return 0.0;
   if (!options.auto_truncate) {
-    throw MemoryBudgetExceeded("memory budget: the sum would grow to " + std::to_string(engine.size() * next_fanout) +
-                               " terms, over the limit of " + std::to_string(options.max_terms) +
-                               " (auto-truncation is off)");
+    throw MemoryBudgetExceeded("memory budget: the sum would grow to " +
+                               std::to_string(engine.size() * next_fanout) + " terms, over the limit of " +
+                               std::to_string(options.max_terms) + " (auto-truncation is off)");
   }
   const LayerPassResult cut = engine.finalize_layer(Truncation::approx_topn(limit));
   ++stats.budget_truncations;
@@ -54,8 +54,8 @@ PropagationStats run_layers(LayerEngine& engine, const Circuit& circuit, const P
   stats.peak_terms = engine.size();
   const std::size_t layers = circuit.size();
   if (options.start_layer > layers) {
-    throw std::invalid_argument("start_layer " + std::to_string(options.start_layer) + " is past the circuit's " +
-                                std::to_string(layers) + " layers");
+    throw std::invalid_argument("start_layer " + std::to_string(options.start_layer) +
+                                " is past the circuit's " + std::to_string(layers) + " layers");
   }
   stats.layers_done = options.start_layer;
   if (options.keep_layer_records) stats.layers.reserve(layers - options.start_layer);
@@ -82,7 +82,8 @@ PropagationStats run_layers(LayerEngine& engine, const Circuit& circuit, const P
     const LayerPassResult pass = engine.finalize_layer(options.truncation);
     record.discarded_weight += pass.discarded_weight;
     record.collapsed = pass.collapsed;
-    if (options.max_terms > 0) record.budget_discarded_weight += budget_cut(engine, options.max_terms, 1, options, stats);
+    if (options.max_terms > 0)
+      record.budget_discarded_weight += budget_cut(engine, options.max_terms, 1, options, stats);
     record.discarded_weight += record.budget_discarded_weight;
     record.terms_out = engine.size();
     record.wall_ns = static_cast<std::uint64_t>(

@@ -1,11 +1,11 @@
 #pragma once
 // Checkpoints (DESIGN §4.5): a versioned little-endian binary file holding a propagation in
 // progress — magic "PSCKPT01", format version, word width W, coefficient type (real/complex),
-// bucket count (restored on load, so a resumed run is bitwise the uninterrupted one), qubit count, circuit fingerprint, task fingerprint (what else must match to resume: direction,
-// truncation, observable), the number of layers already applied, term count, then the columns
-// (x words, z words, coefficients) and an FNV-1a 64 checksum of everything before it. Written with
-// write_file_atomically; read back with every field validated, so a truncated, corrupted or
-// foreign file is refused with a message saying which check failed.
+// bucket count (restored on load, so a resumed run is bitwise the uninterrupted one), qubit count, circuit
+// fingerprint, task fingerprint (what else must match to resume: direction, truncation, observable), the
+// number of layers already applied, term count, then the columns (x words, z words, coefficients) and an
+// FNV-1a 64 checksum of everything before it. Written with write_file_atomically; read back with every field
+// validated, so a truncated, corrupted or foreign file is refused with a message saying which check failed.
 
 #include <cstdint>
 #include <filesystem>

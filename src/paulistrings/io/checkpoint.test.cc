@@ -361,7 +361,8 @@ TEST(CheckpointTest, BytesAreDeterministicAndIndependentOfTermOrderAndHashSeed) 
   const std::string fine_bytes = encode_checkpoint(fine);
   EXPECT_EQ(GetU32(fine_bytes, kReserved), 10u);
   ASSERT_EQ(fine_bytes.size(), bytes.size());
-  const std::size_t between = bytes.size() - 8 - (kReserved + 4);  // everything after the field, before the checksum
+  const std::size_t between =
+      bytes.size() - 8 - (kReserved + 4);  // everything after the field, before the checksum
   EXPECT_EQ(fine_bytes.substr(kReserved + 4, between), bytes.substr(kReserved + 4, between));
   EXPECT_EQ(decode_checkpoint(fine_bytes).sum.num_buckets(), 1024u);
   EXPECT_EQ(decode_checkpoint(bytes).sum.num_buckets(), a.sum.num_buckets());

@@ -6,6 +6,7 @@
 #   cells     — paulistrings-bench, every cell at 10^6 and 10^7 terms on 1/2/4/8/16 threads
 #   compare   — the alternative formulations at 10^6 terms (gu2q/su4 gather-sort-merge beside the
 #               orbit grouping, rotation_zz through the orbit path beside the in-place update)
+#   quick     — cells at 1 and 16 threads, tfim_chain / heisenberg_chain / tfim_2d L=18, kicked Ising
 #   steps     — the tfim_step and heavyhex_step cells only (1/2/4/8/16 threads)
 #   knobs     — target_bucket_len / min_buckets sweep and the small-sum parallel threshold
 #   workloads — the published cross-engine workloads (tfim_chain, heisenberg_chain on 1 thread;
@@ -41,6 +42,17 @@ if has cells; then
 fi
 if has steps; then
   build-device/paulistrings-bench --threads 1,2,4,8,16 --cells tfim_step,heavyhex_step 2>&1 | tee "$out/steps.txt"
+fi
+if has quick; then
+  # One call's worth: cells at 1 and 16 threads, the end-to-end workloads, the kicked-Ising cells.
+  build-device/paulistrings-bench --terms 1000000,10000000 --threads 1,16 --repeat 3 2>&1 | tee "$out/quick_cells.txt"
+  {
+    build-device/paulistrings-workloads tfim_chain --threads 1
+    build-device/paulistrings-workloads heisenberg_chain --threads 1
+    build-device/paulistrings-workloads tfim_2d --side 18 --threads 16
+    for t in 1 16; do /usr/bin/time -f "rss_kb %M" build-device/paulistrings-kicked-ising 5 0.9817477042468103 0.000244140625 cpu $t 2>&1 | tail -2; done
+    for t in 16 1; do timeout 200 /usr/bin/time -f "rss_kb %M" build-device/paulistrings-kicked-ising 20 0.6872233929727672 0.00006103515625 cpu $t 2>&1 | tail -2; done
+  } 2>&1 | tee "$out/quick_workloads.txt"
 fi
 if has compare; then
   build-device/paulistrings-bench --terms 1000000 --threads 1,16 --repeat 1 --compare --cells rotation_zz,gu2q,su4 2>&1 |

@@ -364,20 +364,29 @@ double CpuEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const Tr
       scratch.flipped.clear();
       scratch.unflipped.clear();
       scratch.pending.clear();
+      // Kernel fields in locals: the stores below could alias them, which would force a reload
+      // of every field (and of the support accumulator) per term.
+      const bool pivot_on_z = kernel.pivot_on_z;
+      const int pivot_word = kernel.pivot_word;
+      const std::uint64_t pivot_bit = kernel.pivot_bit;
+      std::array<std::uint64_t, W> support{};
       for (unsigned local = 0; local < locals; ++local) {
         Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
-        for (std::size_t t = 0; t < bucket.size(); ++t) {
-          const PauliString<W>& key = bucket.keys[t];
-          for (int w = 0; w < W; ++w) scratch.support[w] |= key.x[w] | key.z[w];
+        const std::size_t size = bucket.size();
+        const PauliString<W>* keys = bucket.keys.data();
+        for (std::size_t t = 0; t < size; ++t) {
+          const PauliString<W>& key = keys[t];
+          for (int w = 0; w < W; ++w) support[w] |= key.x[w] | key.z[w];
           if (key.commutes_with(generator)) {
             if (test_unchanged) store_value(local, bucket.coefficients[t], key, bucket.coefficients[t]);
             continue;
           }
-          const std::uint64_t word = kernel.pivot_on_z ? key.z[kernel.pivot_word] : key.x[kernel.pivot_word];
-          auto& side = (word & kernel.pivot_bit) ? scratch.flipped : scratch.unflipped;
+          const std::uint64_t word = pivot_on_z ? key.z[pivot_word] : key.x[pivot_word];
+          auto& side = (word & pivot_bit) ? scratch.flipped : scratch.unflipped;
           side.push_back({local, static_cast<std::uint32_t>(t)});
         }
       }
+      for (int w = 0; w < W; ++w) scratch.support[w] |= support[w];
       // Index the flipped side w by its representative v = w ⊕ g.
       scratch.reset_slots(scratch.flipped.size());
       scratch.paired.assign(scratch.flipped.size(), 0);

@@ -80,22 +80,28 @@ void apply_overrides(io::Task& task, const CommonOptions& o) {
   }
 }
 
+/// The whole of `text` as a finite number, or nothing.
+std::optional<double> parse_finite(const std::string& text) {
+  std::size_t used = 0;
+  double value = 0.0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (used != text.size() || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
 /// "0.5", "-pi/2", "5pi/16", "5*pi/16", "pi": a number or a rational multiple of π.
 double parse_angle(const std::string& text) {
   const std::size_t at = text.find("pi");
   auto number = [&](const std::string& s, double fallback) -> double {
     if (s.empty()) return fallback;
     if (s == "-") return -fallback;
-    std::size_t used = 0;
-    double v = 0.0;
-    try {
-      v = std::stod(s, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != s.size() || !std::isfinite(v))
-      throw BadInput("bad angle '" + text + "': expected a number or k*pi/m");
-    return v;
+    const std::optional<double> v = parse_finite(s);
+    if (!v) throw BadInput("bad angle '" + text + "': expected a number or k*pi/m");
+    return *v;
   };
   if (at == std::string::npos) return number(text, 0.0);
   std::string head = text.substr(0, at), tail = text.substr(at + 2);
@@ -114,18 +120,9 @@ double parse_angle(const std::string& text) {
 std::pair<std::string, Complex> parse_term(const std::string& text) {
   const std::size_t star = text.find('*');
   if (star == std::string::npos) return {text, 1.0};
-  std::size_t used = 0;
-  double c = 0.0;
-  const std::string head = text.substr(0, star);
-  try {
-    c = std::stod(head, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != head.size() || !std::isfinite(c)) {
-    throw BadInput("bad --observable term '" + text + "': expected [COEFF*]LABEL, e.g. 0.5*Z0 Z1");
-  }
-  return {text.substr(star + 1), c};
+  const std::optional<double> c = parse_finite(text.substr(0, star));
+  if (!c) throw BadInput("bad --observable term '" + text + "': expected [COEFF*]LABEL, e.g. 0.5*Z0 Z1");
+  return {text.substr(star + 1), *c};
 }
 
 /// Runs a file reader; a file that cannot be read is bad input (exit 2), like a malformed one.

@@ -228,10 +228,8 @@ struct CpuEngine<W, C>::Scratch {
   }
   /// The group of `representative`, created on first sight.
   Group& group_of(const PauliString<W>& representative, std::uint8_t pattern, unsigned local) {
-    std::uint64_t h = 0;
-    for (int w = 0; w < W; ++w) h = (h ^ representative.x[w]) * 0x9e3779b97f4a7c15ULL ^ representative.z[w];
     const std::size_t mask = slots.size() - 1;
-    for (std::size_t i = cpu_detail::mix_key_words(h) & mask;; i = (i + 1) & mask) {
+    for (std::size_t i = key_hash(representative) & mask;; i = (i + 1) & mask) {
       const std::int32_t slot = slots[i];
       if (slot < 0) {
         slots[i] = static_cast<std::int32_t>(groups.size());

@@ -2,9 +2,10 @@
 // on the CPU engine, one process per call so that the peak resident memory belongs to one run.
 //
 // usage: paulistrings-workloads WORKLOAD [--side L] [--steps S] [--threads T] [--engine cpu|reference]
-//                               [--rotations in_place|orbit]
+//                               [--rotations in_place|orbit] [--device D]
 //   WORKLOAD: tfim_chain (n = 64, 10 steps), heisenberg_chain (n = 14, 10 steps), tfim_2d (--side L,
 //   default 18, 21 steps).
+// --device D runs on CUDA device D (wall seconds then include the upload and the download).
 // Prints one line: workload, threads, wall seconds (propagation only), the published read-out
 // (⟨0…0|O|0…0⟩, and the Z_0 coefficient for heisenberg_chain), final and peak terms, peak RSS.
 
@@ -34,7 +35,7 @@ std::size_t peak_resident_bytes() {
 int usage(const char* message) {
   std::fprintf(stderr,
                "%s\nusage: paulistrings-workloads tfim_chain|heisenberg_chain|tfim_2d [--side L] [--steps S] "
-               "[--threads T] [--engine cpu|reference] [--rotations in_place|orbit]\n",
+               "[--threads T] [--engine cpu|reference] [--rotations in_place|orbit] [--device D]\n",
                message);
   return 2;
 }
@@ -50,6 +51,7 @@ int main(int argc, char** argv) {
   int threads = 1;
   Engine engine = Engine::cpu;
   bool in_place = true;
+  int device = -1;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--side") {
@@ -58,6 +60,8 @@ int main(int argc, char** argv) {
       steps = std::stol(value);
     } else if (flag == "--threads") {
       threads = std::stoi(value);
+    } else if (flag == "--device") {
+      device = std::stoi(value);
     } else if (flag == "--rotations") {
       if (value != "in_place" && value != "orbit") return usage("bad --rotations");
       in_place = value == "in_place";
@@ -90,6 +94,7 @@ int main(int argc, char** argv) {
   options.threads = threads;
   options.keep_layer_records = false;
   options.in_place_rotations = in_place;
+  options.device = device;
   const auto start = std::chrono::steady_clock::now();
   const PropagationStats stats = propagate(sum, workload.circuit, options);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -97,7 +102,11 @@ int main(int argc, char** argv) {
   const Complex value =
       sum.visit([&](const auto& s) -> Complex { return ProductState::parse("z+", n).expectation(s); });
   std::printf("%s n=%zu threads=%d engine=%s wall_s=%.4f <0|O|0>=%.12f", workload.name.c_str(), n,
-              threads == 0 ? available_cpus() : threads, engine == Engine::cpu ? "cpu" : "reference", seconds,
+              threads == 0 ? available_cpus() : threads,
+              device >= 0 ? std::string("gpu").append(std::to_string(device)).c_str()
+              : engine == Engine::cpu ? "cpu"
+                                      : "reference",
+              seconds,
               value.real());
   if (name == "heisenberg_chain") std::printf(" c_Z0=%.12f", sum.coefficient("Z0").real());
   std::printf(" final_terms=%zu peak_terms=%zu peak_rss_mb=%.1f\n", stats.final_terms, stats.peak_terms,

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "paulistrings/engine/propagate.h"
+#include "paulistrings/gpu/device_sum.h"
 #include "paulistrings/io/atomic_file.h"
 #include "paulistrings/io/qasm.h"
 #include "paulistrings/io/stim.h"
@@ -229,7 +230,7 @@ TEST_F(Cli, BadInputExitsWithCodeTwoAndOneLocatedLine) {
   EXPECT_EQ(run("run " + path("missing.json")).exit_code, 2);
   EXPECT_EQ(run("run --bogus-flag").exit_code, 2);
   EXPECT_EQ(run("kicked-ising --steps 1 --theta-h 3*pie").exit_code, 2);
-  EXPECT_EQ(run("kicked-ising --steps 1 --theta-h 0.1 --device gpu -q").exit_code, 2);
+  EXPECT_EQ(run("kicked-ising --steps 1 --theta-h 0.1 --device gpux -q").exit_code, 2);
   EXPECT_EQ(run("kicked-ising --steps 1 --theta-h 0.1 --memory-limit 12Q -q").exit_code, 2);
   // No output file is created when the run fails.
   EXPECT_EQ(run("run " + path("noobs.json") + " --out " + path("never.json")).exit_code, 2);
@@ -309,6 +310,30 @@ TEST_F(Cli, MalformedProgramsExitWithCodeTwoAndALocatedLine) {
     }
   }
   EXPECT_GE(index, 55u);
+}
+
+// --device gpu runs on the GPU engine with the CPU's result; without a GPU it fails with the reason
+// (exit 1: a missing device is a runtime condition, not bad input).
+TEST_F(Cli, DeviceGpuRunsOnTheGpuOrSaysWhyNot) {
+  const Result cpu = run("kicked-ising --steps 2 --theta-h 0.3 --device cpu -q");
+  ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
+  const Result gpu_run = run("kicked-ising --steps 2 --theta-h 0.3 --device gpu -q");
+  const Result missing = run("kicked-ising --steps 2 --theta-h 0.3 --device 4096 -q");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("device 4096"), std::string::npos) << missing.err;
+  if (gpu::device_count() == 0) {
+    EXPECT_EQ(gpu_run.exit_code, 1);
+    EXPECT_NE(gpu_run.err.find(gpu::unavailable_reason()), std::string::npos) << gpu_run.err;
+    EXPECT_EQ(run("kicked-ising --steps 1 --theta-h 0.3 --device auto -q").exit_code, 0);  // falls back to the CPU
+    return;
+  }
+  ASSERT_EQ(gpu_run.exit_code, 0) << gpu_run.err;
+  const Json a = parse(cpu.out), b = parse(gpu_run.out);
+  EXPECT_EQ(b["engine"], "gpu");
+  for (auto& [name, entry] : a["observables"].items()) {
+    EXPECT_NEAR(value_of(b["observables"][name]["value"]).real(), value_of(entry["value"]).real(), 1e-12);
+    EXPECT_EQ(b["observables"][name]["final_terms"], entry["final_terms"]);
+  }
 }
 
 TEST_F(Cli, WritesTracesAsCsvAndJsonLines) {

@@ -19,6 +19,7 @@
 
 #include "paulistrings/cpu/cpu_engine.h"
 #include "paulistrings/engine/propagate.h"
+#include "paulistrings/gpu/device_sum.h"
 #include "paulistrings/io/atomic_file.h"
 #include "paulistrings/io/checkpoint.h"
 #include "paulistrings/readout/product_state.h"
@@ -270,16 +271,33 @@ std::uint64_t task_fingerprint(const io::Task& task, std::size_t observable_inde
   return fnv1a(canonical.str());
 }
 
+/// "cpu" → −1; "auto" → GPU 0 when there is one, else −1; "gpu" → 0; "N" → N. A GPU that is asked for
+/// and missing is a runtime failure (exit 1) with the reason, not bad input.
+int resolve_device(const std::string& device) {
+  if (device == "cpu") return -1;
+  const int count = gpu::device_count();
+  if (device == "auto") return count > 0 ? 0 : -1;
+  const int ordinal = device == "gpu" ? 0 : std::stoi(device);
+  if (count == 0) {
+    throw std::runtime_error(std::string("device ").append(device).append(": ").append(gpu::unavailable_reason()));
+  }
+  if (ordinal >= count) {
+    throw std::runtime_error(std::string("device ")
+                                 .append(device)
+                                 .append(": no such GPU (this machine has ")
+                                 .append(std::to_string(count))
+                                 .append(")"));
+  }
+  return ordinal;
+}
+
 int execute(const RunSpec& spec, const RunControl& control) {
   const io::Task& task = spec.task;
   if (task.observables.empty()) {
     throw BadInput(spec.source +
                    ": no observable given (add \"observable\" to the task or pass --observable)");
   }
-  if (task.device != "cpu" && task.device != "auto") {
-    throw BadInput("device '" + task.device +
-                   "' is not available: this build has only the CPU engine (use \"cpu\" or \"auto\")");
-  }
+  const int device = resolve_device(task.device);
   if (control.every > 0 && !control.checkpoint_path) throw BadInput("--every needs --checkpoint FILE");
   const ProductState state = [&] {
     try {
@@ -339,6 +357,7 @@ int execute(const RunSpec& spec, const RunControl& control) {
     options.direction = task.direction;
     options.truncation = task.truncation.policy();
     options.threads = threads;
+    options.device = device;
     options.keep_layer_records = false;
     options.auto_truncate = control.auto_truncate;
     if (resume && i == resume_index) {
@@ -425,8 +444,8 @@ int execute(const RunSpec& spec, const RunControl& control) {
   results["discarded_weight"] = discarded;
   results["wall_time_s"] = wall;
   results["peak_resident_bytes"] = peak_resident_bytes();
-  results["engine"] = "cpu";
-  results["device"] = "cpu";
+  results["engine"] = device >= 0 ? "gpu" : "cpu";
+  results["device"] = device >= 0 ? gpu::describe_device(device) : "cpu";
   results["threads"] = threads;
   if (control.memory_limit_bytes) {
     results["memory_budget"] = {{"limit_bytes", *control.memory_limit_bytes},

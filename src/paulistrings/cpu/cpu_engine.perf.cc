@@ -25,19 +25,13 @@
 #include <vector>
 
 #include "paulistrings/circuit/kicked_ising.h"
+#include "paulistrings/cpu/bench_cells.h"
 #include "paulistrings/cpu/cpu_engine.h"
 
 namespace paulistrings {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr int kWidth = 2;
-constexpr std::size_t kQubits = 128;
-constexpr Qubit kQubitA = 5, kQubitB = 70;  // a two-qubit support straddling the word boundary
-using Sum = PauliSum<kWidth, double>;
-using Key = PauliString<kWidth>;
-constexpr double kTermBytes = sizeof(Key) + sizeof(double);
-
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -58,70 +52,7 @@ double triad_bandwidth(int threads) {
   return best;
 }
 
-std::vector<Complex> haar_unitary(std::mt19937_64& rng) {
-  std::normal_distribution<double> normal;
-  std::vector<Complex> m(16);
-  for (Complex& v : m) v = Complex(normal(rng), normal(rng));
-  for (int r = 0; r < 4; ++r) {
-    for (int p = 0; p < r; ++p) {
-      Complex dot = 0.0;
-      for (int c = 0; c < 4; ++c) dot += std::conj(m[p * 4 + c]) * m[r * 4 + c];
-      for (int c = 0; c < 4; ++c) m[r * 4 + c] -= dot * m[p * 4 + c];
-    }
-    double norm = 0.0;
-    for (int c = 0; c < 4; ++c) norm += std::norm(m[r * 4 + c]);
-    for (int c = 0; c < 4; ++c) m[r * 4 + c] /= std::sqrt(norm);
-  }
-  return m;
-}
-
-/// exp(−i(a·XX + b·YY)/2): a two-qubit unitary whose PTM is sparse (orbits of 4).
-std::vector<Complex> sparse_two_qubit_unitary(double a, double b) {
-  const Complex i(0.0, 1.0);
-  auto multiply = [](const std::vector<Complex>& x, const std::vector<Complex>& y) {
-    std::vector<Complex> z(16);
-    for (int r = 0; r < 4; ++r)
-      for (int k = 0; k < 4; ++k)
-        for (int c = 0; c < 4; ++c) z[r * 4 + c] += x[r * 4 + k] * y[k * 4 + c];
-    return z;
-  };
-  const std::vector<Complex> xx = {0, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0};
-  const std::vector<Complex> yy = {0, 0, 0, -1, 0, 0, 1, 0, 0, 1, 0, 0, -1, 0, 0, 0};
-  std::vector<Complex> ua(16), ub(16);
-  for (int k = 0; k < 16; ++k) {
-    const double identity = (k % 5 == 0) ? 1.0 : 0.0;
-    ua[k] = std::cos(a / 2) * identity - i * std::sin(a / 2) * xx[k];
-    ub[k] = std::cos(b / 2) * identity - i * std::sin(b / 2) * yy[k];
-  }
-  return multiply(ua, ub);
-}
-
-/// m terms whose orbits under the channel's realized delta span are complete (steady state).
-Sum steady_state_sum(const Channel& channel, std::size_t m, std::mt19937_64& rng) {
-  const PreparedChannel<kWidth> table = prepare_channel<kWidth>(channel, Direction::heisenberg);
-  std::vector<Key> span = {Key{}};
-  for (const Key& delta : table.deltas) {
-    const std::size_t before = span.size();
-    bool present = false;
-    for (std::size_t k = 0; k < before; ++k) present |= span[k] == delta;
-    if (present) continue;
-    for (std::size_t k = 0; k < before; ++k) span.push_back(span[k] ^ delta);
-  }
-  std::normal_distribution<double> normal;
-  std::vector<Sum::Term> terms;
-  terms.reserve(m);
-  while (terms.size() < m) {
-    Key rest;
-    for (int w = 0; w < kWidth; ++w) {
-      rest.x[w] = rng();
-      rest.z[w] = rng();
-    }
-    for (const Key& s : span) {
-      if (terms.size() < m) terms.push_back({rest ^ s, normal(rng)});
-    }
-  }
-  return Sum::from_terms(kQubits, std::move(terms));
-}
+using namespace bench;
 
 struct Row {
   std::string cell;
@@ -147,20 +78,9 @@ CpuEngineOptions engine_options(int threads, const std::string& variant) {
 Row run_layer_cell(const std::string& name, const std::string& variant, const Channel& channel,
                    const Sum& sum, int threads, int repeat) {
   CpuEngine<kWidth, double> engine(sum, engine_options(threads, variant));
-  const PreparedChannel<kWidth> table = prepare_channel<kWidth>(channel, Direction::heisenberg);
-  const Truncation none;
-  engine.apply_layer(table, none);  // warm-up: buffers reach their steady capacity
-  std::size_t terms_in = 0, terms_out = 0;
-  const auto start = Clock::now();
-  for (int r = 0; r < repeat; ++r) {
-    terms_in += engine.size();
-    engine.apply_layer(table, none);
-    terms_out += engine.size();
-  }
-  const double s = seconds_since(start);
-  return {variant.empty() ? name : name + "/" + variant, sum.size(), threads,
-          s * 1e9 / static_cast<double>(terms_in),
-          kTermBytes * static_cast<double>(terms_in + terms_out) / static_cast<double>(terms_in)};
+  const LayerTiming timing = time_layers(engine, prepare_channel<kWidth>(channel, Direction::heisenberg), repeat);
+  return {variant.empty() ? name : name + "/" + variant, sum.size(), threads, timing.ns_per_term,
+          timing.bytes_per_term};
 }
 
 /// One Trotter step (`per_step` channels of `step`, in Heisenberg order) timed per layer on the sum
@@ -263,13 +183,7 @@ int main(int argc, char** argv) {
     }
   }
   std::mt19937_64 rng(20261129);
-  const std::map<std::string, Channel> layer_cells = {
-      {"rotation_zz", Channel::rzz(0.3, kQubitA, kQubitB)},
-      {"cnot", Channel::cnot(kQubitA, kQubitB)},
-      {"gu2q", Channel::unitary_2q(kQubitA, kQubitB, sparse_two_qubit_unitary(0.3, 0.7))},
-      {"su4", Channel::unitary_2q(kQubitA, kQubitB, haar_unitary(rng))},
-      {"depolarize", Channel::depolarize(0.01, kQubitA)},
-  };
+  const std::map<std::string, Channel> layer_cells = bench::layer_cells(rng);
   std::printf(
       "# paulistrings-bench: W=2 (128 qubits), real coefficients, %zu B/term, steady state, "
       "target_bucket_len %zu, min_buckets %zu\n",

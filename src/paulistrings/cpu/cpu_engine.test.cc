@@ -11,55 +11,12 @@
 #include <random>
 
 #include "paulistrings/engine/propagate.h"
+#include "paulistrings/testing/assertions.h"
+#include "paulistrings/testing/engine_cases.h"
 #include "paulistrings/testing/oracle_bridge.h"
 
 namespace paulistrings {
 namespace {
-
-/// A fresh policy per run (collapse_sample carries a pass counter), chosen by index.
-Truncation make_truncation(int which, std::uint64_t seed) {
-  switch (which) {
-    case 0:
-      return Truncation();
-    case 1:
-      return Truncation::coeff(1e-3);
-    case 2:
-      return Truncation::weight(4);
-    case 3:
-      return Truncation::topn(300);
-    case 4:
-      return Truncation::approx_topn(300);
-    case 5:
-      return Truncation::collapse_sample(200, seed);
-    case 6:
-      return Truncation::coeff(1e-4) & Truncation::weight(6);
-    case 7:
-      return Truncation::topn(500) | Truncation::coeff(1e-2);
-    default:
-      return Truncation::approx_topn(2000) & Truncation::coeff(1e-5);
-  }
-}
-
-template <int W, Coefficient C>
-::testing::AssertionResult sums_match(const PauliSum<W, C>& actual, const PauliSum<W, C>& expected) {
-  const auto a = actual.sorted_terms();
-  const auto b = expected.sorted_terms();
-  if (a.size() != b.size()) {
-    return ::testing::AssertionFailure() << "term counts differ: " << a.size() << " vs " << b.size();
-  }
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (a[i].key != b[i].key) {
-      return ::testing::AssertionFailure()
-             << "term " << i << ": " << a[i].key.to_sparse_label() << " vs " << b[i].key.to_sparse_label();
-    }
-    const double scale = std::max(1.0, std::abs(b[i].coefficient));
-    if (std::abs(a[i].coefficient - b[i].coefficient) > 1e-12 * scale) {
-      return ::testing::AssertionFailure() << "coefficient of " << a[i].key.to_sparse_label() << ": "
-                                           << a[i].coefficient << " vs " << b[i].coefficient;
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
 
 /// The reference engine applied channel by channel (forward), the policy after every layer.
 template <int W, Coefficient C>
@@ -91,21 +48,7 @@ void check_against_reference(int seed) {
   const std::size_t total = std::min(kMaxQubits, offset + active + 3);
   const std::size_t depth = initial_terms >= 20000 ? 3 : 8 + static_cast<std::size_t>(seed) % 17;
   const Circuit circuit = testing::random_circuit(rng, active, depth, {}, total, offset);
-  std::vector<typename PauliSum<W, C>::Term> terms;
-  std::normal_distribution<double> normal;
-  std::uniform_int_distribution<int> letter(0, 3);
-  for (std::size_t t = 0; t < initial_terms; ++t) {
-    PauliString<W> key;
-    for (std::size_t q = 0; q < active; ++q) key.set_code(offset + q, letter(rng));
-    C c;
-    if constexpr (std::same_as<C, Complex>) {
-      c = Complex(normal(rng), normal(rng));
-    } else {
-      c = normal(rng);
-    }
-    terms.push_back({key, c});
-  }
-  const auto start = PauliSum<W, C>::from_terms(total, terms);
+  const auto start = testing::random_window_sum<W, C>(rng, initial_terms, total, offset, active);
   const std::uint64_t collapse_seed = rng();
 
   PropagateOptions options;
@@ -114,7 +57,7 @@ void check_against_reference(int seed) {
   options.target_bucket_len = 8 << (seed % 3);             // small buckets: refinement mid-run
   auto expected = start;
   options.engine = Engine::reference;
-  options.truncation = make_truncation(which_truncation, collapse_seed);
+  options.truncation = testing::truncation_case(which_truncation, collapse_seed);
   const PropagationStats reference_stats = propagate(expected, circuit, options);
   auto actual = start;
   options.engine = Engine::cpu;
@@ -126,11 +69,11 @@ void check_against_reference(int seed) {
     options.general_layer = GeneralLayer::sort_merge;
     options.in_place_rotations = false;
   }
-  options.truncation = make_truncation(which_truncation, collapse_seed);
+  options.truncation = testing::truncation_case(which_truncation, collapse_seed);
   const PropagationStats cpu_stats = propagate(actual, circuit, options);
 
   actual.check_invariants();
-  EXPECT_TRUE(sums_match(actual, expected)) << "truncation " << options.truncation.description();
+  EXPECT_TRUE(testing::SumsMatch(actual, expected)) << "truncation " << options.truncation.description();
   EXPECT_EQ(cpu_stats.peak_terms, reference_stats.peak_terms);
   ASSERT_EQ(cpu_stats.layers.size(), reference_stats.layers.size());
   for (std::size_t k = 0; k < cpu_stats.layers.size(); ++k) {
@@ -215,7 +158,7 @@ TEST(CpuEngine, SkipsLayersOutsideTheLightConeWithTheReferenceResult) {
       engine.apply_layer(prepare_channel<4>(channel, Direction::forward), policy);
     PauliSum<4, double> actual(kQubits);
     engine.export_to(actual);
-    EXPECT_TRUE(sums_match(actual, expected));
+    EXPECT_TRUE(testing::SumsMatch(actual, expected));
     // Skipped: the 100 far rotations, cnot(2, 3) and depolarize(120); with a term test the first
     // far rotation runs (it drops the 1e-9 term) and the 99 after it are skipped.
     EXPECT_EQ(engine.skipped_layers(), truncate ? 101u : 102u);

@@ -60,6 +60,9 @@ struct PropagateOptions {
   std::size_t target_bucket_len = 1024;  ///< refine buckets when the mean exceeds this
   std::size_t min_buckets = 128;
   Engine engine = Engine::cpu;
+  /// CUDA device that runs the layers (gpu/): −1 = the CPU engines; ≥ 0 = that device ordinal (the
+  /// sum is uploaded, propagated there and downloaded back; `engine` is then ignored).
+  int device = -1;
   /// Threads of the CPU engine; 0 = every core allowed by the process affinity.
   int threads = 0;
   /// The CPU engine keeps layers of fewer terms on one thread (the small-sum path).
@@ -96,6 +99,13 @@ PropagationStats propagate(PauliSum<W, C>& sum, const Circuit& circuit, const Pr
 /// Runtime-width form: dispatches once; a real sum is switched to complex storage first when a
 /// channel has complex amplitudes.
 PropagationStats propagate(AnyPauliSum& sum, const Circuit& circuit, const PropagateOptions& options = {});
+
+namespace gpu {
+/// propagate() with options.device ≥ 0: upload, run on the device, download (gpu/device_sum.cc; without
+/// CUDA it throws gpu::GpuUnavailable).
+template <int W, Coefficient C>
+PropagationStats propagate_on_device(PauliSum<W, C>& sum, const Circuit& circuit, const PropagateOptions& options);
+}  // namespace gpu
 
 #define PAULISTRINGS_FOR_EACH_SUM_TYPE(X) \
   X(1, double)                            \

@@ -120,6 +120,11 @@ PropagationStats propagate(PauliSum<W, C>& sum, const Circuit& circuit, const Pr
     }
   }
   if (options.threads < 0) throw std::invalid_argument("threads must be ≥ 0 (0 = all available cores)");
+  if (options.device < -1) {
+    throw std::invalid_argument("device must be −1 (CPU) or a CUDA device ordinal ≥ 0, got " +
+                                std::to_string(options.device));
+  }
+  if (options.device >= 0) return gpu::propagate_on_device(sum, circuit, options);
   if (options.engine == Engine::reference) {
     engine_detail::ReferenceLayers<W, C> engine(sum, options);
     return engine_detail::run_layers<W>(engine, circuit, options);

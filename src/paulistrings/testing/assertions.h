@@ -50,6 +50,28 @@ inline ::testing::AssertionResult ComplexClose(Complex actual, Complex expected,
                                        << " (difference " << std::abs(actual - expected) << ")";
 }
 
+/// Passes when both sums hold the same keys and every coefficient agrees to 1e-12·max(1, |expected|).
+template <int W, Coefficient C>
+::testing::AssertionResult SumsMatch(const PauliSum<W, C>& actual, const PauliSum<W, C>& expected) {
+  const auto a = actual.sorted_terms();
+  const auto b = expected.sorted_terms();
+  if (a.size() != b.size()) {
+    return ::testing::AssertionFailure() << "term counts differ: " << a.size() << " vs " << b.size();
+  }
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].key != b[i].key) {
+      return ::testing::AssertionFailure()
+             << "term " << i << ": " << a[i].key.to_sparse_label() << " vs " << b[i].key.to_sparse_label();
+    }
+    const double scale = std::max(1.0, std::abs(b[i].coefficient));
+    if (std::abs(a[i].coefficient - b[i].coefficient) > 1e-12 * scale) {
+      return ::testing::AssertionFailure() << "coefficient of " << a[i].key.to_sparse_label() << ": "
+                                           << a[i].coefficient << " vs " << b[i].coefficient;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
 /// A PauliSum<W, C> from (label, complex coefficient) terms; real C keeps the real parts.
 template <int W, Coefficient C>
 PauliSum<W, C> MakeSum(std::size_t num_qubits, const std::vector<std::pair<std::string, Complex>>& terms) {

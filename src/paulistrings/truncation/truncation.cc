@@ -104,6 +104,55 @@ bool Truncation::contains(Kind kind) const {
   return any_node(*node_, [kind](const Node& n) { return n.kind == kind; });
 }
 
+std::vector<Truncation::TermTestStep> Truncation::term_test_program() const {
+  std::vector<TermTestStep> program;
+  auto walk = [&program](auto&& self, const Node& n) -> void {
+    TermTestStep step;
+    switch (n.kind) {
+      case Kind::coeff:
+        step.op = TermTestStep::Op::coeff;
+        step.epsilon = n.epsilon;
+        break;
+      case Kind::weight:
+        step.op = TermTestStep::Op::weight;
+        step.max_weight = n.count;
+        break;
+      case Kind::all_of:
+      case Kind::any_of:
+        self(self, *n.left);
+        self(self, *n.right);
+        step.op = n.kind == Kind::all_of ? TermTestStep::Op::all_of : TermTestStep::Op::any_of;
+        break;
+      default:
+        step.op = TermTestStep::Op::keep_all;
+    }
+    program.push_back(step);
+  };
+  walk(walk, *node_);
+  return program;
+}
+
+std::vector<Truncation::LayerPassStep> Truncation::layer_pass_steps() const {
+  std::vector<LayerPassStep> steps;
+  auto walk = [&steps](auto&& self, const Node& n) -> void {
+    switch (n.kind) {
+      case Kind::topn:
+      case Kind::approx_topn:
+      case Kind::collapse_sample:
+        steps.push_back({n.kind, n.count});
+        return;
+      case Kind::all_of:
+        self(self, *n.left);
+        self(self, *n.right);
+        return;
+      default:
+        return;
+    }
+  };
+  walk(walk, *node_);
+  return steps;
+}
+
 std::string Truncation::description() const {
   auto walk = [](auto&& self, const Node& n) -> std::string {
     std::ostringstream out;

@@ -53,6 +53,24 @@ class Truncation {
   bool contains(Kind kind) const;
   std::string description() const;
 
+  /// One step of the per-term test in postfix order, for engines that evaluate it elsewhere (the GPU):
+  /// keep_all pushes true (none and the layer-only policies), coeff pushes |c|² > ε² (ε < 0: true),
+  /// weight pushes weight ≤ max_weight, all_of / any_of pop two and push their and / or.
+  struct TermTestStep {
+    enum class Op : std::uint8_t { keep_all, coeff, weight, all_of, any_of };
+    Op op = Op::keep_all;
+    double epsilon = 0.0;
+    std::size_t max_weight = 0;
+  };
+  std::vector<TermTestStep> term_test_program() const;
+  /// The layer passes finalize_layer runs, in its order: topn / approx_topn with their n (`|` runs
+  /// none; collapse_sample is listed too, with its cache size).
+  struct LayerPassStep {
+    Kind kind = Kind::topn;
+    std::size_t count = 0;
+  };
+  std::vector<LayerPassStep> layer_pass_steps() const;
+
   /// The per-term test on a summed coefficient.
   template <int W, Coefficient C>
   bool keep(const PauliString<W>& key, const C& coefficient) const {

@@ -1,0 +1,53 @@
+# The GPU engine (src/paulistrings/gpu/). With CUDA (the toolkit's nvcc, found automatically at
+# /usr/local/cuda or on PATH) the kernels are compiled ahead of time for sm_90 plus PTX (which the
+# driver JIT-compiles for newer GPUs), CUB comes from the toolkit, and the library links the CUDA
+# runtime statically. Without CUDA a stub reports "no GPU engine in this build" at run time, so every
+# front end still builds and GPU tests skip with that message.
+set(PAULISTRINGS_CUDA AUTO CACHE STRING "Build the CUDA engine: AUTO (if nvcc is found), ON or OFF")
+set_property(CACHE PAULISTRINGS_CUDA PROPERTY STRINGS AUTO ON OFF)
+
+set(PAULISTRINGS_HAS_CUDA OFF)
+if(NOT PAULISTRINGS_CUDA STREQUAL "OFF")
+  if(NOT CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX} AND EXISTS /usr/local/cuda/bin/nvcc)
+    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+  endif()
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    # Hopper SASS + PTX for later GPUs, unless the user chose (enable_language would otherwise pick the
+    # compiler's default, sm_75, and the H200 would JIT-compile that PTX).
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES "90-real;90-virtual")
+    endif()
+    enable_language(CUDA)
+    find_package(CUDAToolkit REQUIRED)
+    set(PAULISTRINGS_HAS_CUDA ON)
+  elseif(PAULISTRINGS_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "PAULISTRINGS_CUDA=ON but no CUDA compiler (nvcc) was found")
+  endif()
+endif()
+
+if(PAULISTRINGS_HAS_CUDA)
+  # The kernels are an object library of their own: nvcc compiles them as C++17 (they include no
+  # project header but kernels.h), while the library's C++20 requirement stays with the host code.
+  add_library(paulistrings-cuda-kernels OBJECT ${CMAKE_SOURCE_DIR}/src/paulistrings/gpu/kernels.cu)
+  target_include_directories(paulistrings-cuda-kernels PRIVATE ${CMAKE_SOURCE_DIR}/src)
+  set_target_properties(paulistrings-cuda-kernels PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON
+                        CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}" POSITION_INDEPENDENT_CODE ON)
+  # -fmad=false: products and sums round exactly as the CPU engines' do.
+  target_compile_options(paulistrings-cuda-kernels PRIVATE -fmad=false)
+  target_sources(paulistrings PRIVATE $<TARGET_OBJECTS:paulistrings-cuda-kernels>
+                                      ${CMAKE_SOURCE_DIR}/src/paulistrings/gpu/device_sum.cc)
+  target_link_libraries(paulistrings PUBLIC CUDA::cudart_static)
+  target_compile_definitions(paulistrings PUBLIC PAULISTRINGS_HAS_CUDA=1)
+  message(STATUS "paulistrings: CUDA engine ON (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, architectures ${CMAKE_CUDA_ARCHITECTURES})")
+else()
+  target_sources(paulistrings PRIVATE ${CMAKE_SOURCE_DIR}/src/paulistrings/gpu/no_cuda.cc)
+  message(STATUS "paulistrings: CUDA engine OFF (GPU entry points report that at run time)")
+endif()
+
+if(PAULISTRINGS_HAS_CUDA AND PAULISTRINGS_BUILD_EXAMPLES)
+  # The GPU benchmark (gpu/device_sum.perf.cc): cells against the CPU, kicked Ising, the growth run.
+  add_executable(paulistrings-gpu-bench ${CMAKE_SOURCE_DIR}/src/paulistrings/gpu/device_sum.perf.cc)
+  target_link_libraries(paulistrings-gpu-bench PRIVATE paulistrings)
+endif()

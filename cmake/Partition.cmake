@@ -1,0 +1,1 @@
+# Partitioned and MPI propagation (partition/): filled in by the partition work.

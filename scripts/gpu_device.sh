@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Builds the CUDA engine on the GPU machine and runs its tests and benchmarks in one device-tool call,
+# writing logs under $OUT (or ./gpu-out).
+#
+# usage: scripts/gpu_device.sh MODE[,MODE...]   (default: tests,cells)
+#   tests     — the GPU tests (GpuEngine*: 300 seeded circuits against the reference engine, large sums
+#               against the CPU engine) and the rest of the unit suite on this machine
+#   sanitize  — compute-sanitizer memcheck and racecheck on a small subset of the GPU tests
+#   cells     — paulistrings-gpu-bench: cells at 10^6, 10^7, 10^8 terms on the GPU and 16 CPU threads
+#   quick     — cells at 10^6 and 10^7 only
+#   big       — rotation_zz, cnot, gu2q, su4 at 10^8 only
+#   kicked    — the 127-qubit kicked-Ising workloads end to end on the GPU
+#   workloads — tfim_2d L = 18 (and tfim_chain, heisenberg_chain) on the GPU and on 16 CPU threads
+#   grow      — the growth run to 2^30 ≈ 1.07·10^9 terms at W = 2
+set -uo pipefail
+cd "$(dirname "$0")/.."
+modes="${1:-tests,cells}"
+out="${OUT:-gpu-out}"
+mkdir -p "$out"
+has() { [[ ",$modes," == *",$1,"* ]]; }
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown) (working tree may differ)"
+  nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem,driver_version --format=csv
+  lscpu | grep -E "Model name|^CPU\(s\)|Socket|NUMA node\(s\)"
+  nvcc --version | tail -1; g++ --version | head -1; cmake --version | head -1
+} > "$out/machine.txt" 2>&1
+export PATH=/usr/local/cuda/bin:$PATH
+targets=(paulistrings-gpu-bench paulistrings-workloads)
+(has tests || has sanitize) && targets+=(paulistrings-tests paulistrings-cli)
+start=$(date +%s)
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAULISTRINGS_CUDA=ON -DPAULISTRINGS_BUILD_PYTHON=OFF \
+  > "$out/build.log" 2>&1 &&
+  cmake --build build-gpu --target "${targets[@]}" >> "$out/build.log" 2>&1 ||
+  { tail -40 "$out/build.log"; exit 1; }
+echo "build: $(( $(date +%s) - start )) s"
+export OMP_PROC_BIND=close OMP_PLACES=cores
+
+if has tests; then
+  build-gpu/paulistrings-tests --gtest_filter='*Gpu*' --gtest_brief=1 2>&1 | tail -40 | tee "$out/gpu_tests.txt"
+fi
+if has sanitize; then
+  for tool in memcheck racecheck; do
+    compute-sanitizer --tool $tool --error-exitcode 3 build-gpu/paulistrings-tests \
+      --gtest_filter='GpuEngine.EveryChannelKind*:GpuEngine.TopnTie*:GpuEngine.Resident*:Seeds/GpuEngineAgainstReference.SameTermsAsTheReferenceEngine/1*' \
+      --gtest_brief=1 2>&1 | tail -15 | tee "$out/sanitize_$tool.txt"
+  done
+fi
+if has cells; then
+  build-gpu/paulistrings-gpu-bench --terms 1e6,1e7,1e8 --cells rotation_zz,cnot,gu2q,su4 --repeat 3 --cpu-threads 16 2>&1 | tee "$out/cells.txt"
+  build-gpu/paulistrings-gpu-bench --terms 1e6,1e7 --cells depolarize --repeat 3 --cpu-threads 16 2>&1 | grep -v "^#" | tee -a "$out/cells.txt"
+fi
+if has quick; then
+  build-gpu/paulistrings-gpu-bench --terms 1e6,1e7 --repeat 3 --cpu-threads 16 2>&1 | tee "$out/quick.txt"
+fi
+if has big; then
+  build-gpu/paulistrings-gpu-bench --terms 1e8 --cells rotation_zz,cnot,gu2q,su4 --repeat 2 --cpu-threads 16 2>&1 |
+    tee "$out/big.txt"
+fi
+if has kicked; then
+  build-gpu/paulistrings-gpu-bench --cells none --kicked 2>&1 | tee "$out/kicked.txt"
+fi
+if has workloads; then
+  w=build-gpu/paulistrings-workloads
+  {
+    $w tfim_2d --side 18 --device 0
+    $w tfim_chain --device 0
+    $w heisenberg_chain --device 0
+    $w tfim_2d --side 18 --threads 16
+  } 2>&1 | tee "$out/workloads.txt"
+fi
+if has grow; then
+  build-gpu/paulistrings-gpu-bench --cells none --grow-to 1e9 2>&1 | tee "$out/grow.txt"
+fi

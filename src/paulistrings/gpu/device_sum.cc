@@ -1,0 +1,810 @@
+// The GPU engine's host side: device memory, the per-layer pipeline and the layer passes (see
+// device_sum.h for the design, kernels.cu for the kernels). Compiled by the host compiler; only the
+// CUDA runtime API is used here.
+
+#include "paulistrings/gpu/device_sum.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "paulistrings/gpu/kernels.h"
+
+namespace paulistrings::gpu {
+
+namespace {
+
+constexpr std::size_t kMaxStoredTerms = std::numeric_limits<std::uint32_t>::max() - 1;
+
+std::string gib(std::size_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+  return text;
+}
+
+void check(cudaError_t status, const char* what) {
+  if (status == cudaSuccess) return;
+  cudaGetLastError();  // clear a non-sticky error so the device stays usable
+  throw GpuError(std::string("CUDA error in ").append(what).append(": ").append(cudaGetErrorString(status)));
+}
+
+/// One device allocation; the owner tracks the bytes held.
+struct Buffer {
+  void* ptr = nullptr;
+  std::size_t bytes = 0;
+};
+
+}  // namespace
+
+bool built_with_cuda() { return true; }
+
+int device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+std::string unavailable_reason() {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    return std::string("no usable CUDA device: ").append(cudaGetErrorString(status));
+  }
+  if (count == 0) return "no CUDA device on this machine";
+  return "";
+}
+
+std::string describe_device(int device) {
+  const int count = device_count();
+  if (device < 0 || device >= count) {
+    std::string message("CUDA device ");
+    message.append(std::to_string(device)).append(" does not exist (");
+    message.append(count == 0 ? unavailable_reason() : std::to_string(count) + " device(s)").append(")");
+    throw GpuUnavailable(message);
+  }
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+  return std::string(prop.name)
+      .append(" (sm_")
+      .append(std::to_string(prop.major * 10 + prop.minor))
+      .append(", ")
+      .append(gib(prop.totalGlobalMem))
+      .append(", ")
+      .append(std::to_string(prop.multiProcessorCount))
+      .append(" SMs)");
+}
+
+template <int W, Coefficient C>
+struct DeviceSum<W, C>::Impl {
+  static constexpr bool kComplex = std::is_same_v<C, Complex>;
+  using Key = kernels::Key<W>;
+  using Launch = kernels::Launch<W, kComplex>;
+  static_assert(sizeof(Key) == sizeof(PauliString<W>), "device keys share the layout of PauliString<W>");
+  static_assert(sizeof(C) == (kComplex ? 16 : 8));
+
+  int device = 0;
+  std::size_t num_qubits = 0;
+  std::uint64_t hash_seed = 0;
+  cudaStream_t stream = nullptr;
+
+  Buffer keys, coef;             // capacity terms each
+  std::size_t capacity = 0;      // terms the arrays hold
+  std::size_t stored = 0;        // terms stored, holes included
+  std::size_t holes = 0;         // stored terms with a zero coefficient
+  Buffer owner, members, groups, counts, offsets, scan_temp;
+  std::size_t table_capacity = 0, members_capacity = 0, scan_capacity = 0;
+  Buffer counters, scratch;      // LayerCounters; histograms, totals, support words
+  kernels::LayerCounters* host_counters = nullptr;  // pinned
+  unsigned long long* host_scratch = nullptr;       // pinned, 2048 + 8 + W words
+  std::size_t bytes_now = 0, bytes_peak = 0;
+  double discarded = 0.0;  // Σ|c|² dropped since the last reset (settle_counters adds)
+
+  std::array<std::uint64_t, W> support{};
+  Truncation tested;
+  bool tested_valid = false;
+  std::size_t skipped = 0;
+
+  Impl(const PauliSum<W, C>& host, int ordinal) : device(ordinal), num_qubits(host.num_qubits()) {
+    hash_seed = host.hash().seed();
+    const int count = device_count();
+    if (count == 0) throw GpuUnavailable(unavailable_reason());
+    if (ordinal < 0 || ordinal >= count) {
+      throw GpuUnavailable(std::string("CUDA device ")
+                               .append(std::to_string(ordinal))
+                               .append(" does not exist (this machine has ")
+                               .append(std::to_string(count))
+                               .append(")"));
+    }
+    activate();
+    check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    try {
+      allocate(counters, sizeof(kernels::LayerCounters), "layer counters");
+      allocate(scratch, (2048 + 8 + W) * sizeof(unsigned long long), "pass scratch");
+      check(cudaMallocHost(reinterpret_cast<void**>(&host_counters), sizeof(kernels::LayerCounters)),
+            "cudaMallocHost");
+      check(cudaMallocHost(reinterpret_cast<void**>(&host_scratch), (2048 + 8 + W) * sizeof(unsigned long long)),
+            "cudaMallocHost");
+      upload(host);
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  ~Impl() { release(); }
+
+  void release() {
+    cudaSetDevice(device);
+    if (stream) cudaStreamSynchronize(stream);
+    for (Buffer* b : {&keys, &coef, &owner, &members, &groups, &counts, &offsets, &scan_temp, &counters, &scratch})
+      free(*b);
+    if (host_counters) cudaFreeHost(host_counters);
+    if (host_scratch) cudaFreeHost(host_scratch);
+    host_counters = nullptr;
+    host_scratch = nullptr;
+    if (stream) cudaStreamDestroy(stream);
+    stream = nullptr;
+  }
+
+  void activate() const { check(cudaSetDevice(device), "cudaSetDevice"); }
+
+  void allocate(Buffer& buffer, std::size_t bytes, const char* what) {
+    void* ptr = nullptr;
+    const cudaError_t status = cudaMalloc(&ptr, std::max<std::size_t>(bytes, 8));
+    if (status == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      std::size_t free_bytes = 0, total_bytes = 0;
+      cudaMemGetInfo(&free_bytes, &total_bytes);
+      throw GpuOutOfMemory(std::string("GPU ")
+                               .append(std::to_string(device))
+                               .append(": out of memory allocating ")
+                               .append(gib(bytes))
+                               .append(" for ")
+                               .append(what)
+                               .append(" (")
+                               .append(gib(free_bytes))
+                               .append(" free of ")
+                               .append(gib(total_bytes))
+                               .append("; the sum holds ")
+                               .append(std::to_string(stored - holes))
+                               .append(" terms)"));
+    }
+    check(status, "cudaMalloc");
+    free(buffer);
+    buffer.ptr = ptr;
+    buffer.bytes = bytes;
+    bytes_now += bytes;
+    bytes_peak = std::max(bytes_peak, bytes_now);
+  }
+  void free(Buffer& buffer) {
+    if (!buffer.ptr) return;
+    cudaFree(buffer.ptr);
+    bytes_now -= buffer.bytes;
+    buffer = {};
+  }
+
+  Key* key_ptr() const { return static_cast<Key*>(keys.ptr); }
+
+  void upload(const PauliSum<W, C>& host) {
+    const std::size_t n = host.size();
+    if (n > kMaxStoredTerms) {
+      throw GpuOutOfMemory("a device sum holds at most " + std::to_string(kMaxStoredTerms) + " terms, the input has " +
+                           std::to_string(n));
+    }
+    reserve(std::max<std::size_t>(n, 1024), false);
+    check(cudaMemcpyAsync(keys.ptr, host.keys().data(), n * sizeof(Key), cudaMemcpyHostToDevice, stream),
+          "upload keys");
+    check(cudaMemcpyAsync(coef.ptr, host.coefficients().data(), n * sizeof(C), cudaMemcpyHostToDevice, stream),
+          "upload coefficients");
+    check(cudaStreamSynchronize(stream), "upload");
+    stored = n;
+    holes = 0;
+    support.fill(0);
+    for (const PauliString<W>& key : host.keys()) {
+      for (int w = 0; w < W; ++w) support[w] |= key.x[w] | key.z[w];
+    }
+    tested_valid = false;
+  }
+
+  /// Grows the term arrays to hold `terms` (keeping the first `stored` when `keep`).
+  void reserve(std::size_t terms, bool keep) {
+    if (terms <= capacity && keys.ptr) return;
+    if (terms > kMaxStoredTerms) {
+      throw GpuOutOfMemory("a device sum holds at most " + std::to_string(kMaxStoredTerms) +
+                           " stored terms; this layer needs " + std::to_string(terms));
+    }
+    std::size_t grown = std::min(kMaxStoredTerms, std::max(terms, capacity + capacity / 2));
+    // One array at a time, so the peak is the sum plus one array, not two sums.
+    auto regrow = [&](Buffer& buffer, std::size_t width, const char* what) {
+      Buffer fresh;
+      std::swap(fresh, buffer);  // `buffer` empty, the old block in `fresh`
+      try {
+        allocate(buffer, grown * width, what);
+      } catch (const GpuOutOfMemory&) {
+        if (grown == terms) {
+          std::swap(fresh, buffer);
+          throw;
+        }
+        grown = terms;  // retry without headroom
+        allocate(buffer, grown * width, what);
+      }
+      if (keep && stored) {
+        check(cudaMemcpyAsync(buffer.ptr, fresh.ptr, stored * width, cudaMemcpyDeviceToDevice, stream), "grow copy");
+      }
+      check(cudaStreamSynchronize(stream), "grow");
+      free(fresh);
+    };
+    regrow(keys, sizeof(Key), "term keys");
+    try {
+      regrow(coef, sizeof(C), "coefficients");
+    } catch (...) {
+      // The keys already moved; capacity stays at the smaller of the two arrays.
+      capacity = std::min(keys.bytes / sizeof(Key), coef.bytes / sizeof(C));
+      throw;
+    }
+    capacity = std::min(keys.bytes / sizeof(Key), coef.bytes / sizeof(C));
+  }
+
+  /// Join table with room for `terms` entries (load ≤ 2/3) and orbits of `orbit` members.
+  void reserve_table(std::size_t terms, int orbit) {
+    const std::size_t want = std::bit_ceil(std::max<std::size_t>(terms + terms / 2, 1024));
+    if (want > table_capacity) {
+      allocate(owner, want * sizeof(std::uint32_t), "join table");
+      check(cudaMemsetAsync(owner.ptr, 0, want * sizeof(std::uint32_t), stream), "memset");
+      allocate(groups, want * sizeof(std::uint32_t), "join group list");
+      table_capacity = want;
+      members_capacity = 0;  // re-zeroed below at the new size
+    }
+    reserve_scan(table_capacity);
+    const std::size_t member_entries = table_capacity * static_cast<std::size_t>(orbit);
+    if (member_entries > members_capacity) {
+      allocate(members, member_entries * sizeof(std::uint32_t), "join members");
+      check(cudaMemsetAsync(members.ptr, 0, member_entries * sizeof(std::uint32_t), stream), "memset");
+      members_capacity = member_entries;
+    }
+  }
+  void reserve_scan(std::size_t n) {
+    if (n > scan_capacity) {
+      allocate(counts, n * sizeof(std::uint32_t), "scan counts");
+      allocate(offsets, n * sizeof(std::uint32_t), "scan offsets");
+      scan_capacity = n;
+      zero_counts();
+    }
+    std::size_t scan_bytes = 0, sum_bytes = 0;
+    kernels::exclusive_sum(nullptr, scan_bytes, nullptr, nullptr, n, stream);
+    kernels::total_sum(nullptr, sum_bytes, nullptr, nullptr, n, stream);
+    const std::size_t need = std::max(scan_bytes, sum_bytes);
+    if (need > scan_temp.bytes) allocate(scan_temp, need, "scan scratch");
+  }
+  /// Exclusive scan of counts[0..n) into offsets, returning the total (one read-back).
+  std::size_t scan_counts(std::size_t n) {
+    std::size_t bytes = scan_temp.bytes;
+    auto* total = static_cast<unsigned long long*>(scratch.ptr) + 2048;
+    kernels::total_sum(scan_temp.ptr, bytes, static_cast<std::uint32_t*>(counts.ptr), total, n, stream);
+    check(cudaMemcpyAsync(host_scratch + 2048, total, sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream),
+          "read total");
+    bytes = scan_temp.bytes;
+    kernels::exclusive_sum(scan_temp.ptr, bytes, static_cast<std::uint32_t*>(counts.ptr),
+                           static_cast<std::uint32_t*>(offsets.ptr), n, stream);
+    check(cudaStreamSynchronize(stream), "scan");
+    return static_cast<std::size_t>(host_scratch[2048]);
+  }
+  /// The join's scans run over every slot, so counts past the groups of a layer must be zero.
+  void zero_counts() {
+    check(cudaMemsetAsync(counts.ptr, 0, scan_capacity * sizeof(std::uint32_t), stream), "memset counts");
+  }
+  void clear_table() {
+    cudaMemsetAsync(counts.ptr, 0, scan_capacity * sizeof(std::uint32_t), stream);
+    cudaMemsetAsync(owner.ptr, 0, table_capacity * sizeof(std::uint32_t), stream);
+    cudaMemsetAsync(members.ptr, 0, members_capacity * sizeof(std::uint32_t), stream);
+    cudaStreamSynchronize(stream);
+  }
+
+  kernels::LayerArgs<W> args(const Truncation& truncation) const {
+    kernels::LayerArgs<W> a;
+    a.keys = key_ptr();
+    a.coef = coef.ptr;
+    a.size = stored;
+    a.program = program_of(truncation);
+    a.counters = static_cast<kernels::LayerCounters*>(counters.ptr);
+    a.table.owner = static_cast<std::uint32_t*>(owner.ptr);
+    a.table.members = static_cast<std::uint32_t*>(members.ptr);
+    a.table.groups = static_cast<std::uint32_t*>(groups.ptr);
+    a.table.counts = static_cast<std::uint32_t*>(counts.ptr);
+    a.table.offsets = static_cast<std::uint32_t*>(offsets.ptr);
+    a.table.capacity = table_capacity;
+    a.append_base = stored;
+    return a;
+  }
+
+  static kernels::TermProgram program_of(const Truncation& truncation) {
+    kernels::TermProgram program;
+    if (!truncation.has_term_test()) return program;
+    const auto steps = truncation.term_test_program();
+    if (steps.size() > static_cast<std::size_t>(kernels::kMaxProgram)) {
+      throw std::invalid_argument("the GPU engine evaluates truncation policies of at most " +
+                                  std::to_string(kernels::kMaxProgram) + " nodes; this one has " +
+                                  std::to_string(steps.size()));
+    }
+    program.length = static_cast<int>(steps.size());
+    for (std::size_t k = 0; k < steps.size(); ++k) {
+      using Op = Truncation::TermTestStep::Op;
+      switch (steps[k].op) {
+        case Op::coeff:
+          program.op[k] = kernels::TermProgram::coeff;
+          program.epsilon_squared[k] = steps[k].epsilon < 0.0 ? -1.0 : steps[k].epsilon * steps[k].epsilon;
+          break;
+        case Op::weight:
+          program.op[k] = kernels::TermProgram::weight;
+          program.max_weight[k] = static_cast<std::uint32_t>(std::min<std::size_t>(steps[k].max_weight, 1u << 30));
+          program.uses_weight = true;
+          break;
+        case Op::all_of:
+          program.op[k] = kernels::TermProgram::all_of;
+          break;
+        case Op::any_of:
+          program.op[k] = kernels::TermProgram::any_of;
+          break;
+        default:
+          program.op[k] = kernels::TermProgram::keep_all;
+      }
+    }
+    return program;
+  }
+
+  bool tested_for(const Truncation& truncation) const {
+    return !truncation.has_term_test() || (tested_valid && tested.identity() == truncation.identity());
+  }
+
+  // The light cone, as in the CPU engine: a layer whose support misses every term's support, and which
+  // maps the identity on its support to itself alone, changes nothing.
+  bool skips_layer(const PreparedChannel<W>& table, const Truncation& truncation) const {
+    if (!tested_for(truncation)) return false;
+    if (table.form == PreparedChannel<W>::Form::rotation) {
+      for (int w = 0; w < W; ++w) {
+        if ((table.generator.x[w] | table.generator.z[w]) & support[w]) return false;
+      }
+      return true;
+    }
+    if (table.fanout[0] != 1 || table.outputs[0][0].pattern != 0 || table.outputs[0][0].amplitude != Complex(1.0))
+      return false;
+    for (int i = 0; i < table.support_size; ++i) {
+      const Qubit q = table.qubits[static_cast<std::size_t>(i)];
+      if ((support[q / 64] >> (q % 64)) & 1) return false;
+    }
+    return true;
+  }
+  void add_support(const PreparedChannel<W>& table) {
+    if (table.form == PreparedChannel<W>::Form::rotation) {
+      for (int w = 0; w < W; ++w) support[w] |= table.generator.x[w] | table.generator.z[w];
+      return;
+    }
+    for (int i = 0; i < table.support_size; ++i) {
+      const Qubit q = table.qubits[static_cast<std::size_t>(i)];
+      support[q / 64] |= std::uint64_t{1} << (q % 64);
+    }
+  }
+
+  static kernels::LocalTable local_table(const PreparedChannel<W>& table) {
+    kernels::LocalTable t;
+    t.support_size = table.support_size;
+    t.qubit[0] = static_cast<int>(table.qubits[0]);
+    t.qubit[1] = static_cast<int>(table.support_size == 2 ? table.qubits[1] : table.qubits[0]);
+    const int patterns = table.support_size == 2 ? 16 : 4;
+    for (int s = 0; s < 16; ++s) t.image[s] = 0xff;
+    for (int s = 0; s < patterns; ++s) {
+      for (int k = 0; k < table.fanout[s]; ++k) {
+        const auto& o = table.outputs[s][k];
+        t.amp_re[o.pattern][s] = o.amplitude.real();
+        t.amp_im[o.pattern][s] = o.amplitude.imag();
+      }
+      if (table.fanout[s] == 1) t.image[s] = table.outputs[s][0].pattern;
+    }
+    // Reduced echelon basis of the span of the realized deltas (pivot = highest bit).
+    std::vector<int> basis;
+    for (std::uint8_t d : table.delta_patterns) {
+      int v = d;
+      for (int b : basis) {
+        if (v & (1 << (std::bit_width(static_cast<unsigned>(b)) - 1))) v ^= b;
+      }
+      if (v == 0) continue;
+      const int pivot = 1 << (std::bit_width(static_cast<unsigned>(v)) - 1);
+      for (int& b : basis) {
+        if (b & pivot) b ^= v;
+      }
+      basis.push_back(v);
+    }
+    t.orbit_size = 1 << basis.size();
+    for (int k = 0; k < t.orbit_size; ++k) {
+      int combo = 0;
+      for (std::size_t i = 0; i < basis.size(); ++i) {
+        if ((k >> i) & 1) combo ^= basis[i];
+      }
+      t.combo[k] = static_cast<std::uint8_t>(combo);
+    }
+    for (int s = 0; s < patterns; ++s) {
+      int rep = s, coord = 0;
+      for (std::size_t i = 0; i < basis.size(); ++i) {
+        const int pivot = 1 << (std::bit_width(static_cast<unsigned>(basis[i])) - 1);
+        if (s & pivot) {
+          rep ^= basis[i];
+          coord |= 1 << i;
+        }
+      }
+      t.rep[s] = static_cast<std::uint8_t>(rep);
+      t.coord[s] = static_cast<std::uint8_t>(coord);
+      // A pattern that maps only to itself and receives from nobody else is rescaled in place.
+      bool isolated = true;
+      for (int o = 0; o < patterns; ++o) {
+        if (o == s) continue;
+        if (t.amp_re[o][s] != 0.0 || t.amp_im[o][s] != 0.0 || t.amp_re[s][o] != 0.0 || t.amp_im[s][o] != 0.0)
+          isolated = false;
+      }
+      t.join[s] = isolated ? 0 : 1;
+    }
+    return t;
+  }
+
+  static kernels::RotationTable<W> rotation_table(const PreparedChannel<W>& table) {
+    kernels::RotationTable<W> t;
+    for (int w = 0; w < W; ++w) {
+      t.generator.x[w] = table.generator.x[w];
+      t.generator.z[w] = table.generator.z[w];
+    }
+    t.cos_theta = table.cos_theta;
+    t.sin_signed = table.sin_signed;
+    for (int word = 0; word < 2 * W; ++word) {
+      const std::uint64_t bits = word < W ? t.generator.x[word] : t.generator.z[word - W];
+      if (bits) {
+        t.pivot_word = word;
+        t.pivot_bit = bits & (~bits + 1);
+        break;
+      }
+    }
+    return t;
+  }
+
+  void zero_counters() {
+    check(cudaMemsetAsync(counters.ptr, 0, sizeof(kernels::LayerCounters), stream), "memset counters");
+  }
+  /// Reads the layer counters back (the layer's one synchronization) and applies them.
+  kernels::LayerCounters settle_counters() {
+    check(cudaMemcpyAsync(host_counters, counters.ptr, sizeof(kernels::LayerCounters), cudaMemcpyDeviceToHost, stream),
+          "read counters");
+    check(cudaStreamSynchronize(stream), "layer");
+    const kernels::LayerCounters c = *host_counters;
+    holes = static_cast<std::size_t>(static_cast<long long>(holes) + c.hole_change);
+    discarded += c.discarded;
+    return c;
+  }
+
+  void rotation_layer(const PreparedChannel<W>& table, const Truncation& truncation) {
+    const auto t = rotation_table(table);
+    reserve_table(stored, 2);
+    kernels::LayerArgs<W> a = args(truncation);
+    a.test_unchanged = !tested_for(truncation);  // commuting terms are not rewritten
+    Launch::join_insert_rotation(a, t, stream);
+    Launch::join_count_rotation(a, t, stream);
+    const std::size_t fresh = scan_counts(table_capacity);
+    grow_for(fresh);
+    a = args(truncation);
+    Launch::join_write_rotation(a, t, stream);
+    stored += fresh;
+  }
+
+  void local_join_layer(const PreparedChannel<W>& table, const Truncation& truncation) {
+    const kernels::LocalTable t = local_table(table);
+    reserve_table(stored, t.orbit_size);
+    kernels::LayerArgs<W> a = args(truncation);
+    Launch::join_insert_local(a, t, stream);
+    Launch::join_count_local(a, t, stream);
+    const std::size_t fresh = scan_counts(table_capacity);
+    grow_for(fresh);
+    a = args(truncation);
+    const std::size_t old_stored = stored;
+    Launch::join_write_local(a, t, stream);
+    // Patterns that only rescale: after the join (so a failed growth leaves the sum untouched), over
+    // the terms that were there before the layer.
+    bool rescale_needed = !tested_for(truncation);
+    for (int s = 0; s < 16; ++s) {
+      if (!t.join[s] && (t.amp_re[s][s] != 1.0 || t.amp_im[s][s] != 0.0)) rescale_needed = true;
+    }
+    if (rescale_needed) {
+      a.size = old_stored;
+      Launch::rescale(a, t, stream);
+    }
+    stored += fresh;
+  }
+
+  /// Makes room for `fresh` appended terms, or clears the join table and throws (sum unchanged).
+  void grow_for(std::size_t fresh) {
+    try {
+      if (stored + fresh > kMaxStoredTerms) {
+        throw GpuOutOfMemory("this layer would hold " + std::to_string(stored + fresh) +
+                             " terms on one device, over the limit of " + std::to_string(kMaxStoredTerms));
+      }
+      reserve(stored + fresh, true);
+    } catch (...) {
+      clear_table();
+      throw;
+    }
+  }
+
+  void compact_if_worthwhile(bool force) {
+    if (holes == 0 || (!force && holes * 8 < stored)) return;
+    const std::size_t live = stored - holes;
+    try {
+      reserve_scan(stored);
+      Launch::live_flags(coef.ptr, stored, static_cast<std::uint32_t*>(counts.ptr), stream);
+      std::size_t bytes = scan_temp.bytes;
+      kernels::exclusive_sum(scan_temp.ptr, bytes, static_cast<std::uint32_t*>(counts.ptr),
+                             static_cast<std::uint32_t*>(offsets.ptr), stored, stream);
+      Buffer new_keys, new_coef;
+      const std::size_t cap = std::max<std::size_t>(live + live / 4, 1024);
+      allocate(new_keys, cap * sizeof(Key), "compacted keys");
+      try {
+        allocate(new_coef, cap * sizeof(C), "compacted coefficients");
+      } catch (...) {
+        free(new_keys);
+        throw;
+      }
+      Launch::compact(key_ptr(), coef.ptr, stored, static_cast<std::uint32_t*>(offsets.ptr),
+                      static_cast<Key*>(new_keys.ptr), new_coef.ptr, stream);
+      zero_counts();  // the flags used them
+      check(cudaStreamSynchronize(stream), "compact");
+      free(keys);
+      free(coef);
+      keys = new_keys;
+      coef = new_coef;
+      capacity = cap;
+      stored = live;
+      holes = 0;
+    } catch (const GpuOutOfMemory&) {
+      zero_counts();
+      if (force) throw;  // holes are harmless; compaction is only worth it when memory allows
+    }
+  }
+
+  double apply_layer(const PreparedChannel<W>& table, const Truncation& truncation) {
+    activate();
+    if (skips_layer(table, truncation)) {
+      ++skipped;
+      return 0.0;
+    }
+    zero_counters();
+    discarded = 0.0;
+    if (table.form == PreparedChannel<W>::Form::rotation) {
+      rotation_layer(table, truncation);
+    } else if (table.table_class == TableClass::key_preserving) {
+      Launch::rescale(args(truncation), local_table(table), stream);
+    } else if (table.table_class == TableClass::permutation) {
+      const kernels::LocalTable t = local_table(table);
+      bool vanishing = false;  // a pattern with no image: its terms vanish and their keys must go
+      for (int s = 0; s < (table.support_size == 2 ? 16 : 4); ++s) vanishing |= t.image[s] == 0xff;
+      if (vanishing) compact_if_worthwhile(true);
+      Launch::permute(args(truncation), t, stream);
+      if (vanishing) {
+        settle_counters();
+        compact_if_worthwhile(true);
+        zero_counters();
+      }
+    } else {
+      local_join_layer(table, truncation);
+    }
+    settle_counters();
+    tested = truncation;
+    tested_valid = true;
+    if (table.table_class != TableClass::key_preserving) add_support(table);
+    compact_if_worthwhile(false);
+    return discarded;
+  }
+
+  LayerPassResult finalize_layer(const Truncation& truncation) {
+    LayerPassResult result;
+    const auto steps = truncation.layer_pass_steps();
+    if (steps.empty()) return result;
+    activate();
+    if (truncation.contains(Truncation::Kind::collapse_sample)) {
+      // The draw walks the terms in key order: done on the host, then the sum goes back up.
+      PauliSum<W, C> host = download();
+      result = truncation.finalize_layer(host);
+      upload(host);
+      tested_valid = false;
+      return result;
+    }
+    discarded = 0.0;
+    for (const auto& step : steps) {
+      const std::size_t live = stored - holes;
+      if (live <= step.count) continue;
+      zero_counters();
+      if (step.kind == Truncation::Kind::approx_topn) {
+        approx_topn_cut(step.count);
+      } else {
+        topn_cut(step.count);
+      }
+      settle_counters();
+    }
+    result.discarded_weight = discarded;
+    compact_if_worthwhile(false);
+    return result;
+  }
+
+  unsigned long long* histogram() const { return static_cast<unsigned long long*>(scratch.ptr); }
+
+  void approx_topn_cut(std::size_t n) {
+    Launch::exponent_histogram(coef.ptr, stored, histogram(), stream);
+    check(cudaMemcpyAsync(host_scratch, histogram(), 2048 * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
+                          stream),
+          "read histogram");
+    check(cudaStreamSynchronize(stream), "histogram");
+    std::size_t running = 0;
+    int lowest = 2048;  // the same walk as approx_topn_lowest_bin on the CPU
+    for (int bin = 2047; bin >= 0; --bin) {
+      running += host_scratch[bin];
+      if (running > n) break;
+      lowest = bin;
+    }
+    Launch::cut(coef.ptr, coef.ptr, stored, 0, lowest, 0.0, static_cast<kernels::LayerCounters*>(counters.ptr),
+                stream);
+  }
+
+  void topn_cut(std::size_t n) {
+    auto* counters_ptr = static_cast<kernels::LayerCounters*>(counters.ptr);
+    if (n == 0) {
+      Launch::cut(coef.ptr, coef.ptr, stored, 3, 0, 0.0, counters_ptr, stream);
+      return;
+    }
+    // Radix select of the n-th largest |c|² among live, non-NaN terms: 8-bit digits from the top.
+    std::uint64_t prefix = 0, mask = 0;
+    std::size_t rank = n, larger = 0, equal = 0;
+    for (int shift = 56; shift >= 0; shift -= 8) {
+      Launch::digit_histogram(coef.ptr, stored, prefix, mask, shift, histogram(), stream);
+      check(cudaMemcpyAsync(host_scratch, histogram(), 256 * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
+                            stream),
+            "read digits");
+      check(cudaStreamSynchronize(stream), "digits");
+      if (shift == 56) {
+        std::size_t candidates = 0;
+        for (int d = 0; d < 256; ++d) candidates += host_scratch[d];
+        if (candidates <= n) {  // every non-NaN term fits: keep them all (NaNs go)
+          Launch::cut(coef.ptr, coef.ptr, stored, 1, 0, -std::numeric_limits<double>::infinity(), counters_ptr,
+                      stream);
+          return;
+        }
+      }
+      int digit = 255;
+      for (; digit > 0; --digit) {
+        if (host_scratch[digit] >= rank) break;
+        rank -= host_scratch[digit];
+        larger += host_scratch[digit];
+      }
+      equal = host_scratch[digit];
+      prefix |= static_cast<std::uint64_t>(digit) << shift;
+      mask |= std::uint64_t{0xff} << shift;
+    }
+    const double value = std::bit_cast<double>(prefix);
+    // The tie group at the pivot is kept whole when it fits, otherwise dropped whole.
+    const bool keep_ties = larger + equal <= n;
+    Launch::cut(coef.ptr, coef.ptr, stored, keep_ties ? 1 : 2, 0, value, counters_ptr, stream);
+  }
+
+  PauliSum<W, C> download() {
+    activate();
+    check(cudaStreamSynchronize(stream), "download");
+    std::vector<PauliString<W>> host_keys(stored);
+    std::vector<C> host_coef(stored);
+    check(cudaMemcpy(host_keys.data(), keys.ptr, stored * sizeof(Key), cudaMemcpyDeviceToHost), "download keys");
+    check(cudaMemcpy(host_coef.data(), coef.ptr, stored * sizeof(C), cudaMemcpyDeviceToHost), "download coefficients");
+    std::vector<typename PauliSum<W, C>::Term> terms;
+    terms.reserve(stored - holes);
+    for (std::size_t i = 0; i < stored; ++i) {
+      if (host_coef[i] != C(0.0)) terms.push_back({host_keys[i], host_coef[i]});
+    }
+    host_keys = {};
+    host_coef = {};
+    PauliSum<W, C> result(num_qubits, hash_seed);
+    const std::size_t n = terms.size();
+    result.assign_terms(std::move(terms), PauliSum<W, C>::bits_to_fit(n, 1024, 128));
+    return result;
+  }
+};
+
+template <int W, Coefficient C>
+DeviceSum<W, C>::DeviceSum(const PauliSum<W, C>& host, int device) : impl_(std::make_unique<Impl>(host, device)) {}
+template <int W, Coefficient C>
+DeviceSum<W, C>::~DeviceSum() = default;
+template <int W, Coefficient C>
+DeviceSum<W, C>::DeviceSum(DeviceSum&&) noexcept = default;
+template <int W, Coefficient C>
+DeviceSum<W, C>& DeviceSum<W, C>::operator=(DeviceSum&&) noexcept = default;
+
+template <int W, Coefficient C>
+std::size_t DeviceSum<W, C>::size() const {
+  return impl_->stored - impl_->holes;
+}
+template <int W, Coefficient C>
+std::size_t DeviceSum<W, C>::num_qubits() const {
+  return impl_->num_qubits;
+}
+template <int W, Coefficient C>
+int DeviceSum<W, C>::device() const {
+  return impl_->device;
+}
+template <int W, Coefficient C>
+std::size_t DeviceSum<W, C>::device_bytes() const {
+  return impl_->bytes_now;
+}
+template <int W, Coefficient C>
+std::size_t DeviceSum<W, C>::peak_device_bytes() const {
+  return impl_->bytes_peak;
+}
+template <int W, Coefficient C>
+std::size_t DeviceSum<W, C>::skipped_layers() const {
+  return impl_->skipped;
+}
+template <int W, Coefficient C>
+PauliSum<W, C> DeviceSum<W, C>::download() const {
+  return impl_->download();
+}
+template <int W, Coefficient C>
+void DeviceSum<W, C>::download_to(PauliSum<W, C>& host) const {
+  host = impl_->download();
+}
+template <int W, Coefficient C>
+double DeviceSum<W, C>::apply_layer(const PreparedChannel<W>& table, const Truncation& truncation) {
+  return impl_->apply_layer(table, truncation);
+}
+template <int W, Coefficient C>
+LayerPassResult DeviceSum<W, C>::finalize_layer(const Truncation& truncation) {
+  return impl_->finalize_layer(truncation);
+}
+template <int W, Coefficient C>
+void DeviceSum<W, C>::synchronize() const {
+  impl_->activate();
+  check(cudaStreamSynchronize(impl_->stream), "synchronize");
+}
+
+template <int W, Coefficient C>
+PropagationStats propagate(DeviceSum<W, C>& sum, const Circuit& circuit, const PropagateOptions& options) {
+  if (sum.num_qubits() != circuit.num_qubits()) {
+    throw std::invalid_argument("the Pauli sum has " + std::to_string(sum.num_qubits()) +
+                                " qubits but the circuit has " + std::to_string(circuit.num_qubits()));
+  }
+  if constexpr (!PauliSum<W, C>::kIsComplex) {
+    for (std::size_t k = 0; k < circuit.size(); ++k) {
+      if (circuit[k].has_complex_transfer()) {
+        throw std::invalid_argument("gate " + std::to_string(k) + " (" + circuit[k].description() +
+                                    ") has complex transfer amplitudes: propagate a complex-coefficient sum");
+      }
+    }
+  }
+  return engine_detail::run_layers<W>(sum, circuit, options);
+}
+
+template <int W, Coefficient C>
+PropagationStats propagate_on_device(PauliSum<W, C>& sum, const Circuit& circuit, const PropagateOptions& options) {
+  DeviceSum<W, C> device_sum(sum, options.device);
+  PropagationStats stats = propagate(device_sum, circuit, options);
+  device_sum.download_to(sum);
+  return stats;
+}
+
+#define PAULISTRINGS_INSTANTIATE_DEVICE_SUM(W, C)                                                            \
+  template class DeviceSum<W, C>;                                                                            \
+  template PropagationStats propagate<W, C>(DeviceSum<W, C>&, const Circuit&, const PropagateOptions&);      \
+  template PropagationStats propagate_on_device<W, C>(PauliSum<W, C>&, const Circuit&, const PropagateOptions&);
+PAULISTRINGS_FOR_EACH_SUM_TYPE(PAULISTRINGS_INSTANTIATE_DEVICE_SUM)
+#undef PAULISTRINGS_INSTANTIATE_DEVICE_SUM
+
+}  // namespace paulistrings::gpu

@@ -1,0 +1,111 @@
+#pragma once
+// gpu::DeviceSum<W, C>: a Pauli sum resident on one CUDA device, and the GPU engine that propagates
+// it layer by layer without leaving the device (DESIGN §3.8; the design and its measurements are in
+// docs/gpu-engine.md).
+//
+// Layout: unique keys (the bytes of PauliString<W>) and coefficients in two device arrays, in no
+// particular order; a zero coefficient is a hole (compacted away when they pile up). Per layer:
+//  - key-preserving tables rescale coefficients in place; permutations (Cliffords) rewrite the support
+//    bits of each key in place — one pass, no sort, no merge;
+//  - rotations and general ≤2-qubit tables run a hash join on the orbit representative (DESIGN
+//    §3.4's orbit grouping): terms of one orbit meet in one slot, present members are updated in place
+//    and new output keys are appended after an exclusive scan. There are no buckets: the join table is
+//    sized per layer from the term count, so no bucket count has to grow or be agreed.
+// The host takes part once per layer for the sizes: the number of appended terms (to grow the arrays)
+// and the layer's counters (terms dropped, Σ|c|² discarded) — one 8-byte and one 32-byte read-back.
+// Per-term truncation (coeff, weight, and/or) is fused into the layer kernels; topn (radix select on the
+// bits of |c|², tie rule of the CPU engines) and approx_topn (exponent histogram) run on the device;
+// collapse_sample runs on the host (download, pass, upload).
+//
+// Limits: 2^32 − 2 stored terms per device (term indices are 32-bit); a layer that needs more device
+// memory than is free throws GpuOutOfMemory before it changes the sum, which then still holds the
+// previous layer's result. Built without CUDA, or on a machine without a device, every constructor
+// throws GpuUnavailable with the reason.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "paulistrings/channels/prepared_channel.h"
+#include "paulistrings/circuit/circuit.h"
+#include "paulistrings/core/pauli_sum.h"
+#include "paulistrings/engine/propagate.h"
+#include "paulistrings/truncation/truncation.h"
+
+namespace paulistrings::gpu {
+
+/// No CUDA build, no device, or a device ordinal that does not exist.
+class GpuUnavailable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+/// The device has too little free memory for the next step (the sum is left as it was).
+class GpuOutOfMemory : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+/// Any other CUDA failure.
+class GpuError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// True when the library was built with the CUDA engine.
+bool built_with_cuda();
+/// Number of usable CUDA devices (0 without CUDA, without a driver or without a device).
+int device_count();
+/// Why device_count() is 0 (empty when it is not).
+std::string unavailable_reason();
+/// "NVIDIA H200 (sm_90, 139.8 GiB, 132 SMs)"; throws GpuUnavailable for a bad ordinal.
+std::string describe_device(int device);
+
+template <int W, Coefficient C>
+class DeviceSum {
+ public:
+  /// Uploads `host` to device `device`.
+  explicit DeviceSum(const PauliSum<W, C>& host, int device = 0);
+  ~DeviceSum();
+  DeviceSum(DeviceSum&&) noexcept;
+  DeviceSum& operator=(DeviceSum&&) noexcept;
+  DeviceSum(const DeviceSum&) = delete;
+  DeviceSum& operator=(const DeviceSum&) = delete;
+
+  std::size_t size() const;  ///< terms (holes not counted)
+  std::size_t num_qubits() const;
+  int device() const;
+  /// Device bytes held now, and the most held at once since the upload.
+  std::size_t device_bytes() const;
+  std::size_t peak_device_bytes() const;
+  /// Layers skipped because no term lay in their light cone.
+  std::size_t skipped_layers() const;
+
+  /// A host copy of the sum (canonical order).
+  PauliSum<W, C> download() const;
+  void download_to(PauliSum<W, C>& host) const;
+
+  /// The layer-engine interface of propagate(): one channel applied with the per-term truncation
+  /// fused in (returns the Σ|c|² it dropped), then the layer passes.
+  double apply_layer(const PreparedChannel<W>& table, const Truncation& truncation);
+  LayerPassResult finalize_layer(const Truncation& truncation);
+  /// Waits for the device (the layer calls already do; for timing).
+  void synchronize() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Propagates a resident sum through `circuit` (options.device is ignored: the sum's device is used).
+template <int W, Coefficient C>
+PropagationStats propagate(DeviceSum<W, C>& sum, const Circuit& circuit, const PropagateOptions& options = {});
+
+#define PAULISTRINGS_DECLARE_DEVICE_SUM(W, C)                                                     \
+  extern template class DeviceSum<W, C>;                                                          \
+  extern template PropagationStats propagate<W, C>(DeviceSum<W, C>&, const Circuit&, const PropagateOptions&);
+PAULISTRINGS_FOR_EACH_SUM_TYPE(PAULISTRINGS_DECLARE_DEVICE_SUM)
+#undef PAULISTRINGS_DECLARE_DEVICE_SUM
+
+}  // namespace paulistrings::gpu

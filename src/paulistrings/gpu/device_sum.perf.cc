@@ -1,0 +1,227 @@
+// paulistrings-gpu-bench: the cells of DESIGN §6 (bench_cells.h: W = 2, real, steady state) on one GPU
+// and, in the same run, on the same machine's CPU threads; the device's copy bandwidth; the 127-qubit
+// kicked-Ising workloads end to end on the GPU (upload and download included); and a growth run that
+// doubles a sum by rotations until it reaches --grow-to terms.
+//
+// usage: paulistrings-gpu-bench [--terms N,...] [--cells a,b,...] [--cpu-threads T] [--repeat R]
+//                               [--device D] [--kicked] [--grow-to N]
+// Rows: cell, terms, engine, ns per input term per layer, bytes moved per term (input read + output
+// written at 40 B per term), the bandwidth that implies and its fraction of the measured bandwidth
+// (device copy bandwidth for the GPU, triad for the CPU), and the GPU/CPU ratio.
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <numbers>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "paulistrings/circuit/kicked_ising.h"
+#include "paulistrings/cpu/bench_cells.h"
+#include "paulistrings/cpu/cpu_engine.h"
+#include "paulistrings/gpu/device_sum.h"
+#include "paulistrings/readout/product_state.h"
+
+namespace paulistrings {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using bench::kWidth;
+using bench::Sum;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+/// Best-of-5 device-to-device copy of 2 GiB: bytes read + written per second (GB/s).
+double device_bandwidth(int device) {
+  cudaSetDevice(device);
+  const std::size_t bytes = std::size_t{2} << 30;
+  void *a = nullptr, *b = nullptr;
+  if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess) return 0.0;
+  cudaMemset(a, 1, bytes);
+  double best = 0.0;
+  for (int trial = 0; trial < 5; ++trial) {
+    cudaDeviceSynchronize();
+    const auto start = Clock::now();
+    cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
+    cudaDeviceSynchronize();
+    best = std::max(best, 2.0 * static_cast<double>(bytes) / seconds_since(start) / 1e9);
+  }
+  cudaFree(a);
+  cudaFree(b);
+  return best;
+}
+
+double triad_bandwidth(int threads) {
+  const std::size_t n = (std::size_t{256} << 20) / sizeof(double);
+  std::vector<double> a(n), b(n, 1.0), c(n, 2.0);
+  double best = 0.0;
+  for (int trial = 0; trial < 3; ++trial) {
+    const auto start = Clock::now();
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (std::size_t i = 0; i < n; ++i) a[i] = b[i] + 0.5 * c[i];
+    best = std::max(best, 3.0 * static_cast<double>(n * sizeof(double)) / seconds_since(start) / 1e9);
+  }
+  return best;
+}
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream stream(text);
+  for (std::string part; std::getline(stream, part, ',');) parts.push_back(part);
+  return parts;
+}
+
+/// ⟨Z62⟩ of the 127-qubit kicked Ising after `steps` steps (θJ = −π/2), Heisenberg, |c| > cutoff, on the
+/// GPU end to end: upload, propagation, download, read-out.
+void kicked_ising(int device, std::size_t steps, double theta_h, double cutoff) {
+  const Circuit circuit = kicked_ising_circuit(steps, theta_h);
+  const auto start = Clock::now();
+  auto sum = PauliSum<2, double>::from_labels(circuit.num_qubits(), {{"Z62", 1.0}});
+  PropagateOptions options;
+  options.direction = Direction::heisenberg;
+  options.truncation = Truncation::coeff(cutoff);
+  options.device = device;
+  options.keep_layer_records = false;
+  const PropagationStats stats = propagate(sum, circuit, options);
+  const double value = ProductState::parse("z+", circuit.num_qubits()).expectation(sum);
+  std::printf("kicked_ising steps=%zu theta_h=%.6f cutoff=%.3g engine=gpu%d wall_s=%.4f <Z62>=%.12f peak_terms=%zu "
+              "final_terms=%zu\n",
+              steps, theta_h, cutoff, device, seconds_since(start), value, stats.peak_terms, stats.final_terms);
+  std::fflush(stdout);
+}
+
+/// X on every qubit, then rz on qubits 0, 1, … : each rotation doubles the sum (every term anticommutes
+/// and no partner exists) until it holds ≥ target terms; then two layers at that size (a rotation whose
+/// partners are present, a cnot) and one doubling too many, which must fail cleanly.
+void grow(int device, std::size_t target) {
+  std::string label(127, 'X');
+  auto host = PauliSum<2, double>::from_labels(127, {{label, 1.0}});
+  gpu::DeviceSum<2, double> sum(host, device);
+  const Truncation none;
+  const auto start = Clock::now();
+  Qubit q = 0;
+  while (sum.size() < target) {
+    const auto layer = Clock::now();
+    sum.apply_layer(prepare_channel<2>(Channel::rz(0.3, q), Direction::heisenberg), none);
+    std::printf("grow layer rz(q%zu): terms=%zu layer_s=%.4f device_gib=%.2f peak_gib=%.2f\n", q, sum.size(),
+                seconds_since(layer), static_cast<double>(sum.device_bytes()) / (1 << 30),
+                static_cast<double>(sum.peak_device_bytes()) / (1 << 30));
+    std::fflush(stdout);
+    ++q;
+  }
+  std::printf("grow reached %zu terms in %.3f s\n", sum.size(), seconds_since(start));
+  for (const Channel& channel : {Channel::rz(0.2, 0), Channel::cnot(0, 100)}) {
+    const auto layer = Clock::now();
+    const std::size_t in = sum.size();
+    sum.apply_layer(prepare_channel<2>(channel, Direction::heisenberg), none);
+    std::printf("at size: %s terms %zu -> %zu, %.4f s (%.3f ns/term)\n", channel.description().c_str(), in,
+                sum.size(), seconds_since(layer), seconds_since(layer) * 1e9 / static_cast<double>(in));
+  }
+  try {
+    sum.apply_layer(prepare_channel<2>(Channel::rz(0.3, q), Direction::heisenberg), none);
+    std::printf("one more doubling fit: %zu terms\n", sum.size());
+  } catch (const std::exception& e) {
+    std::printf("one more doubling refused: %s; the sum still holds %zu terms\n", e.what(), sum.size());
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace
+}  // namespace paulistrings
+
+int main(int argc, char** argv) {
+  using namespace paulistrings;
+  std::vector<std::size_t> sizes = {1000000, 10000000, 100000000};
+  std::vector<std::string> cells = {"rotation_zz", "cnot", "gu2q", "su4", "depolarize"};
+  int cpu_threads = available_cpus();
+  int repeat = 5;
+  int device = 0;
+  bool kicked = false;
+  std::size_t grow_to = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--kicked") {
+      kicked = true;
+      continue;
+    }
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "missing value after %s\n", flag.c_str());
+      return 2;
+    }
+    const std::string value = argv[++i];
+    if (flag == "--terms") {
+      sizes.clear();
+      for (const auto& v : split(value)) sizes.push_back(static_cast<std::size_t>(std::stod(v)));
+    } else if (flag == "--cells") {
+      cells = value == "none" ? std::vector<std::string>{} : split(value);
+    } else if (flag == "--cpu-threads") {
+      cpu_threads = std::stoi(value);
+    } else if (flag == "--repeat") {
+      repeat = std::stoi(value);
+    } else if (flag == "--device") {
+      device = std::stoi(value);
+    } else if (flag == "--grow-to") {
+      grow_to = static_cast<std::size_t>(std::stod(value));
+    } else {
+      std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
+      return 2;
+    }
+  }
+  if (gpu::device_count() == 0) {
+    std::printf("# no GPU: %s\n", gpu::unavailable_reason().c_str());
+    return 1;
+  }
+  std::printf("# device %d: %s\n", device, gpu::describe_device(device).c_str());
+  if (!cells.empty()) {
+    const double gpu_bw = device_bandwidth(device);
+    const double cpu_bw = cpu_threads > 0 ? triad_bandwidth(cpu_threads) : 0.0;
+    std::printf("# device copy bandwidth %.0f GB/s; CPU triad bandwidth, %d threads: %.1f GB/s\n", gpu_bw,
+                cpu_threads, cpu_bw);
+    std::printf("%-12s %10s %8s %9s %10s %9s %8s %8s\n", "cell", "terms", "engine", "ns/term", "bytes/term", "GB/s",
+                "of_bw", "gpu/cpu");
+    std::mt19937_64 rng(20261129);
+    const auto layer_cells = bench::layer_cells(rng);
+    for (const std::string& cell : cells) {
+      if (!layer_cells.count(cell)) {
+        std::fprintf(stderr, "unknown cell %s\n", cell.c_str());
+        return 2;
+      }
+      const PreparedChannel<kWidth> table = prepare_channel<kWidth>(layer_cells.at(cell), Direction::heisenberg);
+      for (std::size_t m : sizes) {
+        const Sum sum = bench::steady_state_sum(layer_cells.at(cell), m, rng);
+        bench::LayerTiming gpu_timing, cpu_timing;
+        {
+          gpu::DeviceSum<kWidth, double> device_sum(sum, device);
+          gpu_timing = bench::time_layers(device_sum, table, repeat);
+        }
+        std::printf("%-12s %10zu %8s %9.4f %10.1f %9.1f %8.3f %8s\n", cell.c_str(), m, "gpu", gpu_timing.ns_per_term,
+                    gpu_timing.bytes_per_term, gpu_timing.bytes_per_term / gpu_timing.ns_per_term,
+                    gpu_timing.bytes_per_term / gpu_timing.ns_per_term / gpu_bw, "");
+        std::fflush(stdout);
+        if (cpu_threads > 0) {
+          CpuEngineOptions options;
+          options.threads = cpu_threads;
+          CpuEngine<kWidth, double> engine(sum, options);
+          cpu_timing = bench::time_layers(engine, table, repeat);
+          std::printf("%-12s %10zu %8s %9.4f %10.1f %9.1f %8.3f %8.1f\n", cell.c_str(), m,
+                      std::string("cpu").append(std::to_string(cpu_threads)).c_str(), cpu_timing.ns_per_term, cpu_timing.bytes_per_term,
+                      cpu_timing.bytes_per_term / cpu_timing.ns_per_term,
+                      cpu_timing.bytes_per_term / cpu_timing.ns_per_term / cpu_bw,
+                      cpu_timing.ns_per_term / gpu_timing.ns_per_term);
+          std::fflush(stdout);
+        }
+      }
+    }
+  }
+  if (kicked) {
+    kicked_ising(device, 5, 5 * std::numbers::pi / 16, std::ldexp(1.0, -12));
+    kicked_ising(device, 20, 7 * std::numbers::pi / 32, std::ldexp(1.0, -14));
+  }
+  if (grow_to > 0) grow(device, grow_to);
+  return 0;
+}

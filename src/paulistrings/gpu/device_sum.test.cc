@@ -1,0 +1,272 @@
+// The GPU engine against the CPU reference engine on 300 seeded random circuits (every channel kind,
+// both directions, every truncation, W = 1, 2, 4, 16, real and complex, sums from 1 to 10^5 terms),
+// the resident DeviceSum API, the device layer passes (topn tie rule, approx_topn), large sums (10^6–
+// 10^7 terms) against the fast CPU engine, and the errors of a machine or build without a GPU. Without a
+// CUDA device every GPU test is skipped with the reason (CI has no GPU).
+
+#include "paulistrings/gpu/device_sum.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <iostream>
+#include <random>
+
+#include "paulistrings/engine/propagate.h"
+#include "paulistrings/testing/assertions.h"
+#include "paulistrings/testing/engine_cases.h"
+#include "paulistrings/testing/oracle_bridge.h"
+
+namespace paulistrings {
+namespace {
+
+#define SKIP_WITHOUT_GPU()                                                            \
+  do {                                                                                \
+    if (gpu::device_count() == 0) GTEST_SKIP() << "no GPU: " << gpu::unavailable_reason(); \
+  } while (false)
+
+template <int W, Coefficient C>
+void check_against_reference(int seed) {
+  std::mt19937_64 rng(static_cast<std::uint64_t>(seed) * 7919 + 11);
+  constexpr std::size_t kMaxQubits = 64 * W;
+  const int which_truncation = seed % 9;
+  static constexpr std::size_t kSizes[] = {1, 3, 40, 300, 2000, 20000, 100000};
+  const std::size_t size_class = static_cast<std::size_t>(seed) % 10 < 7 ? static_cast<std::size_t>(seed) % 5
+                                                                          : 5 + static_cast<std::size_t>(seed) % 2;
+  const std::size_t initial_terms = kSizes[size_class];
+  const bool bounded = which_truncation != 0 && which_truncation != 7;
+  const std::size_t active = initial_terms >= 20000 ? 9
+                             : bounded              ? 6 + static_cast<std::size_t>(seed) % 4
+                                                    : 4 + static_cast<std::size_t>(seed) % 3;
+  const std::size_t offset = W == 1 ? 0 : kMaxQubits / 2 - active / 2;  // straddle a word boundary
+  const std::size_t total = std::min(kMaxQubits, offset + active + 3);
+  const std::size_t depth = initial_terms >= 20000 ? 4 : 8 + static_cast<std::size_t>(seed) % 17;
+  const Circuit circuit = testing::random_circuit(rng, active, depth, {}, total, offset);
+  const auto start = testing::random_window_sum<W, C>(rng, initial_terms, total, offset, active);
+  const std::uint64_t collapse_seed = rng();
+
+  PropagateOptions options;
+  options.direction = seed % 2 ? Direction::heisenberg : Direction::forward;
+  auto expected = start;
+  options.engine = Engine::reference;
+  options.truncation = testing::truncation_case(which_truncation, collapse_seed);
+  const PropagationStats reference_stats = propagate(expected, circuit, options);
+  auto actual = start;
+  options.device = 0;
+  options.truncation = testing::truncation_case(which_truncation, collapse_seed);
+  const PropagationStats gpu_stats = propagate(actual, circuit, options);
+
+  actual.check_invariants();
+  EXPECT_TRUE(testing::SumsMatch(actual, expected)) << "truncation " << options.truncation.description();
+  EXPECT_EQ(gpu_stats.peak_terms, reference_stats.peak_terms);
+  ASSERT_EQ(gpu_stats.layers.size(), reference_stats.layers.size());
+  for (std::size_t k = 0; k < gpu_stats.layers.size(); ++k) {
+    EXPECT_EQ(gpu_stats.layers[k].terms_out, reference_stats.layers[k].terms_out)
+        << "layer " << k << " " << circuit[gpu_stats.layers[k].circuit_index].description();
+    EXPECT_NEAR(gpu_stats.layers[k].discarded_weight, reference_stats.layers[k].discarded_weight,
+                1e-9 * std::max(1.0, reference_stats.layers[k].discarded_weight))
+        << "layer " << k;
+  }
+}
+
+class GpuEngineAgainstReference : public ::testing::TestWithParam<int> {};
+
+TEST_P(GpuEngineAgainstReference, SameTermsAsTheReferenceEngine) {
+  SKIP_WITHOUT_GPU();
+  const int seed = GetParam();
+  switch (seed % 8) {
+    case 0:
+      check_against_reference<1, double>(seed);
+      break;
+    case 1:
+      check_against_reference<2, double>(seed);
+      break;
+    case 2:
+      check_against_reference<4, double>(seed);
+      break;
+    case 3:
+      check_against_reference<16, double>(seed);
+      break;
+    case 4:
+      check_against_reference<1, Complex>(seed);
+      break;
+    case 5:
+      check_against_reference<2, Complex>(seed);
+      break;
+    case 6:
+      check_against_reference<4, Complex>(seed);
+      break;
+    default:
+      check_against_reference<16, Complex>(seed);
+      break;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, GpuEngineAgainstReference, ::testing::Range(0, 300));
+
+// Every channel kind on its own, both directions, on a sum that fills the local space (so every orbit
+// member is present) and on one that does not (so new keys are appended).
+TEST(GpuEngine, EveryChannelKindAloneMatchesTheReference) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(5);
+  const std::vector<Channel> channels = {
+      Channel::h(3),
+      Channel::s(4),
+      Channel::cnot(3, 70),
+      Channel::cz(70, 4),
+      Channel::swap(3, 4),
+      Channel::rx(0.3, 3),
+      Channel::rzz(0.7, 3, 70),
+      Channel::pauli_rotation("XYZ", {3, 4, 70}, 1.1),
+      Channel::unitary_1q(3, testing::random_unitary(rng, 2)),
+      Channel::unitary_2q(3, 70, testing::random_unitary(rng, 4)),
+      Channel::depolarize(0.1, 3),
+      Channel::dephase(0.2, 70),
+      Channel::pauli_channel(0.05, 0.1, 0.15, 4),
+      Channel::depolarize2(0.1, 3, 4),
+      Channel::amplitude_damping(0.3, 3),
+  };
+  for (const Channel& channel : channels) {
+    for (const Direction direction : {Direction::forward, Direction::heisenberg}) {
+      for (const std::size_t terms : {std::size_t{50}, std::size_t{4000}}) {
+        SCOPED_TRACE(channel.description());
+        Circuit circuit(130);
+        circuit.append(channel);
+        auto start = testing::random_window_sum<4, Complex>(rng, terms, 130, 0, 6);
+        start += testing::random_window_sum<4, Complex>(rng, terms / 10 + 1, 130, 66, 6);
+        PropagateOptions options;
+        options.direction = direction;
+        auto expected = start;
+        options.engine = Engine::reference;
+        propagate(expected, circuit, options);
+        auto actual = start;
+        options.device = 0;
+        propagate(actual, circuit, options);
+        EXPECT_TRUE(testing::SumsMatch(actual, expected));
+      }
+    }
+  }
+}
+
+TEST(GpuEngine, ResidentSumAcrossSeveralPropagations) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(9);
+  const Circuit first = testing::random_circuit(rng, 8, 30);
+  const Circuit second = testing::random_circuit(rng, 8, 30);
+  const auto start = testing::random_window_sum<1, Complex>(rng, 500, 8, 0, 8);
+  PropagateOptions options;
+  options.direction = Direction::heisenberg;
+  options.truncation = Truncation::coeff(1e-5);
+  gpu::DeviceSum<1, Complex> resident(start, 0);
+  EXPECT_EQ(resident.size(), start.size());
+  EXPECT_EQ(resident.device(), 0);
+  gpu::propagate(resident, first, options);
+  gpu::propagate(resident, second, options);
+  auto expected = start;
+  options.engine = Engine::reference;
+  propagate(expected, first, options);
+  propagate(expected, second, options);
+  EXPECT_EQ(resident.size(), expected.size());
+  EXPECT_TRUE(testing::SumsMatch(resident.download(), expected));
+  EXPECT_GT(resident.device_bytes(), 0u);
+  EXPECT_GE(resident.peak_device_bytes(), resident.device_bytes());
+}
+
+// The tie rule of topn on the device: a group of equal magnitudes at the cut is kept whole when it
+// fits, dropped whole otherwise; NaN is never kept.
+TEST(GpuEngine, TopnTieRuleAndApproxTopnMatchTheCpu) {
+  SKIP_WITHOUT_GPU();
+  std::vector<PauliSum<1, double>::Term> terms;
+  for (int i = 0; i < 40; ++i) {
+    PauliString<1> key;
+    key.x[0] = static_cast<std::uint64_t>(i + 1);
+    const double c = i < 10 ? 4.0 : (i < 25 ? -2.0 : 0.5 + 0.01 * i);
+    terms.push_back({key, c});
+  }
+  const auto start = PauliSum<1, double>::from_terms(64, terms);
+  for (const std::size_t n : {std::size_t{5}, std::size_t{10}, std::size_t{20}, std::size_t{25}, std::size_t{26},
+                              std::size_t{39}, std::size_t{0}}) {
+    for (const bool approx : {false, true}) {
+      const Truncation policy = approx ? Truncation::approx_topn(n) : Truncation::topn(n);
+      SCOPED_TRACE(policy.description());
+      auto expected = start;
+      const LayerPassResult cpu = policy.finalize_layer(expected);
+      gpu::DeviceSum<1, double> device(start, 0);
+      const LayerPassResult gpu_result = device.finalize_layer(policy);
+      EXPECT_TRUE(testing::SumsMatch(device.download(), expected));
+      EXPECT_NEAR(gpu_result.discarded_weight, cpu.discarded_weight, 1e-12 * std::max(1.0, cpu.discarded_weight));
+    }
+  }
+}
+
+// Sums of 10^6 terms on 128 qubits through dense and sparse layers against the fast CPU engine.
+TEST(GpuEngine, LargeSumsMatchTheCpuEngine) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(21);
+  Circuit circuit(128);
+  circuit.append(Channel::rzz(0.37, 10, 90));
+  circuit.append(Channel::cnot(10, 90));
+  circuit.append(Channel::unitary_2q(11, 12, testing::random_unitary(rng, 4)));
+  circuit.append(Channel::depolarize(0.01, 13));
+  circuit.append(Channel::rx(0.2, 90));
+  circuit.append(Channel::amplitude_damping(0.1, 14));
+  const std::size_t terms = 1'000'000;
+  std::vector<PauliSum<2, double>::Term> list;
+  std::uniform_int_distribution<std::uint64_t> bits;
+  std::normal_distribution<double> normal;
+  for (std::size_t t = 0; t < terms; ++t) {
+    PauliString<2> key;
+    key.x[0] = bits(rng) & bits(rng);
+    key.z[0] = bits(rng) & bits(rng);
+    key.x[1] = bits(rng) & bits(rng);
+    key.z[1] = bits(rng) & bits(rng);
+    list.push_back({key, normal(rng)});
+  }
+  const auto start = PauliSum<2, double>::from_terms(128, list);
+  for (const Truncation& policy : {Truncation(), Truncation::coeff(0.3), Truncation::approx_topn(700'000),
+                                   Truncation::topn(900'000) & Truncation::weight(60)}) {
+    SCOPED_TRACE(policy.description());
+    PropagateOptions options;
+    options.direction = Direction::heisenberg;
+    options.truncation = policy;
+    auto expected = start;
+    const PropagationStats cpu = propagate(expected, circuit, options);
+    auto actual = start;
+    options.device = 0;
+    const PropagationStats gpu_stats = propagate(actual, circuit, options);
+    EXPECT_TRUE(testing::SumsMatch(actual, expected));
+    EXPECT_NEAR(gpu_stats.discarded_weight, cpu.discarded_weight, 1e-9 * std::max(1.0, cpu.discarded_weight));
+  }
+}
+
+TEST(GpuEngine, BadDeviceOrdinalsAreClearErrors) {
+  auto sum = PauliSum<1, double>::from_labels(2, {{"XZ", 1.0}});
+  Circuit circuit(2);
+  circuit.append(Channel::h(0));
+  PropagateOptions options;
+  options.device = -2;
+  EXPECT_TRUE(testing::ThrowsInvalidArgumentMentioning([&] { propagate(sum, circuit, options); }, {"device"}));
+  options.device = 4096;
+  try {
+    propagate(sum, circuit, options);
+    ADD_FAILURE() << "device 4096 was accepted";
+  } catch (const gpu::GpuUnavailable& e) {
+    EXPECT_NE(std::string(e.what()).find(gpu::device_count() == 0 ? "" : "4096"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(sum.coefficient("XZ"), 1.0);  // untouched
+}
+
+// Always runs: says which GPU engine this build has, so a CI log shows why the GPU tests skipped.
+TEST(GpuEngine, ReportsWhatThisMachineHas) {
+  if (gpu::device_count() == 0) {
+    EXPECT_FALSE(gpu::unavailable_reason().empty());
+    std::cout << "[ GPU      ] none: " << gpu::unavailable_reason() << " — GPU tests are skipped\n";
+    EXPECT_THROW(gpu::describe_device(0), gpu::GpuUnavailable);
+  } else {
+    std::cout << "[ GPU      ] device 0: " << gpu::describe_device(0) << "\n";
+    EXPECT_TRUE(gpu::built_with_cuda());
+  }
+}
+
+}  // namespace
+}  // namespace paulistrings

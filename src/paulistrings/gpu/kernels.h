@@ -1,0 +1,150 @@
+#pragma once
+// The GPU engine's kernels, as seen from the host engine (device_sum.cc, compiled by g++) and
+// implemented in kernels.cu (nvcc). Only plain structs and launch functions cross this line: no
+// paulistrings header is included by nvcc, and no CUDA type but cudaStream_t by g++.
+//
+// Device layout of a sum: keys[i] = {x[W], z[W]} (the layout of PauliString<W>), coef[i] a double or
+// a {re, im} pair (the layout of std::complex<double>). Keys are unique; order is unspecified. A term
+// whose coefficient is exactly zero is a hole: its key still counts as present (layers may write
+// into it again) but it is not part of the sum; holes are compacted away when they pile up.
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+namespace paulistrings::gpu::kernels {
+
+template <int W>
+struct Key {
+  std::uint64_t x[W];
+  std::uint64_t z[W];
+};
+
+inline constexpr int kMaxProgram = 16;
+
+/// The per-term truncation test in postfix form; length 0 keeps everything.
+struct TermProgram {
+  enum Op : std::uint8_t { keep_all = 0, coeff = 1, weight = 2, all_of = 3, any_of = 4 };
+  int length = 0;
+  bool uses_weight = false;
+  std::uint8_t op[kMaxProgram] = {};
+  double epsilon_squared[kMaxProgram] = {};  ///< coeff: keep |c|² > ε²; negative keeps all
+  std::uint32_t max_weight[kMaxProgram] = {};
+};
+
+/// What a layer's kernels add up on the device (zeroed before each layer, read back after it).
+struct LayerCounters {
+  long long hole_change;        ///< terms that became exact zeros minus zeros that became nonzero
+  unsigned long long dropped;   ///< terms removed by the truncation test
+  double discarded;             ///< Σ|c|² of those terms
+  unsigned long long appended;  ///< terms written past the old end
+  unsigned long long groups;    ///< join slots claimed this layer (entries of JoinTable::groups)
+};
+
+/// A channel on ≤ 2 qubits. Input pattern s (2 bits a qubit: x | z<<1, first qubit low) either
+/// stays put (join[s] = 0: its only output is s itself, and nothing else maps to s) or joins its
+/// orbit under the span S of the realized deltas: s = rep[s] ^ combo[coord[s]], orbit_size = |S|.
+/// amp_re/amp_im[out][in] is the pattern transfer matrix (zero where there is no output). For a
+/// permutation table image[s] is the single output pattern of s (0xff: none).
+struct LocalTable {
+  int support_size = 1;
+  int qubit[2] = {0, 0};
+  int orbit_size = 1;
+  std::uint8_t join[16] = {};
+  std::uint8_t rep[16] = {};
+  std::uint8_t coord[16] = {};
+  std::uint8_t combo[16] = {};
+  std::uint8_t image[16] = {};
+  double amp_re[16][16] = {};
+  double amp_im[16][16] = {};
+};
+
+/// A Pauli rotation of any weight: anticommuting Q → cos θ·Q + sin_signed·s(Q)·(g ⊕ Q) with
+/// s(Q) = +1 when g·Q = −i (g ⊕ Q) and −1 when g·Q = +i (g ⊕ Q). The pivot is one bit of g (word
+/// pivot_word of the concatenated x|z words): orbits {Q, Q ⊕ g} are keyed by the member with it clear.
+template <int W>
+struct RotationTable {
+  Key<W> generator;
+  double cos_theta = 1.0;
+  double sin_signed = 0.0;
+  int pivot_word = 0;
+  std::uint64_t pivot_bit = 1;
+};
+
+/// The per-layer hash-join table: `capacity` slots (a power of two), each an owner (term index + 1,
+/// 0 = empty) and orbit_size member entries (term index + 1 by orbit coordinate, 0 = absent). Claimed
+/// slots are listed in `groups` (LayerCounters::groups of them), and counts/offsets of appended
+/// outputs are per group. The write pass leaves slots empty and counts zero.
+struct JoinTable {
+  std::uint32_t* owner = nullptr;
+  std::uint32_t* members = nullptr;
+  std::uint32_t* groups = nullptr;
+  std::uint32_t* counts = nullptr;
+  std::uint32_t* offsets = nullptr;
+  std::size_t capacity = 0;
+};
+
+/// Everything one layer kernel needs.
+template <int W>
+struct LayerArgs {
+  Key<W>* keys = nullptr;
+  void* coef = nullptr;
+  std::size_t size = 0;  ///< terms stored (holes included)
+  TermProgram program;
+  LayerCounters* counters = nullptr;
+  JoinTable table;
+  std::size_t append_base = 0;  ///< first index for appended outputs
+  /// Rotations: also test the terms the layer leaves unchanged (the policy is new to them). The
+  /// changed ones must not be tested before the layer: their outputs come from the untested values.
+  bool test_unchanged = false;
+};
+
+/// Launches, per width W and coefficient kind (Cx = complex). Every launch is asynchronous on
+/// `stream`; sizes come from the host.
+template <int W, bool Cx>
+struct Launch {
+  static void rescale(const LayerArgs<W>& args, const LocalTable& table, cudaStream_t stream);
+  static void permute(const LayerArgs<W>& args, const LocalTable& table, cudaStream_t stream);
+  static void test_all(const LayerArgs<W>& args, cudaStream_t stream);
+  static void join_insert_local(const LayerArgs<W>& args, const LocalTable& table, cudaStream_t stream);
+  static void join_count_local(const LayerArgs<W>& args, const LocalTable& table, cudaStream_t stream);
+  static void join_write_local(const LayerArgs<W>& args, const LocalTable& table, cudaStream_t stream);
+  static void join_insert_rotation(const LayerArgs<W>& args, const RotationTable<W>& table,
+                                   cudaStream_t stream);
+  static void join_count_rotation(const LayerArgs<W>& args, const RotationTable<W>& table,
+                                  cudaStream_t stream);
+  static void join_write_rotation(const LayerArgs<W>& args, const RotationTable<W>& table,
+                                  cudaStream_t stream);
+  /// Counts live terms per 11-bit exponent of |c|² into histogram[2048] (zeroed here).
+  static void exponent_histogram(const void* coef, std::size_t size, unsigned long long* histogram,
+                                 cudaStream_t stream);
+  /// Radix-select pass: counts live, non-NaN terms whose |c|² bits match `prefix` on `prefix_mask`
+  /// by the 8-bit digit at `shift` into histogram[256] (zeroed here).
+  static void digit_histogram(const void* coef, std::size_t size, std::uint64_t prefix, std::uint64_t prefix_mask,
+                              int shift, unsigned long long* histogram, cudaStream_t stream);
+  /// Layer cut: mode 0 drops live terms with exponent bin < bin; mode 1 keeps |c|² ≥ value; mode 2
+  /// keeps |c|² > value; mode 3 drops every live term. Dropped terms become holes (counted).
+  static void cut(const void* coef_in, void* coef, std::size_t size, int mode, int bin, double value,
+                  LayerCounters* counters, cudaStream_t stream);
+  /// Writes flags[i] = (term i is live) for i < size.
+  static void live_flags(const void* coef, std::size_t size, std::uint32_t* flags, cudaStream_t stream);
+  /// Moves live terms to out_keys/out_coef[positions[i]] (positions: exclusive scan of the flags).
+  static void compact(const Key<W>* keys, const void* coef, std::size_t size, const std::uint32_t* positions,
+                      Key<W>* out_keys, void* out_coef, cudaStream_t stream);
+  /// ORs x | z of every live key into support[W] (zeroed here).
+  static void support(const Key<W>* keys, const void* coef, std::size_t size, std::uint64_t* support,
+                      cudaStream_t stream);
+};
+
+/// Scratch size and run of an exclusive sum over n uint32 (in and out may alias), and a uint64 total of
+/// n uint32. temp == nullptr asks for the scratch size.
+void exclusive_sum(void* temp, std::size_t& temp_bytes, const std::uint32_t* in, std::uint32_t* out, std::size_t n,
+                   cudaStream_t stream);
+void total_sum(void* temp, std::size_t& temp_bytes, const std::uint32_t* in, unsigned long long* out, std::size_t n,
+               cudaStream_t stream);
+
+/// Number of SMs of the current device (cached per process), for grid sizing.
+int multiprocessors();
+
+}  // namespace paulistrings::gpu::kernels

@@ -1,0 +1,72 @@
+// The GPU entry points of a build without CUDA: they report that no device is available, and every
+// attempt to put a sum on a device throws GpuUnavailable with that reason.
+
+#include "paulistrings/gpu/device_sum.h"
+
+namespace paulistrings::gpu {
+
+namespace {
+constexpr const char* kReason =
+    "this build of paulistrings has no GPU engine (CUDA was not found at configure time; "
+    "configure with -DPAULISTRINGS_CUDA=ON on a machine with the CUDA toolkit)";
+}
+
+bool built_with_cuda() { return false; }
+int device_count() { return 0; }
+std::string unavailable_reason() { return kReason; }
+std::string describe_device(int) { throw GpuUnavailable(kReason); }
+
+template <int W, Coefficient C>
+struct DeviceSum<W, C>::Impl {};
+
+template <int W, Coefficient C>
+DeviceSum<W, C>::DeviceSum(const PauliSum<W, C>&, int) {
+  throw GpuUnavailable(kReason);
+}
+template <int W, Coefficient C>
+DeviceSum<W, C>::~DeviceSum() = default;
+template <int W, Coefficient C>
+DeviceSum<W, C>::DeviceSum(DeviceSum&&) noexcept = default;
+template <int W, Coefficient C>
+DeviceSum<W, C>& DeviceSum<W, C>::operator=(DeviceSum&&) noexcept = default;
+// A DeviceSum cannot be constructed here, so the members below are never reached.
+template <int W, Coefficient C>
+std::size_t DeviceSum<W, C>::size() const { throw GpuUnavailable(kReason); }
+template <int W, Coefficient C>
+std::size_t DeviceSum<W, C>::num_qubits() const { throw GpuUnavailable(kReason); }
+template <int W, Coefficient C>
+int DeviceSum<W, C>::device() const { throw GpuUnavailable(kReason); }
+template <int W, Coefficient C>
+std::size_t DeviceSum<W, C>::device_bytes() const { throw GpuUnavailable(kReason); }
+template <int W, Coefficient C>
+std::size_t DeviceSum<W, C>::peak_device_bytes() const { throw GpuUnavailable(kReason); }
+template <int W, Coefficient C>
+std::size_t DeviceSum<W, C>::skipped_layers() const { throw GpuUnavailable(kReason); }
+template <int W, Coefficient C>
+PauliSum<W, C> DeviceSum<W, C>::download() const { throw GpuUnavailable(kReason); }
+template <int W, Coefficient C>
+void DeviceSum<W, C>::download_to(PauliSum<W, C>&) const { throw GpuUnavailable(kReason); }
+template <int W, Coefficient C>
+double DeviceSum<W, C>::apply_layer(const PreparedChannel<W>&, const Truncation&) { throw GpuUnavailable(kReason); }
+template <int W, Coefficient C>
+LayerPassResult DeviceSum<W, C>::finalize_layer(const Truncation&) { throw GpuUnavailable(kReason); }
+template <int W, Coefficient C>
+void DeviceSum<W, C>::synchronize() const { throw GpuUnavailable(kReason); }
+
+template <int W, Coefficient C>
+PropagationStats propagate(DeviceSum<W, C>&, const Circuit&, const PropagateOptions&) {
+  throw GpuUnavailable(kReason);
+}
+template <int W, Coefficient C>
+PropagationStats propagate_on_device(PauliSum<W, C>&, const Circuit&, const PropagateOptions&) {
+  throw GpuUnavailable(kReason);
+}
+
+#define PAULISTRINGS_INSTANTIATE_DEVICE_SUM(W, C)                                                            \
+  template class DeviceSum<W, C>;                                                                            \
+  template PropagationStats propagate<W, C>(DeviceSum<W, C>&, const Circuit&, const PropagateOptions&);      \
+  template PropagationStats propagate_on_device<W, C>(PauliSum<W, C>&, const Circuit&, const PropagateOptions&);
+PAULISTRINGS_FOR_EACH_SUM_TYPE(PAULISTRINGS_INSTANTIATE_DEVICE_SUM)
+#undef PAULISTRINGS_INSTANTIATE_DEVICE_SUM
+
+}  // namespace paulistrings::gpu

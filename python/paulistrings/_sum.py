@@ -16,7 +16,7 @@ import numpy as np
 
 from . import _core
 from ._circuit import TOO_WIDE, Circuit
-from ._system import numa_nodes
+from ._system import cuda_available, numa_nodes
 from ._util import coefficient, index, qubit, real, type_name
 from .truncation import Truncation
 
@@ -269,18 +269,6 @@ class PropagationStats:
         )
 
 
-class GpuPauliSum:
-    """A Pauli sum resident on a GPU. This build has no CUDA engine: ``cuda_available()`` is
-    ``False`` and creating one (``PauliSum.to_device``) raises ``RuntimeError``."""
-
-    def __init__(self, *args, **kwargs):
-        raise RuntimeError(_NO_CUDA.format(what="GpuPauliSum"))
-
-
-_NO_CUDA = (
-    "{what}: this build of paulistrings has no CUDA engine (cuda_available() is False); "
-    "GPU propagation is not available"
-)
 _NO_MPI = (
     "{what}: this build of paulistrings has no MPI support (mpi_available() is False); "
     "distributed propagation is not available"
@@ -592,9 +580,14 @@ class PauliSum:
 
     # ---- devices ----
 
-    def to_device(self, device=0):
-        """Copy to a GPU (CUDA builds only): raises ``RuntimeError`` in this build."""
-        raise RuntimeError(_NO_CUDA.format(what="to_device"))
+    def to_device(self, device=0, *, complex_coefficients=False) -> "GpuPauliSum":
+        """Copy to CUDA device ``device`` (an ordinal) as a resident ``GpuPauliSum``; ``self`` is
+        unchanged. ``complex_coefficients=True`` uploads a real-coefficient sum with complex storage
+        (every channel built from Python has real transfer amplitudes, so this is never needed for
+        them; see ``GpuPauliSum``).
+        Raises ``RuntimeError`` with the reason when no GPU is usable (``cuda_available()`` is False)
+        or the device does not exist, ``MemoryError`` when the device has too little free memory."""
+        return GpuPauliSum(self, device, complex_coefficients=complex_coefficients)
 
     # ---- propagation ----
 
@@ -686,8 +679,8 @@ class PauliSum:
         target_bucket_len = 1024 if target_bucket_len is None else _positive(target_bucket_len, "target_bucket_len")
         min_buckets = 128 if min_buckets is None else _positive(min_buckets, "min_buckets")
         _check_engine(engine, small_sum_threshold)
-        _check_distribution(policy, partitions, pin_memory, partition_row_seed, partition_row_blocks,
-                            partition_row_exclude, comm, result, device)
+        ordinal = _check_distribution(policy, partitions, pin_memory, partition_row_seed, partition_row_blocks,
+                                      partition_row_exclude, comm, result, device)
         threads = _threads(threads)
         every = _checkpoint_every(checkpoint, checkpoint_every)
         max_terms = 0
@@ -711,16 +704,17 @@ class PauliSum:
         poll = threading.current_thread() is threading.main_thread()
         if info:
             _log.info(
-                "propagate: %d terms on %d qubits through %d layers (%s, policy %s, %s threads)",
+                "propagate: %d terms on %d qubits through %d layers (%s, policy %s, %s)",
                 len(work), self.num_qubits, len(circuit), direction,
-                policy if policy is not None else "None", threads or "all",
+                policy if policy is not None else "None",
+                f"CUDA device {ordinal}" if ordinal >= 0 else f"{threads or 'all'} threads",
             )
         began = time.perf_counter()
         records = []
         gates = circuit._c.copy()  # a snapshot: other threads may keep editing `circuit` meanwhile
         while True:
             res = _core.propagate(work, gates, core_policy, direction, target_bucket_len, min_buckets, threads,
-                                  keep_records, callback, poll, start, every, max_terms, auto_truncate)
+                                  keep_records, callback, poll, start, every, max_terms, auto_truncate, ordinal)
             records.append(res)
             exception = res["exception"]
             if exception is not None or res["stopped"]:
@@ -740,6 +734,138 @@ class PauliSum:
             _log.info("propagate: done, %d terms (peak %d) in %.3f s", stats.final_terms, stats.peak_terms,
                       time.perf_counter() - began)
         return PauliSum._wrap(work), stats
+
+
+# =============================================================================
+# GpuPauliSum
+# =============================================================================
+
+
+class GpuPauliSum:
+    """A Pauli sum resident on one CUDA device.
+
+    ``PauliSum.to_device(device)`` (or ``GpuPauliSum(sum, device)``) uploads a copy; ``propagate``
+    evolves it in place without leaving the device, so chained calls pay for one upload;
+    ``to_host()`` copies it back and it stays resident. The device memory is freed when the object
+    is garbage-collected. Raises ``RuntimeError`` with the reason when no GPU is usable
+    (``cuda_available()`` is False) or the ordinal does not exist, ``MemoryError`` when the device
+    runs out of memory (the sum then still holds the last completed layer's output).
+
+    Coefficients keep the host sum's storage (``is_complex``). Every gate and noise channel built
+    from Python, ``unitary_1q``/``unitary_2q`` included, has real Pauli transfer amplitudes, so a
+    real resident sum takes any such circuit. A channel with complex amplitudes (a user-defined C++
+    channel) is refused on a real resident sum with ``ValueError`` naming the gate, before any layer
+    runs: upload with ``to_device(device, complex_coefficients=True)`` for it.
+    """
+
+    __slots__ = ("_d", "__weakref__")
+
+    def __init__(self, sum, device=0, *, complex_coefficients=False):
+        if not isinstance(sum, PauliSum):
+            raise TypeError(f"GpuPauliSum expects a PauliSum to upload, got {type_name(sum)}")
+        ordinal = _device_ordinal(device)
+        _require_cuda(f"to_device(device={ordinal})")
+        self._d = _core.DeviceSum(sum._s, ordinal, bool(complex_coefficients))
+
+    # ---- accessors ----
+
+    @property
+    def num_qubits(self) -> int:
+        return self._d.num_qubits
+
+    @property
+    def device(self) -> int:
+        """The CUDA device ordinal the sum lives on."""
+        return self._d.device
+
+    @property
+    def width(self) -> int:
+        """64-bit words per term (1, 2, 4, 8 or 16), as the host sum's."""
+        return self._d.width
+
+    @property
+    def is_complex(self) -> bool:
+        """Whether coefficients are stored as complex numbers on the device."""
+        return self._d.is_complex
+
+    @property
+    def num_buckets(self) -> int:
+        """Always 1: the GPU engine keeps one unbucketed table per device (it sizes its hash join
+        per layer), kept for the original's API."""
+        return 1
+
+    @property
+    def device_bytes(self) -> int:
+        """Device memory the sum holds now (bytes)."""
+        return self._d.device_bytes
+
+    @property
+    def peak_device_bytes(self) -> int:
+        """The most device memory the sum held at once since the upload (bytes)."""
+        return self._d.peak_device_bytes
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+    def __repr__(self) -> str:
+        return f"GpuPauliSum({len(self._d)} terms on {self.num_qubits} qubits, CUDA device {self.device})"
+
+    def to_host(self) -> PauliSum:
+        """A host copy (``PauliSum``); the sum stays resident."""
+        return PauliSum._wrap(self._d.download())
+
+    # ---- propagation ----
+
+    def propagate(self, circuit, policy=None, direction=None, target_bucket_len=None, min_buckets=None) -> None:
+        """Propagate through ``circuit`` in place on the device (returns None). ``policy`` and
+        ``direction`` as in ``PauliSum.propagate``; ``target_bucket_len`` and ``min_buckets`` are
+        checked and ignored (the GPU engine has no buckets). Ctrl-C stops after the current layer,
+        leaving that layer's output on the device."""
+        self._run(circuit, policy, direction, target_bucket_len, min_buckets, keep_records=False)
+
+    def propagate_with_stats(self, circuit, policy=None, direction=None, target_bucket_len=None,
+                             min_buckets=None) -> PropagationStats:
+        """``propagate`` in place, returning its ``PropagationStats``."""
+        return self._run(circuit, policy, direction, target_bucket_len, min_buckets, keep_records=True)
+
+    def _run(self, circuit, policy, direction, target_bucket_len, min_buckets, keep_records) -> PropagationStats:
+        if not isinstance(circuit, Circuit):
+            raise TypeError(f"propagate expects a Circuit, got {type_name(circuit)}")
+        if policy is not None and not isinstance(policy, Truncation):
+            raise TypeError(
+                f"policy must be a Truncation (from paulistrings.truncation) or None, got {type_name(policy)}"
+            )
+        direction = _direction(direction)
+        if self.num_qubits != circuit.num_qubits:
+            raise ValueError(
+                f"GpuPauliSum.num_qubits ({self.num_qubits}) != Circuit.num_qubits ({circuit.num_qubits})"
+            )
+        target_bucket_len = 1024 if target_bucket_len is None else _positive(target_bucket_len, "target_bucket_len")
+        min_buckets = 128 if min_buckets is None else _positive(min_buckets, "min_buckets")
+        core_policy = policy._t if policy is not None else _core.Truncation()
+
+        info = _log.isEnabledFor(logging.INFO)
+        callback = _log_layer if _log.isEnabledFor(logging.DEBUG) else None
+        poll = threading.current_thread() is threading.main_thread()
+        if info:
+            _log.info(
+                "propagate: %d terms on %d qubits through %d layers (%s, policy %s, resident on CUDA device %d)",
+                len(self._d), self.num_qubits, len(circuit), direction,
+                policy if policy is not None else "None", self.device,
+            )
+        began = time.perf_counter()
+        gates = circuit._c.copy()  # a snapshot: other threads may keep editing `circuit` meanwhile
+        res = self._d.propagate(gates, core_policy, direction, target_bucket_len, min_buckets, keep_records,
+                                callback, poll)
+        if res["exception"] is not None:
+            if info:
+                _log.info("propagate: interrupted after layer %d of %d", res["layers_done"], len(circuit))
+            raise res["exception"]
+        stats = _stats([res], policy)
+        if info:
+            _log.info("propagate: done, %d terms (peak %d) in %.3f s", stats.final_terms, stats.peak_terms,
+                      time.perf_counter() - began)
+        return stats
 
 
 # =============================================================================
@@ -803,7 +929,8 @@ def _power_of_two(n: int) -> bool:
 
 
 def _check_distribution(policy, partitions, pin_memory, row_seed, row_blocks, row_exclude, comm, result,
-                        device) -> None:
+                        device) -> int:
+    """Checks the distribution arguments; returns the CUDA ordinal that runs the layers (−1: the CPU)."""
     if not isinstance(result, str) or result not in ("gather", "local"):
         raise ValueError(f"result must be 'gather' or 'local', got {result!r}")
     if not isinstance(pin_memory, bool):
@@ -830,9 +957,7 @@ def _check_distribution(policy, partitions, pin_memory, row_seed, row_blocks, ro
         if not isinstance(row_exclude, Mapping) or not set(row_exclude) <= {"x", "z"}:
             raise ValueError('partition_row_exclude must be a dict {"x": [...], "z": [...]}')
 
-    if device is not None:
-        _check_device(device)
-        raise RuntimeError(_NO_CUDA.format(what="device="))
+    ordinal = _resolve_device(device)
     if comm is not None:
         raise RuntimeError(_NO_MPI.format(what="comm="))
     if parts > 1:
@@ -844,6 +969,7 @@ def _check_distribution(policy, partitions, pin_memory, row_seed, row_blocks, ro
             f"partitions={partitions!r}: the partitioned (NUMA) engine is not available in this build yet; "
             "run unpartitioned (partitions=None)"
         )
+    return ordinal
 
 
 def _partition_count(partitions) -> int:
@@ -891,22 +1017,57 @@ def _partition_count(partitions) -> int:
                     f"got {type_name(partitions)}")
 
 
-def _check_device(device) -> None:
+_DEVICE_KINDS = "None, an int, a one-element list of ints or 'auto'"
+
+
+def _device_ordinal(value, what: str = "device") -> int:
+    """One CUDA device ordinal (an int ≥ 0)."""
+    if isinstance(value, bool):
+        raise TypeError(f"{what} must be a CUDA device ordinal (an int), got bool")
+    if not _is_int(value):
+        raise TypeError(f"{what} must be a CUDA device ordinal (an int), got {type_name(value)}")
+    ordinal = operator.index(value)
+    if ordinal < 0:
+        raise OverflowError(f"{what} must be a CUDA device ordinal ≥ 0, got {ordinal} (device=None runs on the CPU)")
+    if ordinal > 2**31 - 1:
+        raise OverflowError(f"{what}: CUDA device ordinal {ordinal} is out of range")
+    return ordinal
+
+
+def _require_cuda(what: str) -> None:
+    """Raises RuntimeError with the reason when no CUDA device is usable."""
+    if _core.cuda_device_count() == 0:
+        raise RuntimeError(f"{what}: GPU propagation is not available: {_core.cuda_unavailable_reason()}")
+
+
+def _resolve_device(device) -> int:
+    """The ``device=`` argument of propagate as a CUDA ordinal, or −1 for the CPU: None → CPU; an int
+    or a one-element list [k] → device k; 'auto' → device 0 when ``cuda_available()``, else the CPU.
+    Several devices are the partitioned multi-GPU engine, not in this build yet."""
+    if device is None:
+        return -1
     if isinstance(device, bool):
-        raise TypeError("device must be an int, a list of ints or 'auto', got bool")
+        raise TypeError(f"device must be {_DEVICE_KINDS}, got bool")
     if isinstance(device, str):
         if device != "auto":
-            raise ValueError(f"device must be an int, a list of ints or 'auto', got {device!r}")
-        return
+            raise ValueError(f"device must be {_DEVICE_KINDS}, got {device!r}")
+        return 0 if cuda_available() else -1
     if _is_int(device):
-        index(device, "device")
-        return
-    if isinstance(device, (list, tuple)):
-        ids = [index(d, "device") for d in device]
+        ordinal = _device_ordinal(device)
+    elif isinstance(device, (list, tuple)):
+        ids = [_device_ordinal(d) for d in device]
         if not _power_of_two(len(ids)) or len(ids) > 64:
             raise ValueError(f"device: a list of devices must have a power-of-two length up to 64, got {len(ids)}")
-        return
-    raise TypeError(f"device must be an int, a list of ints or 'auto', got {type_name(device)}")
+        if len(ids) > 1:
+            raise NotImplementedError(
+                f"device={list(ids)!r}: the partitioned multi-GPU engine is not available in this build yet; "
+                f"run on one device (device={ids[0]} or device=[{ids[0]}])"
+            )
+        ordinal = ids[0]
+    else:
+        raise TypeError(f"device must be {_DEVICE_KINDS}, got {type_name(device)}")
+    _require_cuda(f"device={device!r}")
+    return ordinal
 
 
 def _threads(threads) -> int:

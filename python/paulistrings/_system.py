@@ -66,10 +66,12 @@ def mpi_available() -> bool:
 
 
 def cuda_available() -> bool:
-    """Whether GPU propagation (``device=``) can run: ``False`` in this build (no CUDA engine)."""
+    """Whether GPU propagation (``device=``, ``PauliSum.to_device``) can run: the build has the
+    CUDA engine and at least one CUDA device is usable. When it is False,
+    ``paulistrings._core.cuda_unavailable_reason()`` says why."""
     from . import _core
 
-    return bool(_core.cuda)
+    return _core.cuda_device_count() > 0
 
 
 def reset_log_cache() -> None:

@@ -1,4 +1,6 @@
-// _core.propagate: the driver call behind PauliSum.propagate / propagate_with_stats.
+// _core.propagate: the driver call behind PauliSum.propagate / propagate_with_stats (on the CPU, or
+// with device ≥ 0 on that CUDA device: upload, propagate, download); run_propagation is shared with
+// the resident GPU sum (bind_gpu.cc).
 //
 // The GIL is released for the whole run. Python is re-entered from the driver thread only
 //  - per layer, when the caller passes a layer callback (DEBUG logging of `paulistrings.propagate`
@@ -15,12 +17,14 @@
 #include <chrono>
 #include <cstdint>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "paulistrings/engine/propagate.h"
 #include "paulistrings/io/checkpoint.h"
+#include "propagate_run.h"
 
 namespace py = pybind11;
 
@@ -72,27 +76,17 @@ const char* seed_type_name(const Channel& channel) {
   return "Channel";
 }
 
-struct RunArguments {
-  std::string direction = "forward";
-  std::size_t target_bucket_len = 1024;
-  std::size_t min_buckets = 128;
-  int threads = 0;
-  bool keep_records = true;
-  py::object layer_callback = py::none();
-  bool poll_signals = false;
-  std::size_t start_layer = 0;
-  std::size_t stop_every = 0;
-  std::size_t max_terms = 0;
-  bool auto_truncate = true;
-};
+}  // namespace
 
-py::dict run(AnyPauliSum& sum, const Circuit& circuit, const Truncation& policy, const RunArguments& args) {
+py::dict run_propagation(const Circuit& circuit, const Truncation& policy, const RunArguments& args,
+                         const std::function<PropagationStats(const PropagateOptions&)>& engine) {
   PropagateOptions options;
   options.direction = parse_direction(args.direction);
   options.truncation = policy;
   options.target_bucket_len = args.target_bucket_len;
   options.min_buckets = args.min_buckets;
   options.threads = args.threads;
+  options.device = args.device;
   options.keep_layer_records = args.keep_records;
   options.start_layer = args.start_layer;
   options.max_terms = args.max_terms;
@@ -139,7 +133,7 @@ py::dict run(AnyPauliSum& sum, const Circuit& circuit, const Truncation& policy,
   PropagationStats stats;
   {
     py::gil_scoped_release release;
-    stats = propagate(sum, circuit, options);
+    stats = engine(options);
   }
 
   std::vector<std::size_t> terms_in, terms_out, circuit_index, application_index;
@@ -179,6 +173,8 @@ py::dict run(AnyPauliSum& sum, const Circuit& circuit, const Truncation& policy,
   result["exception"] = pending;
   return result;
 }
+
+namespace {
 
 std::uint64_t fnv1a(const void* data, std::size_t size, std::uint64_t h) {
   const auto* bytes = static_cast<const unsigned char*>(data);
@@ -220,12 +216,13 @@ void register_propagate(py::module_& m) {
       [](AnyPauliSum& sum, const Circuit& circuit, const Truncation& policy, const std::string& direction,
          std::size_t target_bucket_len, std::size_t min_buckets, int threads, bool keep_records,
          py::object layer_callback, bool poll_signals, std::size_t start_layer, std::size_t stop_every,
-         std::size_t max_terms, bool auto_truncate) {
+         std::size_t max_terms, bool auto_truncate, int device) {
         RunArguments args;
         args.direction = direction;
         args.target_bucket_len = target_bucket_len;
         args.min_buckets = min_buckets;
         args.threads = threads;
+        args.device = device;
         args.keep_records = keep_records;
         args.layer_callback = std::move(layer_callback);
         args.poll_signals = poll_signals;
@@ -233,12 +230,15 @@ void register_propagate(py::module_& m) {
         args.stop_every = stop_every;
         args.max_terms = max_terms;
         args.auto_truncate = auto_truncate;
-        return run(sum, circuit, policy, args);
+        // device ≥ 0: propagate() uploads, runs on that CUDA device and downloads into `sum`.
+        return run_propagation(circuit, policy, args, [&](const PropagateOptions& options) {
+          return propagate(sum, circuit, options);
+        });
       },
       py::arg("sum"), py::arg("circuit"), py::arg("policy"), py::arg("direction"),
       py::arg("target_bucket_len"), py::arg("min_buckets"), py::arg("threads"), py::arg("keep_records"),
       py::arg("layer_callback"), py::arg("poll_signals"), py::arg("start_layer"), py::arg("stop_every"),
-      py::arg("max_terms"), py::arg("auto_truncate"));
+      py::arg("max_terms"), py::arg("auto_truncate"), py::arg("device") = -1);
 
   m.def("run_fingerprint", &run_fingerprint);
   m.def("resident_bytes", &resident_bytes);

@@ -3,7 +3,9 @@
 //
 // Exceptions: std::invalid_argument (and io::ParseError, which derives from it) → ValueError,
 // std::out_of_range → IndexError, std::runtime_error and other std::exception → RuntimeError
-// (pybind11's defaults), MemoryBudgetExceeded → MemoryError, std::bad_alloc → MemoryError.
+// (pybind11's defaults), MemoryBudgetExceeded → MemoryError, std::bad_alloc → MemoryError; from the GPU
+// engine gpu::GpuOutOfMemory → MemoryError, gpu::GpuUnavailable (no CUDA build, no device, no such
+// ordinal; the message says which) and gpu::GpuError → RuntimeError.
 
 #include <pybind11/pybind11.h>
 
@@ -11,6 +13,7 @@
 #include <stdexcept>
 
 #include "paulistrings/engine/propagate.h"
+#include "paulistrings/gpu/device_sum.h"
 
 namespace py = pybind11;
 
@@ -19,12 +22,12 @@ void register_sum(py::module_& m);
 void register_circuit(py::module_& m);
 void register_propagate(py::module_& m);
 void register_io(py::module_& m);
+void register_gpu(py::module_& m);
 }  // namespace paulistrings::python
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "paulistrings compiled core (internal; import paulistrings instead)";
   m.attr("__version__") = PAULISTRINGS_VERSION_STRING;
-  m.attr("cuda") = false;
   m.attr("mpi") = false;
 
   py::register_exception_translator([](std::exception_ptr p) {
@@ -32,6 +35,12 @@ PYBIND11_MODULE(_core, m) {
       if (p) std::rethrow_exception(p);
     } catch (const paulistrings::MemoryBudgetExceeded& e) {
       PyErr_SetString(PyExc_MemoryError, e.what());
+    } catch (const paulistrings::gpu::GpuOutOfMemory& e) {
+      PyErr_SetString(PyExc_MemoryError, e.what());
+    } catch (const paulistrings::gpu::GpuUnavailable& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    } catch (const paulistrings::gpu::GpuError& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
     }
   });
 
@@ -39,4 +48,5 @@ PYBIND11_MODULE(_core, m) {
   paulistrings::python::register_circuit(m);
   paulistrings::python::register_propagate(m);
   paulistrings::python::register_io(m);
+  paulistrings::python::register_gpu(m);
 }

@@ -41,7 +41,7 @@ def test_factory_module_names():
 
 
 def test_build_features_and_numa_nodes():
-    assert paulistrings.cuda_available() is False
+    assert paulistrings.cuda_available() is (paulistrings._core.cuda_device_count() > 0)  # test_gpu.py
     assert paulistrings.mpi_available() is False
     nodes = paulistrings.numa_nodes()
     assert nodes and all(isinstance(cpus, list) and cpus for cpus in nodes)
@@ -629,19 +629,24 @@ def test_distributed_and_gpu_arguments_raise_clear_errors():
         s.propagate(c, comm=object())
     with pytest.raises(RuntimeError, match="MPI"):
         s.propagate_with_stats(c, comm=object(), result="local")
-    for device in (0, [0, 1], "auto", 3):
-        with pytest.raises(RuntimeError, match="CUDA"):
-            s.propagate(c, device=device)
+    # device= and to_device on machines with and without a GPU: test_gpu.py
+    with pytest.raises(NotImplementedError, match="multi-GPU"):
+        s.propagate(c, device=[0, 1])
     with pytest.raises(TypeError):
         s.propagate(c, device=True)
     with pytest.raises(ValueError):
         s.propagate(c, device=[0, 1, 2])
-    with pytest.raises(RuntimeError, match="CUDA"):
-        s.to_device()
-    with pytest.raises(RuntimeError, match="CUDA"):
-        s.to_device(1)
-    with pytest.raises(RuntimeError, match="CUDA"):
-        paulistrings.GpuPauliSum()
+    if not paulistrings.cuda_available():
+        for device in (0, [0], 3):
+            with pytest.raises(RuntimeError, match="CUDA"):
+                s.propagate(c, device=device)
+        assert len(s.propagate(c, device="auto")) == 1  # falls back to the CPU
+        with pytest.raises(RuntimeError, match="CUDA"):
+            s.to_device()
+        with pytest.raises(RuntimeError, match="CUDA"):
+            s.to_device(1)
+        with pytest.raises(RuntimeError, match="CUDA"):
+            paulistrings.GpuPauliSum(s)
 
 
 # ---------------------------------------------------------------- copies, iteration, exception mapping

@@ -199,9 +199,8 @@ TEST(GpuEngine, TopnTieRuleAndApproxTopnMatchTheCpu) {
   }
 }
 
-// Sums of 10^6 terms on 128 qubits through dense and sparse layers against the fast CPU engine.
-TEST(GpuEngine, LargeSumsMatchTheCpuEngine) {
-  SKIP_WITHOUT_GPU();
+// Large random sums on 128 qubits through dense and sparse layers against the fast CPU engine.
+void check_large_sum(std::size_t terms, const std::vector<Truncation>& policies) {
   std::mt19937_64 rng(21);
   Circuit circuit(128);
   circuit.append(Channel::rzz(0.37, 10, 90));
@@ -210,7 +209,6 @@ TEST(GpuEngine, LargeSumsMatchTheCpuEngine) {
   circuit.append(Channel::depolarize(0.01, 13));
   circuit.append(Channel::rx(0.2, 90));
   circuit.append(Channel::amplitude_damping(0.1, 14));
-  const std::size_t terms = 1'000'000;
   std::vector<PauliSum<2, double>::Term> list;
   std::uniform_int_distribution<std::uint64_t> bits;
   std::normal_distribution<double> normal;
@@ -223,8 +221,7 @@ TEST(GpuEngine, LargeSumsMatchTheCpuEngine) {
     list.push_back({key, normal(rng)});
   }
   const auto start = PauliSum<2, double>::from_terms(128, list);
-  for (const Truncation& policy : {Truncation(), Truncation::coeff(0.3), Truncation::approx_topn(700'000),
-                                   Truncation::topn(900'000) & Truncation::weight(60)}) {
+  for (const Truncation& policy : policies) {
     SCOPED_TRACE(policy.description());
     PropagateOptions options;
     options.direction = Direction::heisenberg;
@@ -237,6 +234,17 @@ TEST(GpuEngine, LargeSumsMatchTheCpuEngine) {
     EXPECT_TRUE(testing::SumsMatch(actual, expected));
     EXPECT_NEAR(gpu_stats.discarded_weight, cpu.discarded_weight, 1e-9 * std::max(1.0, cpu.discarded_weight));
   }
+}
+
+TEST(GpuEngine, LargeSumsMatchTheCpuEngine) {
+  SKIP_WITHOUT_GPU();
+  check_large_sum(1'000'000, {Truncation(), Truncation::coeff(0.3), Truncation::approx_topn(700'000),
+                              Truncation::topn(900'000) & Truncation::weight(60)});
+}
+
+TEST(GpuEngine, TenMillionTermSumsMatchTheCpuEngine) {
+  SKIP_WITHOUT_GPU();
+  check_large_sum(10'000'000, {Truncation::coeff(0.1), Truncation::topn(8'000'000)});
 }
 
 TEST(GpuEngine, BadDeviceOrdinalsAreClearErrors) {

@@ -1,1 +1,62 @@
-# Partitioned and MPI propagation (partition/): filled in by the partition work.
+# Partitioned and MPI propagation (partition/). The in-process transport and the partitioned driver are
+# ordinary library sources; what needs MPI lives in partition/*_mpi.cc (excluded from the library glob
+# by the root CMakeLists.txt) and is added here when MPI is found.
+find_package(MPI COMPONENTS CXX QUIET)
+if(MPI_CXX_FOUND)
+  set(PAULISTRINGS_MPI_DEFAULT ON)
+else()
+  set(PAULISTRINGS_MPI_DEFAULT OFF)
+endif()
+option(PAULISTRINGS_MPI "Build the MPI transport (partition/*_mpi.cc) and its tests" ${PAULISTRINGS_MPI_DEFAULT})
+
+if(PAULISTRINGS_MPI)
+  if(NOT MPI_CXX_FOUND)
+    message(FATAL_ERROR "PAULISTRINGS_MPI is ON but find_package(MPI COMPONENTS CXX) found no MPI "
+                        "(install libopenmpi-dev openmpi-bin, or configure with -DPAULISTRINGS_MPI=OFF)")
+  endif()
+  file(GLOB PAULISTRINGS_MPI_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/paulistrings/partition/*_mpi.cc)
+  list(FILTER PAULISTRINGS_MPI_SOURCES EXCLUDE REGEX "mpi_tests_mpi\\.cc$")
+  target_sources(paulistrings PRIVATE ${PAULISTRINGS_MPI_SOURCES})
+  target_link_libraries(paulistrings PUBLIC MPI::MPI_CXX)
+  target_compile_definitions(paulistrings PUBLIC PAULISTRINGS_HAS_MPI=1)
+  message(STATUS "paulistrings: MPI transport ON (${MPI_CXX_LIBRARIES})")
+else()
+  message(STATUS "paulistrings: MPI transport OFF")
+endif()
+
+# ---- MPI tests: partition/mpi_tests_mpi.cc (its own main calls MPI_Init_thread), run under mpirun ----
+if(PAULISTRINGS_MPI AND PAULISTRINGS_BUILD_TESTS)
+  enable_testing()
+  find_package(GTest REQUIRED)
+  add_executable(paulistrings-mpi-tests ${CMAKE_SOURCE_DIR}/src/paulistrings/partition/mpi_tests_mpi.cc)
+  # paulistrings-testing is defined later by the root CMakeLists.txt; target names resolve at generate time.
+  target_link_libraries(paulistrings-mpi-tests PRIVATE paulistrings-testing paulistrings GTest::gtest MPI::MPI_CXX)
+  set(PAULISTRINGS_MPIRUN_FLAGS --oversubscribe)
+  execute_process(COMMAND id -u OUTPUT_VARIABLE PAULISTRINGS_UID OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  if(PAULISTRINGS_UID STREQUAL "0")
+    list(APPEND PAULISTRINGS_MPIRUN_FLAGS --allow-run-as-root)
+  endif()
+  set(PAULISTRINGS_MPI_TEST_ENVIRONMENT
+      "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMP_WAIT_POLICY=passive;OMP_NUM_THREADS=1")
+  foreach(ranks 1 2 4)
+    add_test(NAME partition.mpi.np${ranks}
+             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${PAULISTRINGS_MPIRUN_FLAGS}
+                     $<TARGET_FILE:paulistrings-mpi-tests>)
+    set_tests_properties(partition.mpi.np${ranks} PROPERTIES TIMEOUT 300
+                         ENVIRONMENT "${PAULISTRINGS_MPI_TEST_ENVIRONMENT}" PROCESSORS ${ranks})
+  endforeach()
+  # A rank that dies mid-run (std::_Exit in layer 3): mpirun must end the job naming it (OpenMPI prints
+  # "Process name: [[job,1],RANK]"), well within the timeout (no hang).
+  add_test(NAME partition.mpi.rank_exit_np2
+           COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${PAULISTRINGS_MPIRUN_FLAGS}
+                   $<TARGET_FILE:paulistrings-mpi-tests> --exit-rank 1)
+  set_tests_properties(partition.mpi.rank_exit_np2 PROPERTIES TIMEOUT 60
+                       ENVIRONMENT "${PAULISTRINGS_MPI_TEST_ENVIRONMENT}"
+                       PASS_REGULAR_EXPRESSION "Process name: \\[\\[[0-9]+,[0-9]+\\],1\\]")
+endif()
+
+# ---- benchmark: partition/partition.perf.cc (a program, not a test; under mpirun when built with MPI) ----
+if(PAULISTRINGS_BUILD_EXAMPLES)
+  add_executable(paulistrings-partition-bench ${CMAKE_SOURCE_DIR}/src/paulistrings/partition/partition.perf.cc)
+  target_link_libraries(paulistrings-partition-bench PRIVATE paulistrings)
+endif()

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 preset="${1:-release}"
 
-required_packages=(g++ cmake ninja-build libgtest-dev nlohmann-json3-dev libcli11-dev
+required_packages=(g++ cmake ninja-build libgtest-dev nlohmann-json3-dev libcli11-dev libopenmpi-dev openmpi-bin
                    python3-dev pybind11-dev python3-numpy python3-pytest)
 missing=()
 for package in "${required_packages[@]}"; do

@@ -14,6 +14,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "paulistrings/channels/prepared_channel.h"
@@ -60,6 +61,30 @@ class CpuEngine {
   LayerPassResult finalize_layer(const Truncation& truncation);
   /// Writes the current sum into `sum` in canonical order.
   void export_to(PauliSum<W, C>& sum);
+
+  // ---- Hooks for the partitioned driver (partition/). propagate() does not call them; they change
+  // nothing for it. A partitioned layer applies the channel with Truncation() (no per-term test), moves
+  // the outputs owned by other partitions out (extract_if), adds the rows it receives (merge_terms), and
+  // only then runs the per-term test on the final summed coefficients (apply_term_truncation).
+
+  /// Calls f(key, coefficient) for every term, bucket by bucket in storage order.
+  template <class F>
+  void for_each_term(F&& f) const;
+  /// Moves every term with leaves(key) true to the end of `keys` / `coefficients` (bucket by bucket, in
+  /// storage order) and removes it from the engine. `leaves` may be called from several threads at once.
+  template <class Predicate>
+  void extract_if(Predicate&& leaves, std::vector<PauliString<W>>& keys, std::vector<C>& coefficients);
+  /// Removes every term with drop(key, coefficient) true (drop may be called from several threads at
+  /// once); returns their Σ|c|² (summed per bucket, then in bucket order, so the bits do not depend on the
+  /// thread count).
+  template <class Predicate>
+  double remove_if(Predicate&& drop);
+  /// Adds rows: a key already present gets the row's coefficient added (rows in the given order);
+  /// a new key is appended to its bucket. Exact zeros may result (apply_term_truncation drops them).
+  /// Widens the light cone by the keys and refines the buckets when the mean bucket grows too long.
+  void merge_terms(std::span<const PauliString<W>> keys, std::span<const C> coefficients);
+  /// The per-term truncation test on every term plus the exact-zero drop; returns the Σ|c|² removed.
+  double apply_term_truncation(const Truncation& truncation);
 
  private:
   struct Group;

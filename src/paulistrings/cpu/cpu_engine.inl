@@ -5,6 +5,7 @@
 #include <array>
 #include <bit>
 #include <stdexcept>
+#include <string>
 
 namespace paulistrings {
 namespace cpu_detail {
@@ -801,6 +802,148 @@ LayerPassResult CpuEngine<W, C>::finalize_layer(const Truncation& truncation) {
 template <int W, Coefficient C>
 void CpuEngine<W, C>::export_to(PauliSum<W, C>& sum) {
   store_.export_to(sum, parallel_worthwhile() ? threads_ : 1);
+}
+
+// ---- Hooks for the partitioned driver (see cpu_engine.h) ----
+
+template <int W, Coefficient C>
+template <class F>
+void CpuEngine<W, C>::for_each_term(F&& f) const {
+  for (std::size_t b = 0; b < store_.num_buckets(); ++b) {
+    const Bucket<W, C>& bucket = store_.bucket(b);
+    for (std::size_t t = 0; t < bucket.size(); ++t) f(bucket.keys[t], bucket.coefficients[t]);
+  }
+}
+
+template <int W, Coefficient C>
+template <class Predicate>
+void CpuEngine<W, C>::extract_if(Predicate&& leaves, std::vector<PauliString<W>>& keys,
+                                 std::vector<C>& coefficients) {
+  // Buckets in parallel, each leaving run kept apart, then appended in bucket order: the output order
+  // does not depend on the thread count.
+  const std::size_t buckets = store_.num_buckets();
+  std::vector<Bucket<W, C>> leaving(buckets);
+  std::size_t total = 0;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) reduction(+ : total) if (parallel_worthwhile())
+  for (std::size_t b = 0; b < buckets; ++b) {
+    Bucket<W, C>& bucket = store_.bucket(b);
+    std::size_t out = 0;
+    for (std::size_t t = 0; t < bucket.size(); ++t) {
+      if (leaves(bucket.keys[t])) {
+        leaving[b].keys.push_back(bucket.keys[t]);
+        leaving[b].coefficients.push_back(bucket.coefficients[t]);
+        continue;
+      }
+      bucket.keys[out] = bucket.keys[t];
+      bucket.coefficients[out] = bucket.coefficients[t];
+      ++out;
+    }
+    bucket.keys.resize(out);
+    bucket.coefficients.resize(out);
+    total += out;
+  }
+  for (const Bucket<W, C>& run : leaving) {
+    keys.insert(keys.end(), run.keys.begin(), run.keys.end());
+    coefficients.insert(coefficients.end(), run.coefficients.begin(), run.coefficients.end());
+  }
+  size_ = total;
+}
+
+template <int W, Coefficient C>
+template <class Predicate>
+double CpuEngine<W, C>::remove_if(Predicate&& drop) {
+  const std::size_t buckets = store_.num_buckets();
+  std::vector<double> discarded(buckets, 0.0);
+  std::size_t total = 0;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) reduction(+ : total) if (parallel_worthwhile())
+  for (std::size_t b = 0; b < buckets; ++b) {
+    Bucket<W, C>& bucket = store_.bucket(b);
+    std::size_t out = 0;
+    double dropped = 0.0;
+    for (std::size_t t = 0; t < bucket.size(); ++t) {
+      if (drop(bucket.keys[t], bucket.coefficients[t])) {
+        dropped += magnitude_squared(bucket.coefficients[t]);
+        continue;
+      }
+      bucket.keys[out] = bucket.keys[t];
+      bucket.coefficients[out] = bucket.coefficients[t];
+      ++out;
+    }
+    bucket.keys.resize(out);
+    bucket.coefficients.resize(out);
+    discarded[b] = dropped;
+    total += out;
+  }
+  size_ = total;
+  double sum = 0.0;
+  for (double d : discarded) sum += d;
+  return sum;
+}
+
+template <int W, Coefficient C>
+void CpuEngine<W, C>::merge_terms(std::span<const PauliString<W>> keys, std::span<const C> coefficients) {
+  if (keys.size() != coefficients.size()) {
+    std::string message("merge_terms: ");
+    message.append(std::to_string(keys.size())).append(" keys but ");
+    throw std::invalid_argument(message.append(std::to_string(coefficients.size())).append(" coefficients"));
+  }
+  if (keys.empty()) return;
+  // Rows grouped by bucket (a counting sort that keeps their order), then each touched bucket merged
+  // through a small open-addressing index of its keys.
+  const std::size_t buckets = store_.num_buckets();
+  std::vector<std::uint32_t> bucket_of(keys.size());
+  std::vector<std::size_t> start(buckets + 1, 0);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    bucket_of[i] = static_cast<std::uint32_t>(store_.hash()(keys[i], store_.bits()));
+    ++start[bucket_of[i] + 1];
+    for (int w = 0; w < W; ++w) support_[w] |= keys[i].x[w] | keys[i].z[w];
+  }
+  for (std::size_t b = 0; b < buckets; ++b) start[b + 1] += start[b];
+  std::vector<std::uint32_t> order(keys.size());
+  {
+    std::vector<std::size_t> next(start.begin(), start.end() - 1);
+    for (std::size_t i = 0; i < keys.size(); ++i) order[next[bucket_of[i]]++] = static_cast<std::uint32_t>(i);
+  }
+  std::size_t added = 0;
+#pragma omp parallel num_threads(threads_) reduction(+ : added) if (parallel_worthwhile())
+  {
+    Scratch& scratch = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
+#pragma omp for schedule(dynamic, 16)
+    for (std::size_t b = 0; b < buckets; ++b) {
+      if (start[b] == start[b + 1]) continue;
+      Bucket<W, C>& bucket = store_.bucket(b);
+      scratch.reset_slots(bucket.size() + (start[b + 1] - start[b]));
+      for (std::size_t t = 0; t < bucket.size(); ++t)
+        scratch.insert_slot(bucket.keys[t], static_cast<std::int32_t>(t));
+      for (std::size_t r = start[b]; r < start[b + 1]; ++r) {
+        const std::size_t i = order[r];
+        const std::int32_t found = scratch.find_slot(
+            keys[i], [&](std::int32_t t) { return bucket.keys[static_cast<std::size_t>(t)] == keys[i]; });
+        if (found >= 0) {
+          bucket.coefficients[static_cast<std::size_t>(found)] += coefficients[i];
+        } else {
+          scratch.insert_slot(keys[i], static_cast<std::int32_t>(bucket.size()));
+          bucket.keys.push_back(keys[i]);
+          bucket.coefficients.push_back(coefficients[i]);
+          ++added;
+        }
+      }
+    }
+  }
+  size_ += added;
+  // Merged coefficients were never tested against any policy.
+  tested_valid_ = false;
+  refine_if_needed();
+}
+
+template <int W, Coefficient C>
+double CpuEngine<W, C>::apply_term_truncation(const Truncation& truncation) {
+  const bool test_terms = truncation.has_term_test();
+  const double discarded = remove_if([&](const PauliString<W>& key, const C& c) {
+    return c == C(0.0) || (test_terms && !truncation.keep(key, c));
+  });
+  remember_tested(truncation);
+  return discarded;
 }
 
 }  // namespace paulistrings

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <exception>
 #include <initializer_list>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -68,6 +69,32 @@ template <int W, Coefficient C>
       return ::testing::AssertionFailure() << "coefficient of " << a[i].key.to_sparse_label() << ": "
                                            << a[i].coefficient << " vs " << b[i].coefficient;
     }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+/// Term-by-term comparison of engines that add equal keys in different orders (partitions): |a − b| ≤
+/// 1e-12·max(|a|, |b|) + 1e-14·(largest |c|), a missing term counting as 0. The absolute part covers
+/// terms made by cancellation, whose rounding is relative to the terms that cancelled, and an exact
+/// cancellation on one side that leaves a rounding residue on the other.
+template <int W, Coefficient C>
+::testing::AssertionResult TermsMatchSummedInAnyOrder(const PauliSum<W, C>& actual, const PauliSum<W, C>& expected) {
+  std::map<PauliString<W>, std::pair<C, C>> both;
+  double largest = 0.0;
+  for (const auto& t : actual.sorted_terms()) {
+    both[t.key].first = t.coefficient;
+    largest = std::max(largest, std::abs(t.coefficient));
+  }
+  for (const auto& t : expected.sorted_terms()) {
+    both[t.key].second = t.coefficient;
+    largest = std::max(largest, std::abs(t.coefficient));
+  }
+  for (const auto& [key, values] : both) {
+    const double difference = std::abs(values.first - values.second);
+    if (difference <= 1e-12 * std::max(std::abs(values.first), std::abs(values.second)) + 1e-14 * largest)
+      continue;
+    return ::testing::AssertionFailure() << "term " << key.to_sparse_label() << ": " << values.first << " vs "
+                                         << values.second;
   }
   return ::testing::AssertionSuccess();
 }

@@ -1,0 +1,191 @@
+// paulistrings-partition-bench: partitioned propagation, in-process P = 1, 2, 4 or over MPI ranks.
+//  - remote layers per kicked-Ising step for random and cut partition rows (the seed: 139 → 4 of 271);
+//  - the 127-qubit kicked Ising (Heisenberg ⟨Z62⟩, θh = 5π/16, |c| cutoff 2^-12) end to end: wall time,
+//    rows and bytes exported, imbalance, for random and cut rows;
+//  - cells at 128 qubits (W = 2) on a random sum: one rzz layer (rotation_zz) and rxx·ryy·rzz on one
+//    pair, ns per input term per layer.
+// Usage: paulistrings-partition-bench [steps=5] [cell_terms=200000] [threads=0]
+// Times are end to end per propagate_partitioned call (split, layers, gather).
+// Under mpirun (MPI build) the partitions are the ranks (a power of two) and rank 0 prints.
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <numbers>
+#include <random>
+#include <string>
+
+#include "paulistrings/circuit/kicked_ising.h"
+#include "paulistrings/partition/partitioned_propagate.h"
+#ifdef PAULISTRINGS_HAS_MPI
+#include "paulistrings/partition/mpi_transport.h"
+#endif
+
+namespace paulistrings {
+namespace {
+
+/// Four heavy-hex blocks cut at bridge rows (each boundary crossed by 4 edges); two blocks cut at 52.
+std::vector<std::vector<std::size_t>> heavy_hex_blocks(std::size_t partitions) {
+  const std::vector<std::size_t> bounds = partitions == 2   ? std::vector<std::size_t>{52}
+                                          : partitions == 4 ? std::vector<std::size_t>{33, 71, 109}
+                                                            : std::vector<std::size_t>{};
+  std::vector<std::vector<std::size_t>> blocks(bounds.size() + 1);
+  for (std::size_t q = 0; q < kHeavyHexQubits; ++q) {
+    std::size_t b = 0;
+    while (b < bounds.size() && q >= bounds[b]) ++b;
+    blocks[b].push_back(q);
+  }
+  return blocks;
+}
+
+struct Setup {
+  Transport* transport = nullptr;  // MPI
+  int rank = 0;
+  int ranks = 1;
+  int threads = 0;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void print_run(const Setup& setup, const char* what, std::size_t partitions, const char* rows, double seconds,
+               std::size_t terms, const PartitionedPropagation& out, std::size_t layers) {
+  if (setup.rank != 0) return;
+  // Imbalance (max / mean terms per partition) after the last layer and averaged over the layers.
+  double mean_imbalance = 0.0;
+  for (const PartitionLayerStats& layer : out.partitions.layers) mean_imbalance += layer.imbalance;
+  if (!out.partitions.layers.empty()) mean_imbalance /= static_cast<double>(out.partitions.layers.size());
+  const double last = out.partitions.layers.empty() ? 1.0 : out.partitions.layers.back().imbalance;
+  std::printf("%-12s P=%zu %-6s %8.3f s", what, partitions, rows, seconds);
+  if (terms)
+    std::printf(" (%6.1f ns/term/layer)",
+                1e9 * seconds / static_cast<double>(terms) / static_cast<double>(layers));
+  std::printf("  remote %4zu/%-4zu  rows %10zu  bytes %11zu  imbalance last %.3f mean %.3f\n",
+              out.partitions.remote_layers, layers, out.partitions.rows_exported,
+              out.partitions.bytes_exported, last, mean_imbalance);
+}
+
+void kicked_ising(const Setup& setup, std::size_t steps) {
+  const Circuit one_step = kicked_ising_circuit(1, 5 * std::numbers::pi / 16);
+  const Circuit circuit = kicked_ising_circuit(steps, 5 * std::numbers::pi / 16);
+  const std::vector<std::size_t> counts =
+      setup.transport ? std::vector<std::size_t>{static_cast<std::size_t>(setup.ranks)}
+                      : std::vector<std::size_t>{1, 2, 4};
+  for (std::size_t partitions : counts) {
+    if (partitions == 1 && setup.rank == 0) std::printf("kicked Ising, %zu steps, P=1\n", steps);
+    for (bool cut : {false, true}) {
+      if (partitions == 1 && cut) continue;
+      PartitionOptions partition;
+      partition.partitions = partitions;
+      partition.transport = setup.transport;
+      if (cut) {
+        partition.row_policy = PartitionRowPolicy::cut;
+        partition.cut_blocks = heavy_hex_blocks(partitions);
+      }
+      const PartitionRows rows = make_partition_rows(partition, kHeavyHexQubits, partitions);
+      if (setup.rank == 0) {
+        std::printf("rows %-22s remote layers per step: %zu of %zu\n", rows.description().c_str(),
+                    count_remote_layers(one_step, rows), one_step.size());
+      }
+      PropagateOptions options;
+      options.direction = Direction::heisenberg;
+      options.truncation = Truncation::coeff(std::ldexp(1.0, -12));
+      options.threads = setup.threads;
+      auto sum = PauliSum<2, double>::from_labels(kHeavyHexQubits, {{"Z62", 1.0}});
+      const auto start = std::chrono::steady_clock::now();
+      const PartitionedPropagation out = propagate_partitioned(sum, circuit, options, partition);
+      const double seconds = seconds_since(start);
+      // ⟨Z62⟩ in |0…0⟩: the coefficients of the strings made of I and Z only.
+      double expectation = 0.0;
+      for (std::size_t i = 0; i < sum.size(); ++i) {
+        if (sum.keys()[i].x[0] == 0 && sum.keys()[i].x[1] == 0) expectation += sum.coefficients()[i];
+      }
+      if (setup.rank == 0)
+        std::printf("  <Z62> = %.12f, peak %zu terms\n", expectation, out.stats.peak_terms);
+      print_run(setup, "kicked_ising", partitions, cut ? "cut" : "random", seconds, 0, out, circuit.size());
+    }
+  }
+}
+
+void cells(const Setup& setup, std::size_t terms) {
+  std::mt19937_64 rng(2026);
+  std::vector<PauliSum<2, double>::Term> random_terms;
+  std::uniform_int_distribution<int> letter(0, 3);
+  std::normal_distribution<double> normal;
+  for (std::size_t t = 0; t < terms; ++t) {
+    PauliString<2> key;
+    for (std::size_t q = 0; q < 128; ++q) key.set_code(q, letter(rng));
+    random_terms.push_back({key, normal(rng)});
+  }
+  const auto start_sum = PauliSum<2, double>::from_terms(128, random_terms);
+  struct Cell {
+    const char* name;
+    Circuit circuit;
+  };
+  std::vector<Cell> cell_list;
+  {
+    Circuit c(128);
+    c.append(Channel::rzz(0.3, 10, 90));
+    cell_list.push_back({"rotation_zz", c});
+  }
+  {
+    // Three two-qubit rotations on the same pair (sparse layers, each remote with random rows).
+    Circuit c(128);
+    c.append(Channel::rxx(0.41, 10, 90));
+    c.append(Channel::ryy(0.77, 10, 90));
+    c.append(Channel::rzz(1.13, 10, 90));
+    cell_list.push_back({"rxx_ryy_rzz", c});
+  }
+  const std::vector<std::size_t> counts =
+      setup.transport ? std::vector<std::size_t>{static_cast<std::size_t>(setup.ranks)}
+                      : std::vector<std::size_t>{1, 2, 4};
+  for (const Cell& cell : cell_list) {
+    for (std::size_t partitions : counts) {
+      PartitionOptions partition;
+      partition.partitions = partitions;
+      partition.transport = setup.transport;
+      PropagateOptions options;
+      options.threads = setup.threads;
+      auto sum = start_sum;
+      const auto start = std::chrono::steady_clock::now();
+      const PartitionedPropagation out = propagate_partitioned(sum, cell.circuit, options, partition);
+      print_run(setup, cell.name, partitions, "random", seconds_since(start), start_sum.size(), out,
+                cell.circuit.size());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace paulistrings
+
+int main(int argc, char** argv) {
+  const std::size_t steps = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 5;
+  const std::size_t cell_terms = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 200000;
+  paulistrings::Setup setup;
+  setup.threads = argc > 3 ? std::atoi(argv[3]) : 0;
+#ifdef PAULISTRINGS_HAS_MPI
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+  int ranks = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  {
+    std::unique_ptr<paulistrings::MpiTransport> transport;
+    if (ranks > 1) {
+      transport = std::make_unique<paulistrings::MpiTransport>(MPI_COMM_WORLD);
+      setup.transport = transport.get();
+      setup.rank = transport->rank();
+      setup.ranks = ranks;
+    }
+    paulistrings::kicked_ising(setup, steps);
+    paulistrings::cells(setup, cell_terms);
+  }
+  MPI_Finalize();
+#else
+  paulistrings::kicked_ising(setup, steps);
+  paulistrings::cells(setup, cell_terms);
+#endif
+  return 0;
+}

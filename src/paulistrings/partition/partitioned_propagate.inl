@@ -1,0 +1,702 @@
+// Template body of propagate_partitioned (included by partitioned_propagate.h): the per-partition
+// driver (PartitionRunner), the in-process launcher and the distributed entry.
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <exception>
+#include <limits>
+#include <optional>
+#include <set>
+#include <thread>
+#include <utility>
+
+#include "paulistrings/channels/prepared_channel.h"
+#include "paulistrings/cpu/cpu_engine.h"
+
+namespace paulistrings {
+namespace partition_detail {
+
+std::uint64_t hash_text(const std::string& text);
+
+/// One field of the run's shape that every rank must agree on.
+struct ShapeField {
+  const char* name;
+  std::uint64_t value;
+};
+/// Collective: throws std::runtime_error (the same text on every rank) naming the first field whose
+/// value differs between ranks.
+void check_shape(Transport& transport, const std::vector<ShapeField>& fields);
+/// "partition r of P failed: message".
+std::string peer_failure_message(int rank, int size, const std::string& message);
+
+/// Distinct partition offsets s = part(d) ≠ 0 of the layer's realized deltas, ascending (the same list
+/// on every partition, so the pairwise exchanges line up).
+template <int W>
+std::vector<std::uint32_t> remote_offsets(const PreparedChannel<W>& table, const PartitionRows& rows) {
+  std::set<std::uint32_t> offsets;
+  if (rows.bits() == 0) return {};
+  if (table.form == PreparedChannel<W>::Form::rotation) {
+    if (table.table_class != TableClass::key_preserving && table.sin_signed != 0.0) {
+      const std::uint32_t s = rows.part(table.generator);
+      if (s != 0) offsets.insert(s);
+    }
+  } else {
+    for (const PauliString<W>& d : table.deltas) {
+      const std::uint32_t s = rows.part(d);
+      if (s != 0) offsets.insert(s);
+    }
+  }
+  return {offsets.begin(), offsets.end()};
+}
+
+template <int W, Coefficient C>
+constexpr std::size_t kRowBytes = sizeof(PauliString<W>) + sizeof(C);
+
+template <int W, Coefficient C>
+void append_rows(std::vector<std::byte>& buffer, std::span<const PauliString<W>> keys,
+                 std::span<const C> values) {
+  const std::size_t start = buffer.size();
+  buffer.resize(start + keys.size() * kRowBytes<W, C>);
+  std::byte* out = buffer.data() + start;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    std::memcpy(out, &keys[i], sizeof(PauliString<W>));
+    std::memcpy(out + sizeof(PauliString<W>), &values[i], sizeof(C));
+    out += kRowBytes<W, C>;
+  }
+}
+
+template <int W, Coefficient C>
+void read_rows(std::span<const std::byte> buffer, std::vector<PauliString<W>>& keys, std::vector<C>& values) {
+  if (buffer.size() % kRowBytes<W, C> != 0) {
+    throw std::runtime_error(std::string("partition exchange: received ")
+                                 .append(std::to_string(buffer.size()))
+                                 .append(" bytes, not a whole number of rows"));
+  }
+  const std::size_t rows = buffer.size() / kRowBytes<W, C>;
+  const std::byte* in = buffer.data();
+  for (std::size_t i = 0; i < rows; ++i, in += kRowBytes<W, C>) {
+    PauliString<W> key;
+    C value;
+    std::memcpy(&key, in, sizeof(PauliString<W>));
+    std::memcpy(&value, in + sizeof(PauliString<W>), sizeof(C));
+    keys.push_back(key);
+    values.push_back(value);
+  }
+}
+
+/// Order-independent fingerprint of a sum's terms (replicated inputs must agree).
+template <int W, Coefficient C>
+std::uint64_t input_fingerprint(const PauliSum<W, C>& sum) {
+  std::uint64_t total = splitmix64(sum.size());
+  for (std::size_t i = 0; i < sum.size(); ++i) {
+    const PauliString<W>& key = sum.keys()[i];
+    std::uint64_t h = 0x51ed'2701'0000'0000ULL;
+    for (int w = 0; w < W; ++w) h = splitmix64(h ^ key.x[w]) ^ splitmix64(h + key.z[w]);
+    const C c = sum.coefficients()[i];
+    if constexpr (std::same_as<C, Complex>) {
+      h = splitmix64(h ^ std::bit_cast<std::uint64_t>(c.real())) ^ std::bit_cast<std::uint64_t>(c.imag());
+    } else {
+      h = splitmix64(h ^ std::bit_cast<std::uint64_t>(c));
+    }
+    total += splitmix64(h);
+  }
+  return total;
+}
+
+/// Runs one partition of a partitioned propagation against its Transport.
+template <int W, Coefficient C>
+class PartitionRunner {
+ public:
+  /// `callbacks`: whether this partition calls options.on_layer / should_stop (in-process: partition 0).
+  PartitionRunner(Transport& transport, const PartitionRows& rows, const Circuit& circuit,
+                  const PropagateOptions& options, const PartitionOptions& partition_options, bool callbacks)
+      : transport_(transport),
+        rows_(rows),
+        circuit_(circuit),
+        options_(options),
+        partition_options_(partition_options),
+        callbacks_(callbacks),
+        rank_(transport.rank()),
+        size_(transport.size()) {}
+
+  /// `validation_error`: what this rank found wrong with its inputs (empty = fine), agreed on first.
+  /// On return `share` holds this partition's result share (canonical order).
+  PartitionedPropagation run(PauliSum<W, C>& share, const std::string& validation_error,
+                             std::uint64_t input_fp) {
+    if (auto agreed = agree_on_error(transport_, validation_error)) {
+      if (agreed->rank == rank_) throw std::invalid_argument(validation_error);
+      throw PartitionPeerFailure(agreed->rank, peer_failure_message(agreed->rank, size_, agreed->message));
+    }
+    check_shape(transport_, shape_fields(share, input_fp));
+    passes_ = options_.truncation.layer_pass_steps();
+
+    CpuEngineOptions cpu_options;
+    const int all_threads = options_.threads > 0 ? options_.threads : available_cpus();
+    cpu_options.threads = size_ == 1 ? options_.threads : std::max(1, all_threads / size_);
+    if (partition_options_.transport != nullptr) cpu_options.threads = options_.threads;
+    cpu_options.target_bucket_len = options_.target_bucket_len;
+    cpu_options.min_buckets = options_.min_buckets;
+    cpu_options.parallel_threshold = options_.parallel_threshold;
+    cpu_options.in_place_rotations = options_.in_place_rotations;
+    cpu_options.general_layer = options_.general_layer;
+    std::optional<CpuEngine<W, C>> engine;
+    guard("setup", [&] { engine.emplace(share, cpu_options); });
+    sync_errors();
+    engine_ = &*engine;
+
+    result_.partitions.partitions = static_cast<std::size_t>(size_);
+    result_.partitions.rows = rows_.description();
+    result_.partitions.transport = transport_.kind();
+    PropagationStats& stats = result_.stats;
+    stats.peak_terms = global_terms();
+    const std::size_t layers = circuit_.size();
+    stats.layers_done = options_.start_layer;
+    for (std::size_t step = options_.start_layer; step < layers; ++step) {
+      if (run_layer(step)) break;
+    }
+    flush();
+    stats.final_terms = global_terms();
+    engine_->export_to(share);
+    return std::move(result_);
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  struct Pending {
+    LayerRecord record;
+    PartitionLayerStats partition;
+    std::uint64_t terms_in = 0, terms_out = 0, rows = 0, bytes = 0;
+    double discarded = 0.0, budget = 0.0;
+  };
+
+  std::vector<ShapeField> shape_fields(const PauliSum<W, C>& share, std::uint64_t input_fp) const {
+    const bool replicated = partition_options_.input == PartitionInput::replicated;
+    return {
+        {"circuit fingerprint", circuit_.fingerprint()},
+        {"direction", static_cast<std::uint64_t>(options_.direction)},
+        {"qubit count", share.num_qubits()},
+        {"width", static_cast<std::uint64_t>(W)},
+        {"coefficient type", std::same_as<C, Complex> ? 1u : 0u},
+        {"partition rows", rows_.fingerprint()},
+        {"truncation", hash_text(options_.truncation.description())},
+        {"start layer", options_.start_layer},
+        {"memory budget", options_.max_terms * 2 + (options_.auto_truncate ? 1 : 0)},
+        {"should_stop presence", options_.should_stop ? 1u : 0u},
+        {"input mode", static_cast<std::uint64_t>(partition_options_.input)},
+        {"result mode", static_cast<std::uint64_t>(partition_options_.result)},
+        {"hash seed", share.hash().seed()},
+        {"input terms (replicated input differs)", replicated ? input_fp : 0},
+    };
+  }
+
+  /// Runs f unless this partition has already failed; an exception marks it failed (reported at the
+  /// next communication point, where every partition learns of it).
+  template <class F>
+  void guard(std::string_view where, F&& f) {
+    if (error_) return;
+    try {
+      f();
+    } catch (const std::exception& e) {
+      error_ = std::current_exception();
+      error_text_ = std::string(where).append(": ").append(e.what());
+    } catch (...) {
+      error_ = std::current_exception();
+      error_text_ = std::string(where).append(": unknown exception");
+    }
+  }
+
+  void sync_errors() {
+    const std::optional<AgreedError> agreed = agree_on_error(transport_, error_text_);
+    if (!agreed) return;
+    if (error_ && agreed->rank == rank_) std::rethrow_exception(error_);
+    throw PartitionPeerFailure(agreed->rank, peer_failure_message(agreed->rank, size_, agreed->message));
+  }
+
+  std::uint64_t global_terms() {
+    sync_errors();
+    std::uint64_t terms = engine_ ? engine_->size() : 0;
+    transport_.all_reduce_sum(std::span<std::uint64_t>(&terms, 1));
+    return terms;
+  }
+
+  /// Completes the buffered layer records with global counts, calls on_layer, records them.
+  void flush() {
+    sync_errors();
+    const std::size_t n = pending_.size();
+    if (n == 0) return;
+    std::vector<std::uint64_t> sums(4 * n), maxima(n);
+    std::vector<double> weights(2 * n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const Pending& p = pending_[i];
+      sums[4 * i] = p.terms_in;
+      sums[4 * i + 1] = p.terms_out;
+      sums[4 * i + 2] = p.rows;
+      sums[4 * i + 3] = p.bytes;
+      maxima[i] = p.terms_out;
+      weights[2 * i] = p.discarded;
+      weights[2 * i + 1] = p.budget;
+    }
+    transport_.all_reduce_sum(std::span<std::uint64_t>(sums));
+    transport_.all_reduce_max(std::span<std::uint64_t>(maxima));
+    transport_.all_reduce_sum(std::span<double>(weights));
+    PropagationStats& stats = result_.stats;
+    PartitionStats& partitions = result_.partitions;
+    for (std::size_t i = 0; i < n; ++i) {
+      Pending& p = pending_[i];
+      LayerRecord& record = p.record;
+      record.terms_in = sums[4 * i];
+      record.terms_out = sums[4 * i + 1];
+      record.discarded_weight = weights[2 * i];
+      record.budget_discarded_weight = weights[2 * i + 1];
+      PartitionLayerStats& layer = p.partition;
+      layer.rows_exported = sums[4 * i + 2];
+      layer.bytes_exported = sums[4 * i + 3];
+      layer.max_terms = maxima[i];
+      const double mean = static_cast<double>(record.terms_out) / size_;
+      layer.imbalance = record.terms_out == 0 ? 1.0 : static_cast<double>(layer.max_terms) / mean;
+      stats.peak_terms = std::max(stats.peak_terms, record.terms_out);
+      stats.discarded_weight += record.discarded_weight;
+      stats.collapses += record.collapsed;
+      stats.budget_discarded_weight += record.budget_discarded_weight;
+      partitions.remote_layers += layer.remote;
+      partitions.local_layers += !layer.remote;
+      partitions.rows_exported += layer.rows_exported;
+      partitions.bytes_exported += layer.bytes_exported;
+      partitions.max_imbalance = std::max(partitions.max_imbalance, layer.imbalance);
+      if (callbacks_ && options_.on_layer) guard("on_layer", [&] { options_.on_layer(record); });
+      if (options_.keep_layer_records) {
+        stats.layers.push_back(std::move(record));
+        partitions.layers.push_back(layer);
+      }
+    }
+    pending_.clear();
+  }
+
+  /// The global approx_topn(limit) of the memory budget; returns this partition's dropped Σ|c|².
+  double budget_cut(std::size_t limit, std::size_t next_fanout) {
+    const std::uint64_t terms = global_terms();
+    if (terms <= limit) return 0.0;
+    if (!options_.auto_truncate) {
+      throw MemoryBudgetExceeded(std::string("memory budget: the sum would grow to ")
+                                     .append(std::to_string(terms * next_fanout))
+                                     .append(" terms, over the limit of ")
+                                     .append(std::to_string(options_.max_terms))
+                                     .append(" (auto-truncation is off)"));
+    }
+    ++result_.stats.budget_truncations;
+    double dropped = 0.0;
+    if (size_ == 1) {
+      guard("memory budget",
+            [&] { dropped = engine_->finalize_layer(Truncation::approx_topn(limit)).discarded_weight; });
+    } else {
+      dropped = approx_topn(limit);
+    }
+    return dropped;
+  }
+
+  double approx_topn(std::size_t n) {
+    std::vector<std::uint64_t> histogram(2048, 0);
+    if (!error_) {
+      engine_->for_each_term(
+          [&](const PauliString<W>&, const C& c) { ++histogram[exponent_bin(magnitude_squared(c))]; });
+    }
+    transport_.all_reduce_sum(std::span<std::uint64_t>(histogram));
+    std::uint64_t running = 0;
+    int lowest = 2048;
+    for (int bin = 2047; bin >= 0; --bin) {
+      running += histogram[static_cast<std::size_t>(bin)];
+      if (running > n) break;
+      lowest = bin;
+    }
+    double dropped = 0.0;
+    guard("approx_topn", [&] {
+      dropped = engine_->remove_if([lowest](const PauliString<W>&, const C& c) {
+        return exponent_bin(magnitude_squared(c)) < lowest;
+      });
+    });
+    return dropped;
+  }
+
+  /// Exact topn(n) over all partitions, n ≥ 1 and fewer than the global term count: a radix select of
+  /// the n-th largest |c|² bit pattern (8 bits a round, one 256-bin all-reduce each), then topn_cut's
+  /// tie rule. |c|² is ≥ +0 or NaN, so for non-NaN values the bit order is the value order.
+  double topn(std::size_t n) {
+    std::vector<std::uint64_t> candidates;
+    if (!error_) {
+      candidates.reserve(engine_->size());
+      engine_->for_each_term([&](const PauliString<W>&, const C& c) {
+        const double m = magnitude_squared(c);
+        if (!std::isnan(m)) candidates.push_back(std::bit_cast<std::uint64_t>(m));
+      });
+    }
+    std::uint64_t finite = candidates.size();
+    transport_.all_reduce_sum(std::span<std::uint64_t>(&finite, 1));
+    double pivot = -std::numeric_limits<double>::infinity();
+    bool keep_ties = true;
+    if (n == 0) {
+      pivot = std::numeric_limits<double>::infinity();
+      keep_ties = false;
+    } else if (finite > n) {
+      std::uint64_t rank = n, larger = 0, ties = 0, prefix = 0;
+      std::vector<std::uint64_t> histogram(256);
+      for (int shift = 56; shift >= 0; shift -= 8) {
+        std::fill(histogram.begin(), histogram.end(), 0);
+        for (std::uint64_t v : candidates) ++histogram[(v >> shift) & 0xff];
+        transport_.all_reduce_sum(std::span<std::uint64_t>(histogram));
+        std::size_t digit = 255;
+        while (rank > histogram[digit]) {  // the counts add up to at least rank
+          rank -= histogram[digit];
+          larger += histogram[digit];
+          --digit;
+        }
+        prefix = (prefix << 8) | digit;
+        ties = histogram[digit];
+        std::erase_if(candidates, [&](std::uint64_t v) { return ((v >> shift) & 0xff) != digit; });
+      }
+      pivot = std::bit_cast<double>(prefix);
+      keep_ties = larger + ties <= n;  // the tie group at the pivot fits whole
+    }
+    double dropped = 0.0;
+    guard("topn", [&] {
+      dropped = engine_->remove_if([pivot, keep_ties](const PauliString<W>&, const C& c) {
+        const double m = magnitude_squared(c);
+        return !(keep_ties ? m >= pivot : m > pivot);  // NaN fails both: never kept
+      });
+    });
+    return dropped;
+  }
+
+  /// Applies the layer passes of the policy over all partitions.
+  LayerPassResult layer_pass() {
+    LayerPassResult result;
+    if (size_ == 1) {
+      guard("layer truncation", [&] { result = engine_->finalize_layer(options_.truncation); });
+      return result;
+    }
+    for (const Truncation::LayerPassStep& pass : passes_) {
+      if (global_terms() <= pass.count) continue;
+      result.discarded_weight +=
+          pass.kind == Truncation::Kind::topn ? topn(pass.count) : approx_topn(pass.count);
+    }
+    return result;
+  }
+
+  /// Returns true when should_stop ended the run.
+  bool run_layer(std::size_t step) {
+    const std::size_t layers = circuit_.size();
+    const std::size_t index = options_.direction == Direction::forward ? step : layers - 1 - step;
+    const Channel& channel = circuit_[index];
+    const auto start = Clock::now();
+    Pending p;
+    p.record.application_index = step;
+    p.record.circuit_index = index;
+    p.record.gate_name = channel.name();
+    p.partition.application_index = step;
+    p.terms_in = engine_->size();
+    const PreparedChannel<W> table = prepare_channel<W>(channel, options_.direction);
+    const std::vector<std::uint32_t> offsets = remote_offsets(table, rows_);
+    p.partition.remote = !offsets.empty();
+    p.partition.partners = offsets.size();
+    bool communicated = p.partition.remote;
+    if (options_.max_terms > 0) {
+      const std::size_t fanout = static_cast<std::size_t>(std::max(table.max_fanout, 1));
+      const std::size_t room = std::max<std::size_t>(2 * options_.max_terms / fanout, 1);
+      p.budget += budget_cut(room, fanout);
+      communicated = true;
+    }
+    double discarded = 0.0;
+    if (offsets.empty()) {
+      guard(layer_context(step, channel), [&] {
+        if (partition_options_.before_layer) partition_options_.before_layer(rank_, step);
+        discarded = engine_->apply_layer(table, options_.truncation);
+      });
+    } else {
+      // Apply without the per-term test (a coefficient is final only once the partners' rows are in),
+      // then move the outputs owned by partition rank ⊕ s into the buffer for partner s.
+      std::vector<std::vector<std::byte>> outgoing(offsets.size());
+      guard(layer_context(step, channel), [&] {
+        if (partition_options_.before_layer) partition_options_.before_layer(rank_, step);
+        engine_->apply_layer(table, Truncation());
+        std::vector<PauliString<W>> keys;
+        std::vector<C> values;
+        const std::uint32_t me = static_cast<std::uint32_t>(rank_);
+        engine_->extract_if([&](const PauliString<W>& key) { return rows_.part(key) != me; }, keys, values);
+        // Rows grouped by partner offset, each group in extraction order.
+        std::vector<std::uint32_t> slot_of_offset(std::size_t{1} << rows_.bits(), 0);
+        for (std::size_t i = 0; i < offsets.size(); ++i)
+          slot_of_offset[offsets[i]] = static_cast<std::uint32_t>(i);
+        std::vector<std::vector<PauliString<W>>> group_keys(offsets.size());
+        std::vector<std::vector<C>> group_values(offsets.size());
+        for (std::size_t i = 0; i < keys.size(); ++i) {
+          const std::uint32_t s = rows_.part(keys[i]) ^ me;
+          group_keys[slot_of_offset[s]].push_back(keys[i]);
+          group_values[slot_of_offset[s]].push_back(values[i]);
+        }
+        for (std::size_t i = 0; i < offsets.size(); ++i) {
+          append_rows<W, C>(outgoing[i], group_keys[i], group_values[i]);
+          p.rows += group_keys[i].size();
+          p.bytes += outgoing[i].size();
+        }
+      });
+      sync_errors();  // a partition that failed above must not leave its partners waiting
+      std::vector<std::vector<std::byte>> incoming(offsets.size());
+      for (std::size_t i = 0; i < offsets.size(); ++i) {
+        incoming[i] = transport_.exchange(rank_ ^ static_cast<int>(offsets[i]), outgoing[i]);
+        outgoing[i] = {};
+      }
+      guard(layer_context(step, channel), [&] {
+        std::vector<PauliString<W>> keys;
+        std::vector<C> values;
+        for (const auto& buffer : incoming) read_rows<W, C>(buffer, keys, values);
+        engine_->merge_terms(keys, values);
+        discarded = engine_->apply_term_truncation(options_.truncation);
+      });
+    }
+    LayerPassResult pass;
+    if (options_.truncation.has_layer_pass()) {
+      pass = layer_pass();
+      communicated = communicated || size_ > 1;
+    }
+    // The same additions, in the same order, as the single-engine driver (P = 1 gives its bits).
+    p.discarded = discarded;
+    p.discarded += pass.discarded_weight;
+    p.record.collapsed = pass.collapsed;
+    if (options_.max_terms > 0) p.budget += budget_cut(options_.max_terms, 1);
+    p.discarded += p.budget;
+    p.terms_out = engine_->size();
+    p.record.wall_ns = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+    pending_.push_back(std::move(p));
+    result_.stats.layers_done = step + 1;
+    const bool polls = static_cast<bool>(options_.should_stop);
+    if (communicated || polls) flush();
+    if (polls && step + 1 < layers) {
+      std::uint64_t stop = 0;
+      if (callbacks_) guard("should_stop", [&] { stop = options_.should_stop(step + 1) ? 1 : 0; });
+      transport_.all_reduce_max(std::span<std::uint64_t>(&stop, 1));
+      if (stop != 0) {
+        result_.stats.stopped = true;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  static std::string layer_context(std::size_t step, const Channel& channel) {
+    return std::string("layer ").append(std::to_string(step)).append(" (").append(channel.name()).append(")");
+  }
+
+  Transport& transport_;
+  const PartitionRows& rows_;
+  const Circuit& circuit_;
+  const PropagateOptions& options_;
+  const PartitionOptions& partition_options_;
+  const bool callbacks_;
+  const int rank_;
+  const int size_;
+  std::vector<Truncation::LayerPassStep> passes_;  // the policy's layer passes, in finalize order
+  CpuEngine<W, C>* engine_ = nullptr;
+  std::exception_ptr error_;
+  std::string error_text_;
+  std::vector<Pending> pending_;
+  PartitionedPropagation result_;
+};
+
+/// What a partition finds wrong with the run's inputs (empty = fine); the same checks as propagate().
+template <int W, Coefficient C>
+std::string validate(const PauliSum<W, C>& sum, const Circuit& circuit, const PropagateOptions& options,
+                     std::size_t partitions) {
+  if (sum.num_qubits() != circuit.num_qubits()) {
+    return std::string("the Pauli sum has ")
+        .append(std::to_string(sum.num_qubits()))
+        .append(" qubits but the circuit has ")
+        .append(std::to_string(circuit.num_qubits()));
+  }
+  if constexpr (!PauliSum<W, C>::kIsComplex) {
+    for (std::size_t k = 0; k < circuit.size(); ++k) {
+      if (circuit[k].has_complex_transfer()) {
+        return std::string("gate ")
+            .append(std::to_string(k))
+            .append(" (")
+            .append(circuit[k].description())
+            .append(") has complex transfer amplitudes: propagate a complex-coefficient sum");
+      }
+    }
+  }
+  if (options.threads < 0) return "threads must be ≥ 0 (0 = all available cores)";
+  if (options.start_layer > circuit.size()) {
+    return std::string("start_layer ")
+        .append(std::to_string(options.start_layer))
+        .append(" is past the circuit's ")
+        .append(std::to_string(circuit.size()))
+        .append(" layers");
+  }
+  if (partitions > 1 && options.truncation.contains(Truncation::Kind::collapse_sample)) {
+    return std::string("collapse_sample is not supported with ")
+        .append(std::to_string(partitions))
+        .append(" partitions (use one partition)");
+  }
+  return {};
+}
+
+/// This partition's terms of `sum` (the whole sum, bucket count kept, when there is one partition).
+template <int W, Coefficient C>
+PauliSum<W, C> share_of(const PauliSum<W, C>& sum, const PartitionRows& rows, std::uint32_t rank) {
+  if (rows.bits() == 0) return sum;
+  std::vector<typename PauliSum<W, C>::Term> terms;
+  for (std::size_t i = 0; i < sum.size(); ++i) {
+    if (rows.part(sum.keys()[i]) == rank) terms.push_back({sum.keys()[i], sum.coefficients()[i]});
+  }
+  PauliSum<W, C> share(sum.num_qubits(), sum.hash().seed());
+  share.assign_terms(std::move(terms), sum.bucket_bits());
+  return share;
+}
+
+/// Replaces `sum` by the union of the shares (keys are disjoint across partitions).
+template <int W, Coefficient C>
+void assemble(PauliSum<W, C>& sum, std::vector<typename PauliSum<W, C>::Term>&& terms, int bits) {
+  sum.assign_terms(std::move(terms), bits);
+}
+
+}  // namespace partition_detail
+
+template <int W, Coefficient C>
+PartitionedPropagation propagate_partitioned(PauliSum<W, C>& sum, const Circuit& circuit,
+                                             const PropagateOptions& options,
+                                             const PartitionOptions& partition_options) {
+  using Term = typename PauliSum<W, C>::Term;
+  if (partition_options.transport != nullptr) {
+    // Distributed: this process is one rank.
+    Transport& transport = *partition_options.transport;
+    const std::size_t partitions = static_cast<std::size_t>(transport.size());
+    PartitionRows::bits_for_count(partitions);  // the same answer on every rank
+    const std::uint32_t rank = static_cast<std::uint32_t>(transport.rank());
+    std::string problem = partition_detail::validate(sum, circuit, options, partitions);
+    std::optional<PartitionRows> rows;
+    if (problem.empty()) {
+      try {
+        rows.emplace(make_partition_rows(partition_options, sum.num_qubits(), partitions));
+      } catch (const std::invalid_argument& e) {
+        problem = e.what();
+      }
+    }
+    if (!rows) rows.emplace(sum.num_qubits());  // placeholder; the run stops at the agreement
+    PauliSum<W, C> share(sum.num_qubits(), sum.hash().seed());
+    if (problem.empty()) {
+      if (partition_options.input == PartitionInput::share) {
+        for (std::size_t i = 0; i < sum.size() && problem.empty(); ++i) {
+          const std::uint32_t part = rows->part(sum.keys()[i]);
+          if (part != rank) {
+            problem = std::string("input = share: term ")
+                          .append(sum.keys()[i].to_sparse_label())
+                          .append(" belongs to partition ")
+                          .append(std::to_string(part))
+                          .append(", not to this rank ")
+                          .append(std::to_string(rank));
+          }
+        }
+        share = sum;
+      } else {
+        share = partition_detail::share_of(sum, *rows, rank);
+      }
+    }
+    const std::uint64_t input_fp =
+        partition_options.input == PartitionInput::replicated ? partition_detail::input_fingerprint(sum) : 0;
+    partition_detail::PartitionRunner<W, C> runner(transport, *rows, circuit, options, partition_options,
+                                                   true);
+    PartitionedPropagation result = runner.run(share, problem, input_fp);
+    if (partition_options.result == PartitionResult::local || partitions == 1) {
+      sum = std::move(share);
+      return result;
+    }
+    // Gather by recursive doubling: in round j every rank swaps all it holds with rank ⊕ 2^j.
+    std::vector<std::byte> held;
+    partition_detail::append_rows<W, C>(held, share.keys(), share.coefficients());
+    const int bits = share.bucket_bits();
+    share = PauliSum<W, C>(sum.num_qubits(), sum.hash().seed());
+    for (int j = 0; (std::size_t{1} << j) < partitions; ++j) {
+      std::vector<std::byte> received = transport.exchange(static_cast<int>(rank ^ (1u << j)), held);
+      held.insert(held.end(), received.begin(), received.end());
+    }
+    std::vector<PauliString<W>> keys;
+    std::vector<C> values;
+    partition_detail::read_rows<W, C>(held, keys, values);
+    std::vector<Term> terms(keys.size());
+    for (std::size_t i = 0; i < keys.size(); ++i) terms[i] = {keys[i], values[i]};
+    std::uint64_t max_bits = static_cast<std::uint64_t>(bits);
+    transport.all_reduce_max(std::span<std::uint64_t>(&max_bits, 1));
+    partition_detail::assemble(sum, std::move(terms), static_cast<int>(max_bits));
+    return result;
+  }
+
+  // In-process: partitions as threads of this process.
+  const std::size_t partitions = partition_options.partitions;
+  PartitionRows::bits_for_count(partitions);
+  if (const std::string problem = partition_detail::validate(sum, circuit, options, partitions);
+      !problem.empty()) {
+    throw std::invalid_argument(problem);
+  }
+  const PartitionRows rows = make_partition_rows(partition_options, sum.num_qubits(), partitions);
+  std::vector<PauliSum<W, C>> shares;
+  shares.reserve(partitions);
+  for (std::size_t r = 0; r < partitions; ++r)
+    shares.push_back(partition_detail::share_of(sum, rows, static_cast<std::uint32_t>(r)));
+  const std::uint64_t input_fp = partition_detail::input_fingerprint(sum);
+  InProcessGroup group(static_cast<int>(partitions));
+  std::vector<std::optional<PartitionedPropagation>> results(partitions);
+  std::vector<std::exception_ptr> errors(partitions);
+  auto body = [&](std::size_t r) {
+    try {
+      partition_detail::PartitionRunner<W, C> runner(group.transport(static_cast<int>(r)), rows, circuit,
+                                                     options, partition_options, r == 0);
+      results[r] = runner.run(shares[r], std::string(), input_fp);
+    } catch (const std::exception& e) {
+      errors[r] = std::current_exception();
+      group.abort(static_cast<int>(r), e.what());
+    } catch (...) {
+      errors[r] = std::current_exception();
+      group.abort(static_cast<int>(r), "unknown exception");
+    }
+  };
+  if (partitions == 1) {
+    body(0);
+  } else {
+    std::vector<std::thread> threads;
+    threads.reserve(partitions - 1);
+    for (std::size_t r = 1; r < partitions; ++r) threads.emplace_back(body, r);
+    body(0);  // partition 0 on the calling thread (user callbacks run here)
+    for (std::thread& t : threads) t.join();
+  }
+  // Rethrow the failing partition's own exception (others hold PartitionPeerFailure naming it).
+  std::exception_ptr first_peer;
+  for (std::size_t r = 0; r < partitions; ++r) {
+    if (!errors[r]) continue;
+    try {
+      std::rethrow_exception(errors[r]);
+    } catch (const PartitionPeerFailure&) {
+      if (!first_peer) first_peer = errors[r];
+    } catch (...) {
+      throw;
+    }
+  }
+  if (first_peer) std::rethrow_exception(first_peer);
+  if (partitions == 1) {
+    sum = std::move(shares[0]);
+    return std::move(*results[0]);
+  }
+  std::vector<Term> terms;
+  int bits = sum.bucket_bits();
+  for (const PauliSum<W, C>& share : shares) {
+    for (std::size_t i = 0; i < share.size(); ++i)
+      terms.push_back({share.keys()[i], share.coefficients()[i]});
+    bits = std::max(bits, share.bucket_bits());
+  }
+  partition_detail::assemble(sum, std::move(terms), bits);
+  return std::move(*results[0]);
+}
+
+}  // namespace paulistrings

@@ -1,0 +1,467 @@
+// propagate_partitioned against propagate(): in-process P = 1 (bitwise), 2 and 4 on seeded random
+// circuits (every channel kind, both directions, every truncation including exact topn and approx_topn),
+// the distributed entry over an in-process transport (gather / local results, mismatched ranks, a
+// failing rank), statistics, and bad options.
+
+#include "paulistrings/partition/partitioned_propagate.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <random>
+#include <thread>
+
+#include "paulistrings/circuit/kicked_ising.h"
+#include "paulistrings/testing/assertions.h"
+#include "paulistrings/testing/engine_cases.h"
+#include "paulistrings/testing/oracle_bridge.h"
+
+namespace paulistrings {
+namespace {
+
+Truncation make_truncation(int which) {
+  switch (which) {
+    case 0:
+      return Truncation();
+    case 1:
+      return Truncation::coeff(1e-3);
+    case 2:
+      return Truncation::weight(4);
+    case 3:
+      return Truncation::topn(300);
+    case 4:
+      return Truncation::approx_topn(300);
+    case 5:
+      return Truncation::coeff(1e-3) & Truncation::weight(5);
+    case 6:
+      return Truncation::topn(500) | Truncation::coeff(1e-2);
+    case 7:
+      return Truncation::approx_topn(2000) & Truncation::coeff(1e-5);
+    default:
+      return Truncation::topn(40) & Truncation::coeff(1e-6);
+  }
+}
+
+
+template <int W, Coefficient C>
+void check_partitions(int seed) {
+  std::mt19937_64 rng(static_cast<std::uint64_t>(seed) * 7919 + 11);
+  const int which = seed % 9;
+  const bool bounded = which != 0 && which != 6;
+  const std::size_t active =
+      bounded ? 6 + static_cast<std::size_t>(seed) % 3 : 4 + static_cast<std::size_t>(seed) % 3;
+  const std::size_t offset = W == 1 ? 0 : 64 - active / 2;  // straddle a word boundary
+  const std::size_t total = std::min<std::size_t>(64 * W, offset + active + 2);
+  static constexpr std::size_t kSizes[] = {1, 5, 60, 400, 1500};
+  const std::size_t initial = kSizes[static_cast<std::size_t>(seed / 9) % 5];
+  const std::size_t depth = 8 + static_cast<std::size_t>(seed) % 17;
+  const Circuit circuit = testing::random_circuit(rng, active, depth, {}, total, offset);
+  const PauliSum<W, C> start = testing::random_window_sum<W, C>(rng, initial, total, offset, active);
+
+  PropagateOptions options;
+  options.direction = seed % 2 ? Direction::heisenberg : Direction::forward;
+  options.min_buckets = std::size_t{1} << (seed % 3 * 2);
+  options.target_bucket_len = 8 << (seed % 3);
+  // Every fourth seed forces the engines' parallel paths, with 2 threads per partition at P = 2
+  // (exchange hooks included).
+  options.threads = seed % 4 == 1 ? 4 : 2;
+  options.parallel_threshold = seed % 4 == 1 ? 0 : 4096;
+  options.truncation = make_truncation(which);
+
+  PauliSum<W, C> expected = start;
+  const PropagationStats single = propagate(expected, circuit, options);
+
+  for (std::size_t partitions : {1, 2, 4}) {
+    PartitionOptions partition_options;
+    partition_options.partitions = partitions;
+    partition_options.row_seed = static_cast<std::uint64_t>(seed);
+    if (seed % 5 == 4) {
+      partition_options.row_policy = PartitionRowPolicy::seeded_excluding;
+      partition_options.excluded_qubits = {offset, offset + 1};
+    }
+    PauliSum<W, C> actual = start;
+    const PartitionedPropagation run = propagate_partitioned(actual, circuit, options, partition_options);
+    actual.check_invariants();
+    SCOPED_TRACE(std::string("P = ") + std::to_string(partitions) + ", truncation " +
+                 options.truncation.description());
+    if (partitions == 1) {
+      // One partition is the unpartitioned engine, bit for bit.
+      ASSERT_EQ(actual.size(), expected.size());
+      EXPECT_EQ(actual.bucket_bits(), expected.bucket_bits());
+      for (std::size_t i = 0; i < actual.size(); ++i) {
+        ASSERT_EQ(actual.keys()[i], expected.keys()[i]);
+        ASSERT_EQ(actual.coefficients()[i], expected.coefficients()[i]);
+      }
+      ASSERT_EQ(run.stats.layers.size(), single.layers.size());
+      for (std::size_t k = 0; k < single.layers.size(); ++k) {
+        EXPECT_EQ(run.stats.layers[k].discarded_weight, single.layers[k].discarded_weight);
+        EXPECT_EQ(run.stats.layers[k].terms_out, single.layers[k].terms_out);
+      }
+      EXPECT_EQ(run.partitions.remote_layers, 0u);
+      EXPECT_EQ(run.partitions.rows_exported, 0u);
+    } else {
+      EXPECT_TRUE(testing::TermsMatchSummedInAnyOrder(actual, expected));
+      ASSERT_EQ(run.stats.layers.size(), single.layers.size());
+      for (std::size_t k = 0; k < single.layers.size(); ++k) {
+        EXPECT_EQ(run.stats.layers[k].terms_in, single.layers[k].terms_in) << "layer " << k;
+        EXPECT_EQ(run.stats.layers[k].terms_out, single.layers[k].terms_out) << "layer " << k;
+        EXPECT_NEAR(run.stats.layers[k].discarded_weight, single.layers[k].discarded_weight,
+                    1e-9 * std::max(1.0, single.layers[k].discarded_weight))
+            << "layer " << k;
+      }
+      EXPECT_EQ(run.partitions.partitions, partitions);
+      EXPECT_EQ(run.partitions.remote_layers + run.partitions.local_layers, circuit.size());
+    }
+    EXPECT_EQ(run.stats.final_terms, expected.size());
+    EXPECT_EQ(run.stats.peak_terms, single.peak_terms);
+    EXPECT_NEAR(run.stats.discarded_weight, single.discarded_weight,
+                1e-9 * std::max(1.0, single.discarded_weight));
+  }
+}
+
+class PartitionedAgainstSingle : public ::testing::TestWithParam<int> {};
+
+TEST_P(PartitionedAgainstSingle, SameTermsForOneTwoAndFourPartitions) {
+  const int seed = GetParam();
+  switch (seed % 5) {
+    case 0:
+      check_partitions<1, double>(seed);
+      break;
+    case 1:
+      check_partitions<2, double>(seed);
+      break;
+    case 2:
+      check_partitions<1, Complex>(seed);
+      break;
+    case 3:
+      check_partitions<2, Complex>(seed);
+      break;
+    default:
+      check_partitions<4, double>(seed);
+      break;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Partition, PartitionedAgainstSingle, ::testing::Range(0, 120));
+
+/// A Heisenberg ⟨Z⟩ run of a small random circuit on the whole register, used by the tests below.
+struct SmallRun {
+  Circuit circuit{8};
+  PauliSum<1, double> start{8};
+  PropagateOptions options;
+};
+
+SmallRun small_run(std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  testing::RandomChannelOptions kinds;
+  kinds.unitaries = false;  // real coefficients
+  SmallRun run;
+  run.circuit = testing::random_circuit(rng, 8, 30, kinds);
+  run.start = testing::random_window_sum<1, double>(rng, 50, 8, 0, 8);
+  run.options.direction = Direction::heisenberg;
+  run.options.truncation = Truncation::topn(200) & Truncation::coeff(1e-8);
+  run.options.threads = 1;
+  return run;
+}
+
+TEST(PartitionedPropagate, MemoryBudgetAndStopCallbackBehaveAsPropagate) {
+  SmallRun run = small_run(5);
+  run.options.max_terms = 120;
+  std::size_t polled = 0;
+  run.options.should_stop = [&polled](std::size_t done) {
+    ++polled;
+    return done == 20;
+  };
+  std::vector<std::size_t> traced;
+  run.options.on_layer = [&traced](const LayerRecord& r) { traced.push_back(r.terms_out); };
+  PauliSum<1, double> expected = run.start;
+  const PropagationStats single = propagate(expected, run.circuit, run.options);
+  ASSERT_TRUE(single.stopped);
+  const std::vector<std::size_t> single_trace = traced;
+  traced.clear();
+  polled = 0;
+  PauliSum<1, double> actual = run.start;
+  PartitionOptions partition_options;
+  partition_options.partitions = 4;
+  const PartitionedPropagation partitioned =
+      propagate_partitioned(actual, run.circuit, run.options, partition_options);
+  EXPECT_TRUE(partitioned.stats.stopped);
+  EXPECT_EQ(partitioned.stats.layers_done, 20u);
+  EXPECT_EQ(polled, 20u);  // once per layer, not once per partition
+  EXPECT_EQ(traced, single_trace);
+  EXPECT_EQ(partitioned.stats.budget_truncations, single.budget_truncations);
+  EXPECT_TRUE(testing::TermsMatchSummedInAnyOrder(actual, expected));
+}
+
+TEST(PartitionedPropagate, StatisticsCountExportedRowsAndImbalance) {
+  SmallRun run = small_run(6);
+  PartitionOptions partition_options;
+  partition_options.partitions = 2;
+  PauliSum<1, double> actual = run.start;
+  const PartitionedPropagation result =
+      propagate_partitioned(actual, run.circuit, run.options, partition_options);
+  const PartitionStats& stats = result.partitions;
+  ASSERT_EQ(stats.layers.size(), run.circuit.size());
+  std::size_t rows = 0, remote = 0;
+  for (const PartitionLayerStats& layer : stats.layers) {
+    rows += layer.rows_exported;
+    remote += layer.remote;
+    EXPECT_EQ(layer.bytes_exported, layer.rows_exported * (sizeof(PauliString<1>) + sizeof(double)));
+    if (!layer.remote) {
+      EXPECT_EQ(layer.rows_exported, 0u);
+    }
+    EXPECT_GE(layer.imbalance, 1.0);
+    EXPECT_LE(layer.imbalance, 2.0);
+  }
+  EXPECT_EQ(rows, stats.rows_exported);
+  EXPECT_EQ(remote, stats.remote_layers);
+  EXPECT_GT(stats.remote_layers, 0u);
+  EXPECT_GT(stats.rows_exported, 0u);
+  EXPECT_EQ(stats.transport, "in-process");
+  // The remote-layer count is a property of the circuit and the rows alone.
+  EXPECT_EQ(stats.remote_layers,
+            count_remote_layers(run.circuit, make_partition_rows(partition_options, 8, 2)));
+}
+
+TEST(PartitionedPropagate, AnyPauliSumDispatchesAndMatches) {
+  std::mt19937_64 rng(17);
+  const Circuit circuit = testing::random_circuit(rng, 6, 20);
+  const std::vector<std::pair<std::string, Complex>> terms = testing::random_terms(rng, 6, 30, true);
+  AnyPauliSum expected = AnyPauliSum::from_labels(6, terms);
+  AnyPauliSum actual = expected;
+  PropagateOptions options;
+  options.truncation = Truncation::approx_topn(100);
+  propagate(expected, circuit, options);
+  PartitionOptions partition_options;
+  partition_options.partitions = 2;
+  propagate_partitioned(actual, circuit, options, partition_options);
+  ASSERT_TRUE(expected.is_complex());
+  ASSERT_TRUE(actual.is_complex());
+  const auto& a = std::get<PauliSum<1, Complex>>(actual.variant());
+  const auto& b = std::get<PauliSum<1, Complex>>(expected.variant());
+  EXPECT_TRUE(testing::TermsMatchSummedInAnyOrder(a, b));
+}
+
+TEST(PartitionedPropagate, KickedIsingCutRowsMakeFewerRemoteLayers) {
+  const Circuit step = kicked_ising_circuit(1, 0.3);
+  ASSERT_EQ(step.size(), 271u);
+  // Two blocks split at a bridge row of the heavy-hex lattice: qubits 0…51 and 52…126.
+  std::vector<std::size_t> top, bottom;
+  for (std::size_t q = 0; q < kHeavyHexQubits; ++q) (q < 52 ? top : bottom).push_back(q);
+  const PartitionRows cut = PartitionRows::cut(kHeavyHexQubits, {top, bottom});
+  const PartitionRows random = PartitionRows::seeded(1, kHeavyHexQubits, kDefaultPartitionSeed);
+  std::size_t crossing = 0;
+  for (const auto& [a, b] : heavy_hex_127_edges()) crossing += (a < 52) != (b < 52);
+  EXPECT_EQ(count_remote_layers(step, cut), crossing);  // only the rzz layers on cut edges
+  EXPECT_LE(crossing, 4u);
+  EXPECT_GT(count_remote_layers(step, random), 100u);  // about half of all 271 layers
+}
+
+TEST(PartitionedPropagate, KickedIsingTwoStepsWithCutRowsMatchesSingle) {
+  const Circuit circuit = kicked_ising_circuit(2, 0.3);
+  std::vector<std::size_t> top, bottom;
+  for (std::size_t q = 0; q < kHeavyHexQubits; ++q) (q < 52 ? top : bottom).push_back(q);
+  PropagateOptions options;
+  options.direction = Direction::heisenberg;
+  options.truncation = Truncation::coeff(1e-4);
+  options.threads = 1;
+  auto expected = PauliSum<2, double>::from_labels(kHeavyHexQubits, {{"Z62", 1.0}, {"Z13 Z14", 0.5}});
+  auto actual = expected;
+  propagate(expected, circuit, options);
+  PartitionOptions partition_options;
+  partition_options.partitions = 2;
+  partition_options.row_policy = PartitionRowPolicy::cut;
+  partition_options.cut_blocks = {top, bottom};
+  const PartitionedPropagation run = propagate_partitioned(actual, circuit, options, partition_options);
+  EXPECT_TRUE(testing::TermsMatchSummedInAnyOrder(actual, expected));
+  EXPECT_LE(run.partitions.remote_layers, 8u);
+}
+
+// ---- the distributed entry (options.transport), over the in-process transport ----
+
+/// Runs body(rank, transport) on `size` threads sharing one in-process group; returns each rank's
+/// exception message ("" when it returned normally).
+template <class Body>
+std::vector<std::string> on_ranks(int size, Body body) {
+  InProcessGroup group(size);
+  std::vector<std::string> errors(static_cast<std::size_t>(size));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < size; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        body(r, group.transport(r));
+      } catch (const std::exception& e) {
+        errors[static_cast<std::size_t>(r)] = std::string("error: ") + e.what();
+        group.abort(r, e.what());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  return errors;
+}
+
+TEST(PartitionedDistributed, GatherAndLocalResultsOverATransport) {
+  const SmallRun run = small_run(7);
+  PauliSum<1, double> expected = run.start;
+  propagate(expected, run.circuit, run.options);
+  std::vector<PauliSum<1, double>> gathered(4, PauliSum<1, double>(8)), local(4, PauliSum<1, double>(8));
+  const auto errors = on_ranks(4, [&](int rank, Transport& transport) {
+    PartitionOptions partition_options;
+    partition_options.transport = &transport;
+    gathered[static_cast<std::size_t>(rank)] = run.start;
+    propagate_partitioned(gathered[static_cast<std::size_t>(rank)], run.circuit, run.options,
+                          partition_options);
+    partition_options.result = PartitionResult::local;
+    local[static_cast<std::size_t>(rank)] = run.start;
+    propagate_partitioned(local[static_cast<std::size_t>(rank)], run.circuit, run.options, partition_options);
+  });
+  for (const std::string& e : errors) EXPECT_EQ(e, "");
+  PauliSum<1, double> united(8);
+  const PartitionRows rows = PartitionRows::seeded(2, 8, kDefaultPartitionSeed);
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_TRUE(testing::TermsMatchSummedInAnyOrder(gathered[static_cast<std::size_t>(r)], expected))
+        << "rank " << r;
+    for (const PauliString<1>& key : local[static_cast<std::size_t>(r)].keys())
+      EXPECT_EQ(rows.part(key), static_cast<std::uint32_t>(r));
+    united += local[static_cast<std::size_t>(r)];
+  }
+  EXPECT_TRUE(testing::TermsMatchSummedInAnyOrder(united, expected));
+}
+
+TEST(PartitionedDistributed, ShareInputIsTheDistributedLoadPath) {
+  const SmallRun run = small_run(8);
+  PauliSum<1, double> expected = run.start;
+  propagate(expected, run.circuit, run.options);
+  const PartitionRows rows = PartitionRows::seeded(1, 8, kDefaultPartitionSeed);
+  std::vector<PauliSum<1, double>> results(2, PauliSum<1, double>(8));
+  const auto errors = on_ranks(2, [&](int rank, Transport& transport) {
+    std::vector<PauliSum<1, double>::Term> mine;
+    for (const auto& t : run.start.sorted_terms()) {
+      if (rows.part(t.key) == static_cast<std::uint32_t>(rank)) mine.push_back(t);
+    }
+    auto& sum = results[static_cast<std::size_t>(rank)];
+    sum = PauliSum<1, double>::from_terms(8, mine);
+    PartitionOptions partition_options;
+    partition_options.transport = &transport;
+    partition_options.input = PartitionInput::share;
+    propagate_partitioned(sum, run.circuit, run.options, partition_options);
+  });
+  for (const std::string& e : errors) EXPECT_EQ(e, "");
+  for (const auto& r : results) EXPECT_TRUE(testing::TermsMatchSummedInAnyOrder(r, expected));
+}
+
+TEST(PartitionedDistributed, MismatchedRanksFailWithTheSameClearError) {
+  const SmallRun run = small_run(9);
+  const SmallRun other = small_run(10);
+  const auto errors = on_ranks(2, [&](int rank, Transport& transport) {
+    PartitionOptions partition_options;
+    partition_options.transport = &transport;
+    PauliSum<1, double> sum = run.start;
+    propagate_partitioned(sum, rank == 1 ? other.circuit : run.circuit, run.options, partition_options);
+  });
+  for (const std::string& e : errors) {
+    EXPECT_NE(e.find("the ranks disagree on the circuit fingerprint"), std::string::npos) << e;
+  }
+  // Different replicated inputs are caught too.
+  const auto input_errors = on_ranks(2, [&](int rank, Transport& transport) {
+    PartitionOptions partition_options;
+    partition_options.transport = &transport;
+    PauliSum<1, double> sum = rank == 1 ? other.start : run.start;
+    propagate_partitioned(sum, run.circuit, run.options, partition_options);
+  });
+  for (const std::string& e : input_errors) EXPECT_NE(e.find("input terms"), std::string::npos) << e;
+}
+
+TEST(PartitionedDistributed, InvalidInputOnOneRankStopsEveryRank) {
+  const SmallRun run = small_run(11);
+  const auto errors = on_ranks(2, [&](int rank, Transport& transport) {
+    PartitionOptions partition_options;
+    partition_options.transport = &transport;
+    PauliSum<1, double> sum = rank == 1 ? PauliSum<1, double>(7) : run.start;  // wrong qubit count
+    propagate_partitioned(sum, run.circuit, run.options, partition_options);
+  });
+  EXPECT_NE(errors[1].find("the Pauli sum has 7 qubits"), std::string::npos) << errors[1];
+  EXPECT_NE(errors[0].find("partition 1 of 2 failed"), std::string::npos) << errors[0];
+}
+
+TEST(PartitionedDistributed, ARankThatThrowsMidRunStopsTheOthersNamingIt) {
+  const SmallRun run = small_run(12);
+  const auto errors = on_ranks(4, [&](int, Transport& transport) {
+    PartitionOptions partition_options;
+    partition_options.transport = &transport;
+    partition_options.before_layer = [](int partition, std::size_t step) {
+      if (partition == 2 && step == 7) throw std::runtime_error("injected fault");
+    };
+    PauliSum<1, double> sum = run.start;
+    propagate_partitioned(sum, run.circuit, run.options, partition_options);
+  });
+  EXPECT_NE(errors[2].find("injected fault"), std::string::npos) << errors[2];
+  for (int r : {0, 1, 3}) {
+    const std::string& e = errors[static_cast<std::size_t>(r)];
+    EXPECT_NE(e.find("partition 2 of 4 failed: layer 7"), std::string::npos) << e;
+    EXPECT_NE(e.find("injected fault"), std::string::npos) << e;
+  }
+}
+
+TEST(PartitionedPropagate, InProcessFailureRethrowsTheOriginalException) {
+  SmallRun run = small_run(13);
+  PartitionOptions partition_options;
+  partition_options.partitions = 2;
+  partition_options.before_layer = [](int partition, std::size_t step) {
+    if (partition == 1 && step == 3) throw std::domain_error("injected");
+  };
+  PauliSum<1, double> sum = run.start;
+  EXPECT_THROW(propagate_partitioned(sum, run.circuit, run.options, partition_options), std::domain_error);
+}
+
+TEST(PartitionedPropagate, BadOptionsGiveClearErrors) {
+  SmallRun run = small_run(14);
+  PauliSum<1, double> sum = run.start;
+  PartitionOptions three;
+  three.partitions = 3;
+  EXPECT_TRUE(testing::ThrowsInvalidArgumentMentioning(
+      [&] { propagate_partitioned(sum, run.circuit, run.options, three); }, {"power of two", "3"}));
+  PartitionOptions cut;
+  cut.partitions = 2;
+  cut.row_policy = PartitionRowPolicy::cut;
+  cut.cut_blocks = {{0, 1, 2}, {3, 9}};
+  EXPECT_TRUE(testing::ThrowsInvalidArgumentMentioning(
+      [&] { propagate_partitioned(sum, run.circuit, run.options, cut); }, {"qubit 9", "out of range"}));
+  cut.cut_blocks = {{0, 1, 2}};
+  EXPECT_TRUE(testing::ThrowsInvalidArgumentMentioning(
+      [&] { propagate_partitioned(sum, run.circuit, run.options, cut); }, {"2 blocks, got 1"}));
+  PartitionOptions two;
+  two.partitions = 2;
+  PropagateOptions collapse = run.options;
+  collapse.truncation = Truncation::collapse_sample(10, 1);
+  EXPECT_TRUE(testing::ThrowsInvalidArgumentMentioning(
+      [&] { propagate_partitioned(sum, run.circuit, collapse, two); }, {"collapse_sample", "2 partitions"}));
+  PauliSum<1, double> wrong(5);
+  EXPECT_TRUE(testing::ThrowsInvalidArgumentMentioning(
+      [&] { propagate_partitioned(wrong, run.circuit, run.options, two); }, {"5 qubits", "8"}));
+  PartitionOptions excluded;
+  excluded.partitions = 2;
+  excluded.row_policy = PartitionRowPolicy::seeded_excluding;
+  excluded.excluded_qubits = {8};
+  EXPECT_TRUE(testing::ThrowsInvalidArgumentMentioning(
+      [&] { propagate_partitioned(sum, run.circuit, run.options, excluded); }, {"excluded qubit 8"}));
+}
+
+TEST(PartitionedPropagate, OnePartitionKeepsCollapseSampleBitwise) {
+  SmallRun run = small_run(15);
+  run.options.truncation = Truncation::collapse_sample(40, 99);
+  PauliSum<1, double> expected = run.start;
+  propagate(expected, run.circuit, run.options);
+  run.options.truncation = Truncation::collapse_sample(40, 99);
+  PauliSum<1, double> actual = run.start;
+  propagate_partitioned(actual, run.circuit, run.options, PartitionOptions{});
+  ASSERT_EQ(actual.size(), expected.size());
+  for (std::size_t i = 0; i < actual.size(); ++i) {
+    EXPECT_EQ(actual.keys()[i], expected.keys()[i]);
+    EXPECT_EQ(actual.coefficients()[i], expected.coefficients()[i]);
+  }
+}
+
+}  // namespace
+}  // namespace paulistrings

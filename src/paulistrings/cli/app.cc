@@ -31,6 +31,7 @@ struct CommonOptions {
   std::optional<std::string> out, trace, checkpoint, resume, memory_limit, device;
   std::size_t every = 0;
   std::optional<int> threads;
+  std::optional<std::size_t> partitions;
   bool no_auto_truncate = false;
   bool quiet = false;
 };
@@ -40,6 +41,7 @@ void add_common(CLI::App& command, CommonOptions& o) {
   command.add_option("--trace", o.trace, "per-layer trace file (.csv, or .jsonl for JSON lines)");
   command.add_option("--threads", o.threads, "CPU threads (0 = every core allowed)");
   command.add_option("--device", o.device, "cpu | gpu | auto | N (GPU index)");
+  command.add_option("--partitions", o.partitions, "in-process partitions (a power of two; CPU engine)");
   command.add_option("--checkpoint", o.checkpoint,
                      "checkpoint file, written every --every layers and on SIGINT/SIGTERM");
   command.add_option("--every", o.every, "layers between checkpoints");
@@ -69,6 +71,12 @@ void apply_overrides(io::Task& task, const CommonOptions& o) {
     if (*o.threads < 0)
       throw BadInput("--threads must be ≥ 0 (0 = every core), got " + std::to_string(*o.threads));
     task.threads = *o.threads;
+  }
+  if (o.partitions) {
+    const std::size_t n = *o.partitions;
+    if (n == 0 || (n & (n - 1)) != 0 || n > 64)
+      throw BadInput("--partitions must be a power of two from 1 to 64, got " + std::to_string(n));
+    task.partitions = n;
   }
   if (o.device) {
     const std::string& d = *o.device;

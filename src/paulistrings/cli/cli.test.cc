@@ -336,6 +336,27 @@ TEST_F(Cli, DeviceGpuRunsOnTheGpuOrSaysWhyNot) {
   }
 }
 
+// --partitions N runs the in-process partitioned engine with the single-partition result, and reports
+// what crossed partitions; a count that is not a power of two is bad input.
+TEST_F(Cli, PartitionsGiveTheSingleEngineResult) {
+  const Result one = run("kicked-ising --steps 2 --theta-h 0.3 --threads 2 -q");
+  const Result four = run("kicked-ising --steps 2 --theta-h 0.3 --threads 2 --partitions 4 -q");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  ASSERT_EQ(four.exit_code, 0) << four.err;
+  const Json a = parse(one.out), b = parse(four.out);
+  EXPECT_EQ(b["partitions"], 4);
+  for (auto& [name, entry] : a["observables"].items()) {
+    EXPECT_NEAR(value_of(b["observables"][name]["value"]).real(), value_of(entry["value"]).real(), 1e-12);
+    EXPECT_EQ(b["observables"][name]["final_terms"], entry["final_terms"]);
+    EXPECT_GT(b["observables"][name]["partitions"]["remote_layers"].get<std::size_t>(), 0u);
+  }
+  for (const char* bad : {"--partitions 3", "--partitions 0", "--partitions 128", "--partitions 2 --device gpu"}) {
+    const Result r = run(std::string("kicked-ising --steps 1 --theta-h 0.3 -q ") + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
+    EXPECT_NE(r.err.find("partitions"), std::string::npos) << r.err;
+  }
+}
+
 TEST_F(Cli, WritesTracesAsCsvAndJsonLines) {
   ASSERT_EQ(run("kicked-ising --steps 1 --theta-h 0.3 -q --trace " + path("t.csv")).exit_code, 0);
   std::istringstream csv(io::read_file(path("t.csv")));

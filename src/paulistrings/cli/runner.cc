@@ -22,6 +22,7 @@
 #include "paulistrings/gpu/device_sum.h"
 #include "paulistrings/io/atomic_file.h"
 #include "paulistrings/io/checkpoint.h"
+#include "paulistrings/partition/partitioned_propagate.h"
 #include "paulistrings/readout/product_state.h"
 
 namespace paulistrings::cli {
@@ -297,7 +298,11 @@ int execute(const RunSpec& spec, const RunControl& control) {
     throw BadInput(spec.source +
                    ": no observable given (add \"observable\" to the task or pass --observable)");
   }
-  const int device = resolve_device(task.device);
+  if (task.partitions > 1 && task.device != "cpu" && task.device != "auto") {
+    throw BadInput("partitions (" + std::to_string(task.partitions) +
+                   ") run on the CPU engine: the partitioned GPU engine is not available yet (use --device cpu)");
+  }
+  const int device = task.partitions > 1 ? -1 : resolve_device(task.device);
   if (control.every > 0 && !control.checkpoint_path) throw BadInput("--every needs --checkpoint FILE");
   const ProductState state = [&] {
     try {
@@ -382,12 +387,22 @@ int execute(const RunSpec& spec, const RunControl& control) {
     options.should_stop = [&](std::size_t done) {
       return g_signal.load() != 0 || (checkpointing && control.every > 0 && done % control.every == 0);
     };
+    std::vector<PartitionStats> partition_stats;  // one per propagate call (checkpoint segments)
     std::size_t observable_peak = 0;
     double observable_discarded = 0.0;
     std::size_t observable_cuts = 0;
     double observable_budget_discarded = 0.0;
     while (true) {
-      const PropagationStats stats = propagate(sum, task.circuit, options);
+      PropagationStats stats;
+      if (task.partitions > 1) {
+        PartitionOptions partition;
+        partition.partitions = task.partitions;
+        PartitionedPropagation run = propagate_partitioned(sum, task.circuit, options, partition);
+        stats = std::move(run.stats);
+        partition_stats.push_back(std::move(run.partitions));
+      } else {
+        stats = propagate(sum, task.circuit, options);
+      }
       observable_peak = std::max(observable_peak, stats.peak_terms);
       observable_discarded += stats.discarded_weight;
       observable_cuts += stats.budget_truncations;
@@ -418,6 +433,22 @@ int execute(const RunSpec& spec, const RunControl& control) {
                                     {"final_terms", sum.size()},
                                     {"peak_terms", observable_peak},
                                     {"discarded_weight", observable_discarded}};
+    if (!partition_stats.empty()) {
+      std::size_t remote = 0, exported = 0, bytes = 0;
+      double imbalance = 1.0;
+      for (const PartitionStats& p : partition_stats) {
+        remote += p.remote_layers;
+        exported += p.rows_exported;
+        bytes += p.bytes_exported;
+        imbalance = std::max(imbalance, p.max_imbalance);
+      }
+      observables[observable.name]["partitions"] = {{"count", task.partitions},
+                                                    {"rows", partition_stats.front().rows},
+                                                    {"remote_layers", remote},
+                                                    {"rows_exported", exported},
+                                                    {"bytes_exported", bytes},
+                                                    {"max_imbalance", imbalance}};
+    }
     if (control.memory_limit_bytes) {
       observables[observable.name]["budget_truncations"] = observable_cuts;
       observables[observable.name]["budget_discarded_weight"] = observable_budget_discarded;
@@ -447,6 +478,7 @@ int execute(const RunSpec& spec, const RunControl& control) {
   results["engine"] = device >= 0 ? "gpu" : "cpu";
   results["device"] = device >= 0 ? gpu::describe_device(device) : "cpu";
   results["threads"] = threads;
+  results["partitions"] = task.partitions;
   if (control.memory_limit_bytes) {
     results["memory_budget"] = {{"limit_bytes", *control.memory_limit_bytes},
                                 {"max_terms", max_terms_used},

@@ -671,7 +671,7 @@ class TaskReader {
 
   void read_run(const Json& value, Task& task) const {
     expect_object(value, "run", "an object {\"direction\": ..., \"threads\": ..., \"state\": ...}");
-    check_keys(value, "run", {"direction", "threads", "state", "device"}, "the run object");
+    check_keys(value, "run", {"direction", "threads", "state", "device", "partitions"}, "the run object");
     const Json& direction = require(value, "run", "direction", "\"forward\" or \"heisenberg\"");
     if (direction == "forward") {
       task.direction = Direction::forward;
@@ -688,6 +688,13 @@ class TaskReader {
       task.threads = static_cast<int>(n);
     }
     if (const Json* state = find(value, "state")) task.state = read_state(*state);
+    if (const Json* partitions = find(value, "partitions")) {
+      const char* what = "a power of two from 1 to 64 (in-process partitions)";
+      const std::uint64_t n = read_unsigned(*partitions, "run.partitions", what);
+      if (n == 0 || (n & (n - 1)) != 0 || n > 64)
+        fail("run.partitions", std::string("expected ") + what + got(*partitions));
+      task.partitions = static_cast<std::size_t>(n);
+    }
     if (const Json* device = find(value, "device")) {
       const char* what = "\"cpu\", \"gpu\", \"auto\" or a device index (a non-negative integer)";
       if (*device == "cpu" || *device == "gpu" || *device == "auto") {
@@ -964,6 +971,7 @@ std::string task_to_json(const Task& task) {
                    quote(task.device));
     run["device"] = std::stoull(task.device);
   }
+  if (task.partitions != 1) run["partitions"] = task.partitions;
   members.emplace_back("run", run.dump());
 
   std::string out = "{\n";

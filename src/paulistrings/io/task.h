@@ -6,6 +6,7 @@
 //   sparse labels ("Z62", "X13 Y9 Z8") wherever a label is accepted
 //   "truncation": {"top_n": int, "approx_top_n": int} beside v1's max_weight / min_abs_coeff
 //   "run": {"threads": int (0 = all cores), "device": "cpu"|"gpu"|"auto"|int,
+//           "partitions": int (a power of two: in-process partitions, partition/),
 //           "state": uniform name ("z+") or per-qubit label ("0+r1…"), or a list of per-qubit names}
 //   gates beyond v1's vocabulary, named as Circuit's factories: sx sxdg cy iswap iswapdg ecr rxx ryy
 //   rzz (+theta), and "stim_file" circuits (resolved relative to the task file).
@@ -52,6 +53,7 @@ struct Task {
   Direction direction = Direction::heisenberg;  ///< required in the file (v1 has no default)
   int threads = 1;                              ///< v1 default 1; 0 = every allowed core
   std::string device = "cpu";                   ///< "cpu", "gpu", "auto" or a device index
+  std::size_t partitions = 1;                   ///< in-process partitions (a power of two)
   std::string state = "z+";                     ///< uniform name or per-qubit label
 };
 

@@ -305,6 +305,8 @@ TEST(TaskJson, RunExtensionsThreadsDeviceAndStateForms) {
   EXPECT_EQ(run(R"({"direction": "forward", "device": "auto"})").device, "auto");
   EXPECT_EQ(run(R"({"direction": "forward", "device": "cpu"})").device, "cpu");
   EXPECT_EQ(run(R"({"direction": "forward", "device": 3})").device, "3");
+  EXPECT_EQ(run(R"({"direction": "forward"})").partitions, 1u);
+  EXPECT_EQ(run(R"({"direction": "forward", "partitions": 4})").partitions, 4u);
   EXPECT_EQ(run(R"({"direction": "forward", "state": "X+"})").state, "X+");
   EXPECT_EQ(run(R"({"direction": "forward", "state": "y+"})").state, "y+");
   EXPECT_EQ(run(R"({"direction": "forward", "state": "01-l"})").state, "01-l");
@@ -540,6 +542,11 @@ TEST(TaskJson, TaskToJsonWritesPlainV1WhenNoExtensionIsUsed) {
   Task gpu = v1;
   gpu.device = "2";
   EXPECT_NE(task_to_json(gpu).find(R"("device":2)"), std::string::npos);
+  EXPECT_EQ(text.find("partitions"), std::string::npos);
+  Task partitioned = v1;
+  partitioned.partitions = 8;
+  EXPECT_NE(task_to_json(partitioned).find(R"("partitions":8)"), std::string::npos);
+  EXPECT_EQ(parse_task(task_to_json(partitioned)).partitions, 8u);
 }
 
 TEST(TaskJson, WritersRejectWhatTheSchemaCannotHold) {
@@ -701,6 +708,10 @@ TEST(TaskJson, MalformedTasksNameTheFieldAndWhatWasExpected) {
       {run(R"({"direction": "forward", "device": "tpu"})"),
        {"run.device: expected \"cpu\", \"gpu\", \"auto\" or a device index"}},
       {run(R"({"direction": "forward", "device": -1})"), {"run.device: expected", "got the integer -1"}},
+      {run(R"({"direction": "forward", "partitions": 3})"),
+       {"run.partitions: expected a power of two", "got the integer 3"}},
+      {run(R"({"direction": "forward", "partitions": 0})"), {"run.partitions: expected a power of two"}},
+      {run(R"({"direction": "forward", "partitions": "2"})"), {"run.partitions: expected"}},
       {R"({"version": 1, "n_qubits": 3, "circuit": {"gates": []}, "run": "forward"})",
        {"run: expected an object"}},
       // Labels and coefficients.

@@ -38,6 +38,13 @@ if(PAULISTRINGS_MPI AND PAULISTRINGS_BUILD_TESTS)
   endif()
   set(PAULISTRINGS_MPI_TEST_ENVIRONMENT
       "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMP_WAIT_POLICY=passive;OMP_NUM_THREADS=1")
+  if(PAULISTRINGS_SANITIZE)
+    # OpenMPI does not free its own allocations at exit (MPI_Finalize leaves them to the OS, some in
+    # dlopen'ed plugins LeakSanitizer cannot name, so they cannot be suppressed one by one): leak
+    # detection is off for the MPI processes only. Address and UB errors still abort them, and the
+    # library's own leaks are checked by every other test.
+    list(APPEND PAULISTRINGS_MPI_TEST_ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1")
+  endif()
   foreach(ranks 1 2 4)
     add_test(NAME partition.mpi.np${ranks}
              COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${PAULISTRINGS_MPIRUN_FLAGS}

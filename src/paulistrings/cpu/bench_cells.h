@@ -3,8 +3,10 @@
 // W = 2 (128 qubits), real coefficients, a two-qubit support straddling the word boundary, and sums in
 // steady state (every orbit of the layer's delta span already present, so a layer maps m terms to m).
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <random>
 #include <string>
@@ -87,6 +89,23 @@ inline Sum steady_state_sum(const Channel& channel, std::size_t m, std::mt19937_
     }
   }
   return Sum::from_terms(kQubits, std::move(terms));
+}
+
+/// Best-of-3 triad bandwidth (GB/s) with `threads` OpenMP threads over three 256 MiB arrays.
+inline double triad_bandwidth(int threads) {
+  using Clock = std::chrono::steady_clock;
+  const std::size_t n = (std::size_t{256} << 20) / sizeof(double);
+  std::vector<double> a(n), b(n, 1.0), c(n, 2.0);
+  double best = 0.0;
+  for (int trial = 0; trial < 3; ++trial) {
+    const auto start = Clock::now();
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (std::size_t i = 0; i < n; ++i) a[i] = b[i] + 0.5 * c[i];
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    best = std::max(best, 3.0 * static_cast<double>(n * sizeof(double)) / seconds / 1e9);
+  }
+  if (a[n / 2] != 2.0) std::printf("# triad check failed\n");
+  return best;
 }
 
 struct LayerTiming {

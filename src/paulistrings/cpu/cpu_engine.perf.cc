@@ -36,22 +36,6 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-/// Best-of-3 triad bandwidth (GB/s) with `threads` threads over three 256 MiB arrays.
-double triad_bandwidth(int threads) {
-  const std::size_t n = (std::size_t{256} << 20) / sizeof(double);
-  std::vector<double> a(n), b(n, 1.0), c(n, 2.0);
-  double best = 0.0;
-  for (int trial = 0; trial < 3; ++trial) {
-    const auto start = Clock::now();
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (std::size_t i = 0; i < n; ++i) a[i] = b[i] + 0.5 * c[i];
-    const double s = seconds_since(start);
-    best = std::max(best, 3.0 * static_cast<double>(n * sizeof(double)) / s / 1e9);
-  }
-  if (a[n / 2] != 2.0) std::printf("# triad check failed\n");
-  return best;
-}
-
 using namespace bench;
 
 struct Row {

@@ -655,14 +655,14 @@ struct DeviceSum<W, C>::Impl {
       if (running > n) break;
       lowest = bin;
     }
-    Launch::cut(coef.ptr, coef.ptr, stored, 0, lowest, 0.0, static_cast<kernels::LayerCounters*>(counters.ptr),
+    Launch::cut(coef.ptr, stored, 0, lowest, 0.0, static_cast<kernels::LayerCounters*>(counters.ptr),
                 stream);
   }
 
   void topn_cut(std::size_t n) {
     auto* counters_ptr = static_cast<kernels::LayerCounters*>(counters.ptr);
     if (n == 0) {
-      Launch::cut(coef.ptr, coef.ptr, stored, 3, 0, 0.0, counters_ptr, stream);
+      Launch::cut(coef.ptr, stored, 3, 0, 0.0, counters_ptr, stream);
       return;
     }
     // Radix select of the n-th largest |c|² among live, non-NaN terms: 8-bit digits from the top.
@@ -678,7 +678,7 @@ struct DeviceSum<W, C>::Impl {
         std::size_t candidates = 0;
         for (int d = 0; d < 256; ++d) candidates += host_scratch[d];
         if (candidates <= n) {  // every non-NaN term fits: keep them all (NaNs go)
-          Launch::cut(coef.ptr, coef.ptr, stored, 1, 0, -std::numeric_limits<double>::infinity(), counters_ptr,
+          Launch::cut(coef.ptr, stored, 1, 0, -std::numeric_limits<double>::infinity(), counters_ptr,
                       stream);
           return;
         }
@@ -696,7 +696,7 @@ struct DeviceSum<W, C>::Impl {
     const double value = std::bit_cast<double>(prefix);
     // The tie group at the pivot is kept whole when it fits, otherwise dropped whole.
     const bool keep_ties = larger + equal <= n;
-    Launch::cut(coef.ptr, coef.ptr, stored, keep_ties ? 1 : 2, 0, value, counters_ptr, stream);
+    Launch::cut(coef.ptr, stored, keep_ties ? 1 : 2, 0, value, counters_ptr, stream);
   }
 
   PauliSum<W, C> download() {

@@ -56,18 +56,6 @@ double device_bandwidth(int device) {
   return best;
 }
 
-double triad_bandwidth(int threads) {
-  const std::size_t n = (std::size_t{256} << 20) / sizeof(double);
-  std::vector<double> a(n), b(n, 1.0), c(n, 2.0);
-  double best = 0.0;
-  for (int trial = 0; trial < 3; ++trial) {
-    const auto start = Clock::now();
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (std::size_t i = 0; i < n; ++i) a[i] = b[i] + 0.5 * c[i];
-    best = std::max(best, 3.0 * static_cast<double>(n * sizeof(double)) / seconds_since(start) / 1e9);
-  }
-  return best;
-}
 
 std::vector<std::string> split(const std::string& text) {
   std::vector<std::string> parts;
@@ -179,7 +167,7 @@ int main(int argc, char** argv) {
   std::printf("# device %d: %s\n", device, gpu::describe_device(device).c_str());
   if (!cells.empty()) {
     const double gpu_bw = device_bandwidth(device);
-    const double cpu_bw = cpu_threads > 0 ? triad_bandwidth(cpu_threads) : 0.0;
+    const double cpu_bw = cpu_threads > 0 ? bench::triad_bandwidth(cpu_threads) : 0.0;
     std::printf("# device copy bandwidth %.0f GB/s; CPU triad bandwidth, %d threads: %.1f GB/s\n", gpu_bw,
                 cpu_threads, cpu_bw);
     std::printf("%-12s %10s %8s %9s %10s %9s %8s %8s\n", "cell", "terms", "engine", "ns/term", "bytes/term", "GB/s",

@@ -266,18 +266,6 @@ __global__ void __launch_bounds__(kThreads) permute_kernel(LayerArgs<W> a, Local
   tally.flush(a.counters);
 }
 
-template <int W, bool Cx>
-__global__ void __launch_bounds__(kThreads) test_all_kernel(LayerArgs<W> a) {
-  Tally tally;
-  for (std::size_t i = thread_index(); i < a.size; i += thread_stride()) {
-    const C2 c = load_coef<Cx>(a.coef, i);
-    if (is_zero<Cx>(c)) continue;
-    const int weight = a.program.uses_weight ? weight_of(a.keys[i]) : 0;
-    if (!keep_term(a.program, norm2<Cx>(c), weight)) settle<Cx>(tally, a.program, a.coef, i, true, c, weight);
-  }
-  tally.flush(a.counters);
-}
-
 // ---- the hash join (general local tables) ----
 
 struct SharedLocal {
@@ -563,7 +551,7 @@ __global__ void __launch_bounds__(kThreads) join_rotation_kernel(LayerArgs<W> a,
   if constexpr (Write) tally.flush(a.counters);
 }
 
-// ---- layer passes, compaction, support ----
+// ---- layer passes and compaction ----
 
 template <bool Cx>
 __global__ void __launch_bounds__(kThreads) exponent_histogram_kernel(const void* coef, std::size_t n,
@@ -653,24 +641,6 @@ __global__ void __launch_bounds__(kThreads) compact_kernel(const Key<W>* keys, c
   }
 }
 
-template <int W, bool Cx>
-__global__ void __launch_bounds__(kThreads) support_kernel(const Key<W>* keys, const void* coef, std::size_t n,
-                                                            std::uint64_t* support) {
-  std::uint64_t mine[W] = {};
-  for (std::size_t i = thread_index(); i < n; i += thread_stride()) {
-    if (is_zero<Cx>(load_coef<Cx>(coef, i))) continue;
-#pragma unroll
-    for (int w = 0; w < W; ++w) mine[w] |= keys[i].x[w] | keys[i].z[w];
-  }
-#pragma unroll
-  for (int w = 0; w < W; ++w) {
-    std::uint64_t v = mine[w];
-    for (int offset = 16; offset > 0; offset >>= 1) v |= __shfl_down_sync(0xffffffffu, v, offset);
-    if ((threadIdx.x & 31) == 0 && v) atomicOr(reinterpret_cast<unsigned long long*>(&support[w]),
-                                              static_cast<unsigned long long>(v));
-  }
-}
-
 void check_launch(const char* what) {
   const cudaError_t status = cudaGetLastError();
   if (status != cudaSuccess) {
@@ -699,12 +669,6 @@ void Launch<W, Cx>::permute(const LayerArgs<W>& args, const LocalTable& table, c
   if (args.size == 0) return;
   permute_kernel<W, Cx><<<grid_for(args.size), kThreads, 0, stream>>>(args, table);
   check_launch("permute");
-}
-template <int W, bool Cx>
-void Launch<W, Cx>::test_all(const LayerArgs<W>& args, cudaStream_t stream) {
-  if (args.size == 0) return;
-  test_all_kernel<W, Cx><<<grid_for(args.size), kThreads, 0, stream>>>(args);
-  check_launch("test_all");
 }
 template <int W, bool Cx>
 void Launch<W, Cx>::join_insert_local(const LayerArgs<W>& args, const LocalTable& table, cudaStream_t stream) {
@@ -784,7 +748,7 @@ void Launch<W, Cx>::digit_histogram(const void* coef, std::size_t size, std::uin
   check_launch("digit_histogram");
 }
 template <int W, bool Cx>
-void Launch<W, Cx>::cut(const void*, void* coef, std::size_t size, int mode, int bin, double value,
+void Launch<W, Cx>::cut(void* coef, std::size_t size, int mode, int bin, double value,
                         LayerCounters* counters, cudaStream_t stream) {
   if (size == 0) return;
   cut_kernel<Cx><<<grid_for(size), kThreads, 0, stream>>>(coef, size, mode, bin, value, counters);
@@ -803,15 +767,6 @@ void Launch<W, Cx>::compact(const Key<W>* keys, const void* coef, std::size_t si
   compact_kernel<W, Cx><<<grid_for(size), kThreads, 0, stream>>>(keys, coef, size, positions, out_keys, out_coef);
   check_launch("compact");
 }
-template <int W, bool Cx>
-void Launch<W, Cx>::support(const Key<W>* keys, const void* coef, std::size_t size, std::uint64_t* support,
-                            cudaStream_t stream) {
-  cudaMemsetAsync(support, 0, W * sizeof(std::uint64_t), stream);
-  if (size == 0) return;
-  support_kernel<W, Cx><<<grid_for(size), kThreads, 0, stream>>>(keys, coef, size, support);
-  check_launch("support");
-}
-
 void exclusive_sum(void* temp, std::size_t& temp_bytes, const std::uint32_t* in, std::uint32_t* out, std::size_t n,
                    cudaStream_t stream) {
   cub::DeviceScan::ExclusiveSum(temp, temp_bytes, in, out, static_cast<long long>(n), stream);

@@ -106,7 +106,6 @@ template <int W, bool Cx>
 struct Launch {
   static void rescale(const LayerArgs<W>& args, const LocalTable& table, cudaStream_t stream);
   static void permute(const LayerArgs<W>& args, const LocalTable& table, cudaStream_t stream);
-  static void test_all(const LayerArgs<W>& args, cudaStream_t stream);
   static void join_insert_local(const LayerArgs<W>& args, const LocalTable& table, cudaStream_t stream);
   static void join_count_local(const LayerArgs<W>& args, const LocalTable& table, cudaStream_t stream);
   static void join_write_local(const LayerArgs<W>& args, const LocalTable& table, cudaStream_t stream);
@@ -125,16 +124,13 @@ struct Launch {
                               int shift, unsigned long long* histogram, cudaStream_t stream);
   /// Layer cut: mode 0 drops live terms with exponent bin < bin; mode 1 keeps |c|² ≥ value; mode 2
   /// keeps |c|² > value; mode 3 drops every live term. Dropped terms become holes (counted).
-  static void cut(const void* coef_in, void* coef, std::size_t size, int mode, int bin, double value,
+  static void cut(void* coef, std::size_t size, int mode, int bin, double value,
                   LayerCounters* counters, cudaStream_t stream);
   /// Writes flags[i] = (term i is live) for i < size.
   static void live_flags(const void* coef, std::size_t size, std::uint32_t* flags, cudaStream_t stream);
   /// Moves live terms to out_keys/out_coef[positions[i]] (positions: exclusive scan of the flags).
   static void compact(const Key<W>* keys, const void* coef, std::size_t size, const std::uint32_t* positions,
                       Key<W>* out_keys, void* out_coef, cudaStream_t stream);
-  /// ORs x | z of every live key into support[W] (zeroed here).
-  static void support(const Key<W>* keys, const void* coef, std::size_t size, std::uint64_t* support,
-                      cudaStream_t stream);
 };
 
 /// Scratch size and run of an exclusive sum over n uint32 (in and out may alias), and a uint64 total of

@@ -12,6 +12,9 @@
 #   kicked    — the 127-qubit kicked-Ising workloads end to end on the GPU
 #   workloads — tfim_2d L = 18 (and tfim_chain, heisenberg_chain) on the GPU and on 16 CPU threads
 #   grow      — the growth run to 2^30 ≈ 1.07·10^9 terms at W = 2
+#   python    — the Python package's GPU tests (python/tests/test_gpu.py) on this machine's python3
+#   profile   — where the time of tfim_2d L = 18 and the kicked Ising goes, per phase of a layer
+#               (PAULISTRINGS_GPU_PROFILE=1: a synchronization after every phase)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 modes="${1:-tests,cells}"
@@ -28,8 +31,10 @@ has() { [[ ",$modes," == *",$1,"* ]]; }
 export PATH=/usr/local/cuda/bin:$PATH
 targets=(paulistrings-gpu-bench paulistrings-workloads)
 (has tests || has sanitize) && targets+=(paulistrings-tests paulistrings-cli)
+python=OFF
+has python && python=ON && targets+=(paulistrings-python paulistrings-cli)
 start=$(date +%s)
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAULISTRINGS_CUDA=ON -DPAULISTRINGS_BUILD_PYTHON=OFF \
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAULISTRINGS_CUDA=ON -DPAULISTRINGS_BUILD_PYTHON=$python \
   > "$out/build.log" 2>&1 &&
   cmake --build build-gpu --target "${targets[@]}" >> "$out/build.log" 2>&1 ||
   { tail -40 "$out/build.log"; exit 1; }
@@ -37,7 +42,19 @@ echo "build: $(( $(date +%s) - start )) s"
 export OMP_PROC_BIND=close OMP_PLACES=cores
 
 if has tests; then
-  build-gpu/paulistrings-tests --gtest_filter='*Gpu*' --gtest_brief=1 2>&1 | tail -40 | tee "$out/gpu_tests.txt"
+  # Four shards at once: the reference engine the GPU is checked against runs on the CPU, one core each.
+  for shard in 0 1 2 3; do
+    GTEST_TOTAL_SHARDS=4 GTEST_SHARD_INDEX=$shard build-gpu/paulistrings-tests --gtest_filter='*Gpu*' \
+      --gtest_brief=1 > "$out/gpu_tests_$shard.txt" 2>&1 &
+  done
+  wait
+  grep -h -E "^\[  (FAILED|PASSED|SKIPPED) |tests? from .* ran" "$out"/gpu_tests_*.txt | tee "$out/gpu_tests.txt"
+fi
+if has profile; then
+  {
+    PAULISTRINGS_GPU_PROFILE=1 build-gpu/paulistrings-workloads tfim_2d --side 18 --device 0
+    PAULISTRINGS_GPU_PROFILE=1 build-gpu/paulistrings-gpu-bench --cells none --kicked
+  } 2>&1 | tee "$out/profile.txt"
 fi
 if has sanitize; then
   for tool in memcheck racecheck; do
@@ -68,6 +85,10 @@ if has workloads; then
     $w heisenberg_chain --device 0
     $w tfim_2d --side 18 --threads 16
   } 2>&1 | tee "$out/workloads.txt"
+fi
+if has python; then
+  PYTHONPATH=build-gpu/python PAULISTRINGS_CLI=build-gpu/paulistrings OMP_WAIT_POLICY=passive \
+    python3 -m pytest -q -p no:cacheprovider python/tests/test_gpu.py 2>&1 | tail -30 | tee "$out/python_gpu.txt"
 fi
 if has grow; then
   build-gpu/paulistrings-gpu-bench --cells none --grow-to 1e9 2>&1 | tee "$out/grow.txt"

@@ -88,36 +88,147 @@ int PauliSum<W, C>::bits_to_fit(std::size_t terms, std::size_t target_bucket_len
   return bits;
 }
 
+namespace pauli_sum_detail {
+
+inline constexpr int kIndexBits = 64 - kMaxBucketBits;
+inline constexpr std::uint64_t kIndexMask = (std::uint64_t{1} << kIndexBits) - 1;
+
+/// Records (bucket << kIndexBits | index) sorted by bucket, indices ascending within a bucket: an LSD
+/// radix sort of 8-byte records (8-bit digits, 256 output streams a pass, stable), and the start of
+/// every bucket. A fresh large allocation is paid for page by page on first touch (on the VMs we
+/// measure, ~3 s per GB), so this works on 8-byte records rather than on the terms themselves.
+template <class BucketOf>
+std::vector<std::uint64_t> order_by_bucket(std::size_t n, int bits, BucketOf&& bucket_of,
+                                           std::vector<std::size_t>& start) {
+  if (n >> kIndexBits) throw std::length_error("a Pauli sum holds at most 2^34 terms");
+  std::vector<std::uint64_t> order(n), scratch(n);
+#pragma omp parallel for schedule(static) if (n >= (std::size_t{1} << 16))
+  for (std::size_t i = 0; i < n; ++i) order[i] = (static_cast<std::uint64_t>(bucket_of(i)) << kIndexBits) | i;
+  for (int shift = kIndexBits; shift < kIndexBits + bits; shift += 8) {
+    std::size_t count[257] = {};
+    for (std::uint64_t v : order) ++count[((v >> shift) & 0xff) + 1];
+    std::partial_sum(count, count + 257, count);
+    for (std::uint64_t v : order) scratch[count[(v >> shift) & 0xff]++] = v;
+    order.swap(scratch);
+  }
+  start.assign((std::size_t{1} << bits) + 1, 0);
+  for (std::uint64_t v : order) ++start[(v >> kIndexBits) + 1];
+  std::partial_sum(start.begin(), start.end(), start.begin());
+  return order;
+}
+
+}  // namespace pauli_sum_detail
+
 template <int W, Coefficient C>
 void PauliSum<W, C>::assign_terms(std::vector<Term>&& terms, int bits) {
+  // Order by bucket (pauli_sum_detail::order_by_bucket), then per bucket: gather its terms in input
+  // order, sort them by key (stable: equal keys are summed in input order, whatever the thread count),
+  // sum runs of equal keys, drop exact zeros. Buckets are independent and run in parallel for large
+  // inputs. (One indirect stable_sort over all terms took 10–14 s for 5.5·10^6 W = 8 terms on 2 cores;
+  // this: docs/PERFORMANCE.md.)
+  using namespace pauli_sum_detail;
   bits = std::max(bits, bucket_bits_);
   const std::size_t n = terms.size();
-  std::vector<std::uint64_t> bucket(n);
-  for (std::size_t i = 0; i < n; ++i) bucket[i] = hash_(terms[i].key, bits);
-  std::vector<std::size_t> order(n);
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  // Stable, so equal keys are summed in input order: results do not depend on the sort algorithm.
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    if (bucket[a] != bucket[b]) return bucket[a] < bucket[b];
-    return terms[a].key < terms[b].key;
-  });
-  keys_.clear();
-  coefficients_.clear();
-  bucket_bits_ = bits;
-  bucket_offsets_.assign((std::size_t{1} << bits) + 1, 0);
-  for (std::size_t i = 0; i < n;) {
-    const std::size_t first = order[i];
-    C total = terms[first].coefficient;
-    std::size_t j = i + 1;
-    while (j < n && terms[order[j]].key == terms[first].key) total += terms[order[j++]].coefficient;
-    if (total != C(0.0)) {
-      keys_.push_back(terms[first].key);
-      coefficients_.push_back(total);
-      ++bucket_offsets_[bucket[first] + 1];
+  const std::size_t buckets = std::size_t{1} << bits;
+  std::vector<std::size_t> start;
+  const std::vector<std::uint64_t> order =
+      order_by_bucket(n, bits, [&](std::size_t i) { return hash_(terms[i].key, bits); }, start);
+  keys_.resize(n);
+  coefficients_.resize(n);
+  std::vector<std::size_t> kept(buckets + 1, 0);
+#pragma omp parallel if (n >= (std::size_t{1} << 16))
+  {
+    std::vector<Term> run;
+#pragma omp for schedule(dynamic, 64)
+    for (std::size_t b = 0; b < buckets; ++b) {
+      run.clear();
+      for (std::size_t k = start[b]; k < start[b + 1]; ++k) run.push_back(terms[order[k] & kIndexMask]);
+      std::stable_sort(run.begin(), run.end(), [](const Term& a, const Term& c) { return a.key < c.key; });
+      std::size_t out = start[b];
+      for (auto it = run.begin(); it != run.end();) {
+        C total = it->coefficient;
+        const Key key = it->key;
+        for (++it; it != run.end() && it->key == key; ++it) total += it->coefficient;
+        if (total != C(0.0)) {
+          keys_[out] = key;
+          coefficients_[out] = total;
+          ++out;
+        }
+      }
+      kept[b + 1] = out - start[b];
     }
-    i = j;
   }
-  std::partial_sum(bucket_offsets_.begin(), bucket_offsets_.end(), bucket_offsets_.begin());
+  terms = {};
+  // Close the gaps left by merged keys and zeros (moves only ever go left).
+  std::partial_sum(kept.begin(), kept.end(), kept.begin());
+  for (std::size_t b = 0; b < buckets && kept[buckets] != n; ++b) {
+    if (kept[b] == start[b]) continue;
+    const std::size_t len = kept[b + 1] - kept[b];
+    std::copy_n(keys_.begin() + static_cast<std::ptrdiff_t>(start[b]), len,
+                keys_.begin() + static_cast<std::ptrdiff_t>(kept[b]));
+    std::copy_n(coefficients_.begin() + static_cast<std::ptrdiff_t>(start[b]), len,
+                coefficients_.begin() + static_cast<std::ptrdiff_t>(kept[b]));
+  }
+  keys_.resize(kept[buckets]);
+  coefficients_.resize(kept[buckets]);
+  bucket_bits_ = bits;
+  bucket_offsets_ = std::move(kept);
+  debug_check();
+}
+
+template <int W, Coefficient C>
+void PauliSum<W, C>::assign_distinct_columns(std::vector<Key>&& keys, std::vector<C>&& coefficients, int bits) {
+  // In place: zeros compacted away, the columns permuted into canonical order by following the
+  // permutation's cycles, and the columns adopted as the sum's own. Extra memory: 24 bytes a term.
+  using namespace pauli_sum_detail;
+  if (keys.size() != coefficients.size()) {
+    throw std::invalid_argument("assign_distinct_columns: " + std::to_string(keys.size()) + " keys but " +
+                                std::to_string(coefficients.size()) + " coefficients");
+  }
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (coefficients[i] == C(0.0)) continue;
+    keys[n] = keys[i];
+    coefficients[n] = coefficients[i];
+    ++n;
+  }
+  keys.resize(n);
+  coefficients.resize(n);
+  bits = std::max(bits, bucket_bits_);
+  const std::size_t buckets = std::size_t{1} << bits;
+  std::vector<std::size_t> start;
+  std::vector<std::uint64_t> order =
+      order_by_bucket(n, bits, [&](std::size_t i) { return hash_(keys[i], bits); }, start);
+#pragma omp parallel for schedule(dynamic, 64) if (n >= (std::size_t{1} << 16))
+  for (std::size_t b = 0; b < buckets; ++b) {
+    std::sort(order.begin() + static_cast<std::ptrdiff_t>(start[b]),
+              order.begin() + static_cast<std::ptrdiff_t>(start[b + 1]),
+              [&](std::uint64_t a, std::uint64_t c) { return keys[a & kIndexMask] < keys[c & kIndexMask]; });
+  }
+  // Position k receives term order[k]: follow each cycle once, marking the positions written.
+  std::vector<bool> done(n, false);
+  for (std::size_t k = 0; k < n; ++k) {
+    if (done[k]) continue;
+    const Key key = keys[k];
+    const C coefficient = coefficients[k];
+    std::size_t j = k;
+    for (;;) {
+      done[j] = true;
+      const std::size_t from = static_cast<std::size_t>(order[j] & kIndexMask);
+      if (from == k) {
+        keys[j] = key;
+        coefficients[j] = coefficient;
+        break;
+      }
+      keys[j] = keys[from];
+      coefficients[j] = coefficients[from];
+      j = from;
+    }
+  }
+  keys_ = std::move(keys);
+  coefficients_ = std::move(coefficients);
+  bucket_bits_ = bits;
+  bucket_offsets_ = std::move(start);
   debug_check();
 }
 

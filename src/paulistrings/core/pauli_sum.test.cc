@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <complex>
 #include <cstdint>
 #include <map>
@@ -495,6 +496,46 @@ TYPED_TEST(PauliSumTest, InPlaceZerosClearAndReassign) {
   EXPECT_EQ(sum, Sum(n));
 }
 
+// assign_distinct_columns (the GPU engine's download): distinct keys in any order, zeros among them,
+// come out as the canonical sum from_terms builds — the same columns, not just the same operator.
+TYPED_TEST(PauliSumTest, DistinctColumnsSortInPlaceIntoTheCanonicalLayout) {
+  using Sum = typename TypeParam::Sum;
+  using C = typename TypeParam::C;
+  constexpr int W = TypeParam::W;
+  const std::size_t n = TypeParam::kQubits;
+  std::mt19937_64 rng(83 + W);
+  Model<W, C> model;
+  std::vector<typename Sum::Key> keys;
+  std::vector<C> coefficients;
+  std::vector<typename Sum::Term> nonzero;
+  for (int i = 0; i < 3000; ++i) {
+    const auto key = RandomKey<W>(rng, n, 6);
+    if (model.count(key)) continue;
+    const C c = i % 5 == 0 ? C(0.0) : RandomCoefficient<C>(rng);
+    model[key] = c;
+    keys.push_back(key);
+    coefficients.push_back(c);
+    if (c != C(0.0)) nonzero.push_back({key, c});
+  }
+  Sum sum(n);
+  sum.assign_distinct_columns(std::move(keys), std::move(coefficients), 3);
+  const Sum expected = Sum::from_terms(n, nonzero);
+  EXPECT_TRUE(InvariantsHold(sum));
+  EXPECT_EQ(sum, expected);
+  Sum same_bits = expected;
+  same_bits.refine(sum.bucket_bits());
+  ASSERT_EQ(sum.bucket_bits(), same_bits.bucket_bits());
+  EXPECT_TRUE(std::equal(sum.keys().begin(), sum.keys().end(), same_bits.keys().begin(), same_bits.keys().end()));
+  EXPECT_TRUE(std::equal(sum.coefficients().begin(), sum.coefficients().end(), same_bits.coefficients().begin(),
+                         same_bits.coefficients().end()));
+
+  Sum bad(n);
+  std::vector<typename Sum::Key> two(2);
+  std::vector<C> one(1, C(1.0));
+  EXPECT_TRUE(ThrowsInvalidArgumentMentioning([&] { bad.assign_distinct_columns(std::move(two), std::move(one), 1); },
+                                              {"2 keys", "1 coefficients"}));
+}
+
 TYPED_TEST(PauliSumTest, EqualityIgnoresBucketCountAndHashSeed) {
   using Sum = typename TypeParam::Sum;
   using C = typename TypeParam::C;
@@ -627,6 +668,44 @@ TYPED_TEST(PauliSumTest, LargeRandomSumsBuiltTwoWaysAreEqual) {
   EXPECT_TRUE(InvariantsHold(accumulated));
   EXPECT_EQ(accumulated, all_at_once);
   EXPECT_EQ(accumulated.size(), model.size());
+}
+
+// Inputs of ≥ 2^16 terms take the parallel path of assign_terms and assign_distinct_columns: the result
+// must not depend on it (duplicates still summed in input order, bit for bit).
+TEST(PauliSumSmallTest, LargeAssignmentsMatchTheSequentialModel) {
+  using Sum = PauliSum<2, Complex>;
+  std::mt19937_64 rng(97);
+  std::vector<Sum::Term> terms;
+  std::map<Sum::Key, Complex> model;
+  for (int i = 0; i < 150000; ++i) {
+    Sum::Key key;
+    key.x[0] = rng() & 0xfff;  // 2^16 distinct keys at most: many duplicates
+    key.z[1] = rng() & 0xf;
+    const Complex c(static_cast<double>(rng() % 2001) - 1000.0, std::ldexp(static_cast<double>(rng() % 97), -7));
+    terms.push_back({key, c});
+    model[key] += c;
+  }
+  Sum sum(128);
+  sum.assign_terms(std::vector<Sum::Term>(terms), 6);
+  EXPECT_NO_THROW(sum.check_invariants());
+  std::size_t nonzero = 0;
+  for (const auto& [key, c] : model) nonzero += c != Complex(0.0);
+  ASSERT_EQ(sum.size(), nonzero);
+  for (std::size_t i = 0; i < sum.size(); ++i) EXPECT_EQ(sum.coefficients()[i], model.at(sum.keys()[i]));
+
+  std::vector<Sum::Key> keys;
+  std::vector<Complex> coefficients;
+  for (const auto& [key, c] : model) {
+    keys.push_back(key);
+    coefficients.push_back(c);
+  }
+  std::shuffle(keys.begin(), keys.end(), std::mt19937_64(5));
+  for (std::size_t i = 0; i < keys.size(); ++i) coefficients[i] = model.at(keys[i]);
+  Sum columns(128);
+  columns.assign_distinct_columns(std::move(keys), std::move(coefficients), 6);
+  EXPECT_TRUE(std::equal(columns.keys().begin(), columns.keys().end(), sum.keys().begin(), sum.keys().end()));
+  EXPECT_TRUE(std::equal(columns.coefficients().begin(), columns.coefficients().end(), sum.coefficients().begin(),
+                         sum.coefficients().end()));
 }
 
 TEST(PauliSumSmallTest, OppositeDuplicatesCancelToTheEmptySum) {

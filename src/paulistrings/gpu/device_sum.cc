@@ -7,7 +7,10 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -23,6 +26,8 @@ namespace paulistrings::gpu {
 namespace {
 
 constexpr std::size_t kMaxStoredTerms = std::numeric_limits<std::uint32_t>::max() - 1;
+/// A join may reserve room for its worst case without reading its counters back up to this size.
+constexpr std::size_t kEagerReserveBytes = std::size_t{256} << 20;
 
 std::string gib(std::size_t bytes) {
   char text[32];
@@ -35,6 +40,54 @@ void check(cudaError_t status, const char* what) {
   cudaGetLastError();  // clear a non-sticky error so the device stays usable
   throw GpuError(std::string("CUDA error in ").append(what).append(": ").append(cudaGetErrorString(status)));
 }
+
+/// Where a layer's time goes, when the environment sets PAULISTRINGS_GPU_PROFILE: mark() synchronizes
+/// the stream and adds the wall time since the previous mark to a phase, and the totals go to stderr
+/// when the sum is destroyed. The synchronizations cost time of their own (each ~10 µs), so compare
+/// phases with each other, not the total with an unprofiled run. Off: mark() is one branch.
+class PhaseProfile {
+ public:
+  PhaseProfile() : on_(std::getenv("PAULISTRINGS_GPU_PROFILE") != nullptr) {}
+  bool on() const { return on_; }
+  /// At the start of a layer: what happened since the previous layer ended (the driver, channel
+  /// preparation, layer passes on the host) goes to "between layers".
+  void start(cudaStream_t stream) {
+    if (!on_) return;
+    if (started_) {
+      mark(stream, "between layers");
+    } else {
+      cudaStreamSynchronize(stream);
+      last_ = Clock::now();
+      started_ = true;
+    }
+  }
+  void mark(cudaStream_t stream, const char* phase) {
+    if (!on_) return;
+    cudaStreamSynchronize(stream);
+    const auto now = Clock::now();
+    auto& entry = totals_[phase];
+    entry.first += std::chrono::duration<double>(now - last_).count();
+    entry.second += 1;
+    last_ = now;
+  }
+  void report(int device) const {
+    if (!on_ || totals_.empty()) return;
+    double all = 0.0;
+    for (const auto& [phase, entry] : totals_) all += entry.first;
+    std::fprintf(stderr, "paulistrings GPU %d phases (s, calls, share):\n", device);
+    for (const auto& [phase, entry] : totals_) {
+      std::fprintf(stderr, "  %-16s %10.4f %9zu %6.1f%%\n", phase.c_str(), entry.first, entry.second,
+                   all > 0.0 ? 100.0 * entry.first / all : 0.0);
+    }
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  bool on_ = false;
+  bool started_ = false;
+  Clock::time_point last_{};
+  std::map<std::string, std::pair<double, std::size_t>> totals_;
+};
 
 /// One device allocation; the owner tracks the bytes held.
 struct Buffer {
@@ -115,6 +168,7 @@ struct DeviceSum<W, C>::Impl {
   Truncation tested;
   bool tested_valid = false;
   std::size_t skipped = 0;
+  PhaseProfile profile;
 
   Impl(const PauliSum<W, C>& host, int ordinal) : device(ordinal), num_qubits(host.num_qubits()) {
     hash_seed = host.hash().seed();
@@ -142,7 +196,10 @@ struct DeviceSum<W, C>::Impl {
       throw;
     }
   }
-  ~Impl() { release(); }
+  ~Impl() {
+    profile.report(device);
+    release();
+  }
 
   void release() {
     cudaSetDevice(device);
@@ -266,7 +323,6 @@ struct DeviceSum<W, C>::Impl {
       table_capacity = want;
       members_capacity = 0;  // re-zeroed below at the new size
     }
-    reserve_scan(table_capacity);
     const std::size_t member_entries = table_capacity * static_cast<std::size_t>(orbit);
     if (member_entries > members_capacity) {
       allocate(members, member_entries * sizeof(std::uint32_t), "join members");
@@ -279,7 +335,6 @@ struct DeviceSum<W, C>::Impl {
       allocate(counts, n * sizeof(std::uint32_t), "scan counts");
       allocate(offsets, n * sizeof(std::uint32_t), "scan offsets");
       scan_capacity = n;
-      zero_counts();
     }
     std::size_t scan_bytes = 0, sum_bytes = 0;
     kernels::exclusive_sum(nullptr, scan_bytes, nullptr, nullptr, n, stream);
@@ -287,25 +342,8 @@ struct DeviceSum<W, C>::Impl {
     const std::size_t need = std::max(scan_bytes, sum_bytes);
     if (need > scan_temp.bytes) allocate(scan_temp, need, "scan scratch");
   }
-  /// Exclusive scan of counts[0..n) into offsets, returning the total (one read-back).
-  std::size_t scan_counts(std::size_t n) {
-    std::size_t bytes = scan_temp.bytes;
-    auto* total = static_cast<unsigned long long*>(scratch.ptr) + 2048;
-    kernels::total_sum(scan_temp.ptr, bytes, static_cast<std::uint32_t*>(counts.ptr), total, n, stream);
-    check(cudaMemcpyAsync(host_scratch + 2048, total, sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream),
-          "read total");
-    bytes = scan_temp.bytes;
-    kernels::exclusive_sum(scan_temp.ptr, bytes, static_cast<std::uint32_t*>(counts.ptr),
-                           static_cast<std::uint32_t*>(offsets.ptr), n, stream);
-    check(cudaStreamSynchronize(stream), "scan");
-    return static_cast<std::size_t>(host_scratch[2048]);
-  }
-  /// The join's scans run over every slot, so counts past the groups of a layer must be zero.
-  void zero_counts() {
-    check(cudaMemsetAsync(counts.ptr, 0, scan_capacity * sizeof(std::uint32_t), stream), "memset counts");
-  }
+  /// Empties the join table after a layer that stopped between insert and write.
   void clear_table() {
-    cudaMemsetAsync(counts.ptr, 0, scan_capacity * sizeof(std::uint32_t), stream);
     cudaMemsetAsync(owner.ptr, 0, table_capacity * sizeof(std::uint32_t), stream);
     cudaMemsetAsync(members.ptr, 0, members_capacity * sizeof(std::uint32_t), stream);
     cudaStreamSynchronize(stream);
@@ -321,8 +359,6 @@ struct DeviceSum<W, C>::Impl {
     a.table.owner = static_cast<std::uint32_t*>(owner.ptr);
     a.table.members = static_cast<std::uint32_t*>(members.ptr);
     a.table.groups = static_cast<std::uint32_t*>(groups.ptr);
-    a.table.counts = static_cast<std::uint32_t*>(counts.ptr);
-    a.table.offsets = static_cast<std::uint32_t*>(offsets.ptr);
     a.table.capacity = table_capacity;
     a.append_base = stored;
     return a;
@@ -478,58 +514,55 @@ struct DeviceSum<W, C>::Impl {
   void zero_counters() {
     check(cudaMemsetAsync(counters.ptr, 0, sizeof(kernels::LayerCounters), stream), "memset counters");
   }
-  /// Reads the layer counters back (the layer's one synchronization) and applies them.
-  kernels::LayerCounters settle_counters() {
+  /// Reads the layer counters back (a synchronization).
+  kernels::LayerCounters read_counters() {
     check(cudaMemcpyAsync(host_counters, counters.ptr, sizeof(kernels::LayerCounters), cudaMemcpyDeviceToHost, stream),
           "read counters");
     check(cudaStreamSynchronize(stream), "layer");
-    const kernels::LayerCounters c = *host_counters;
+    return *host_counters;
+  }
+  /// Reads the layer counters back at the end of a layer and applies them (appended terms join the sum).
+  kernels::LayerCounters settle_counters() {
+    const kernels::LayerCounters c = read_counters();
     holes = static_cast<std::size_t>(static_cast<long long>(holes) + c.hole_change);
+    stored += static_cast<std::size_t>(c.appended);
     discarded += c.discarded;
     return c;
   }
 
-  void rotation_layer(const PreparedChannel<W>& table, const Truncation& truncation) {
-    const auto t = rotation_table(table);
-    reserve_table(stored, 2);
-    kernels::LayerArgs<W> a = args(truncation);
-    a.test_unchanged = !tested_for(truncation);  // commuting terms are not rewritten
-    Launch::join_insert_rotation(a, t, stream);
-    Launch::join_count_rotation(a, t, stream);
-    const std::size_t fresh = scan_counts(table_capacity);
-    grow_for(fresh);
-    a = args(truncation);
-    Launch::join_write_rotation(a, t, stream);
-    stored += fresh;
-  }
-
-  void local_join_layer(const PreparedChannel<W>& table, const Truncation& truncation) {
-    const kernels::LocalTable t = local_table(table);
-    reserve_table(stored, t.orbit_size);
-    kernels::LayerArgs<W> a = args(truncation);
-    Launch::join_insert_local(a, t, stream);
-    Launch::join_count_local(a, t, stream);
-    const std::size_t fresh = scan_counts(table_capacity);
-    grow_for(fresh);
-    a = args(truncation);
-    const std::size_t old_stored = stored;
-    Launch::join_write_local(a, t, stream);
-    // Patterns that only rescale: after the join (so a failed growth leaves the sum untouched), over
-    // the terms that were there before the layer.
-    bool rescale_needed = !tested_for(truncation);
-    for (int s = 0; s < 16; ++s) {
-      if (!t.join[s] && (t.amp_re[s][s] != 1.0 || t.amp_im[s][s] != 0.0)) rescale_needed = true;
+  /// Between a join's insert and write: makes room for every key the write pass can append. The bound
+  /// groups · orbit − members (absent orbit members) needs no pass of its own; only when it does not
+  /// fit does a count pass give the exact number. Throws GpuOutOfMemory with the table cleared and the
+  /// sum unchanged when even that does not fit.
+  template <class Count>
+  void make_room_for_join(int orbit, Count&& count_pass) {
+    // bound ≤ (orbit − 1) · members ≤ (orbit − 1) · stored: when that already fits, or a sum that
+    // small is cheap to over-allocate, the read-back (a synchronization, ~10 µs) is skipped. That is
+    // what keeps the many layers of a small sum cheap.
+    const std::size_t worst = stored * static_cast<std::size_t>(orbit - 1);
+    if (stored + worst <= capacity) return;
+    if ((stored + worst) * (sizeof(Key) + sizeof(C)) <= kEagerReserveBytes) {
+      try {
+        reserve(stored + worst, true);
+        return;
+      } catch (const GpuOutOfMemory&) {
+        // fall through to the measured bound
+      }
     }
-    if (rescale_needed) {
-      a.size = old_stored;
-      Launch::rescale(a, t, stream);
+    const kernels::LayerCounters c = read_counters();
+    const std::size_t bound = static_cast<std::size_t>(c.groups) * static_cast<std::size_t>(orbit) -
+                              static_cast<std::size_t>(c.members);
+    if (stored + bound <= kMaxStoredTerms) {
+      try {
+        reserve(stored + bound, true);
+        return;
+      } catch (const GpuOutOfMemory&) {
+        // fall through to the exact count
+      }
     }
-    stored += fresh;
-  }
-
-  /// Makes room for `fresh` appended terms, or clears the join table and throws (sum unchanged).
-  void grow_for(std::size_t fresh) {
     try {
+      count_pass();
+      const std::size_t fresh = static_cast<std::size_t>(read_counters().fresh);
       if (stored + fresh > kMaxStoredTerms) {
         throw GpuOutOfMemory("this layer would hold " + std::to_string(stored + fresh) +
                              " terms on one device, over the limit of " + std::to_string(kMaxStoredTerms));
@@ -539,6 +572,39 @@ struct DeviceSum<W, C>::Impl {
       clear_table();
       throw;
     }
+  }
+
+  void rotation_layer(const PreparedChannel<W>& table, const Truncation& truncation) {
+    const auto t = rotation_table(table);
+    reserve_table(stored, 2);
+    kernels::LayerArgs<W> a = args(truncation);
+    a.test_unchanged = !tested_for(truncation);  // commuting terms are not rewritten
+    Launch::join_insert_rotation(a, t, stream);
+    profile.mark(stream, "rotation insert");
+    make_room_for_join(2, [&] { Launch::join_count_rotation(args(truncation), t, stream); });
+    profile.mark(stream, "join room");
+    Launch::join_write_rotation(args(truncation), t, stream);  // args again: the arrays may have moved
+    profile.mark(stream, "rotation write");
+  }
+
+  void local_join_layer(const PreparedChannel<W>& table, const Truncation& truncation) {
+    const kernels::LocalTable t = local_table(table);
+    reserve_table(stored, t.orbit_size);
+    kernels::LayerArgs<W> a = args(truncation);
+    Launch::join_insert_local(a, t, stream);
+    profile.mark(stream, "local insert");
+    make_room_for_join(t.orbit_size, [&] { Launch::join_count_local(args(truncation), t, stream); });
+    profile.mark(stream, "join room");
+    a = args(truncation);
+    Launch::join_write_local(a, t, stream);
+    profile.mark(stream, "local write");
+    // Patterns that only rescale: after the join (so a failed growth leaves the sum untouched), over
+    // the terms that were there before the layer (appended terms are past a.size).
+    bool rescale_needed = !tested_for(truncation);
+    for (int s = 0; s < 16; ++s) {
+      if (!t.join[s] && (t.amp_re[s][s] != 1.0 || t.amp_im[s][s] != 0.0)) rescale_needed = true;
+    }
+    if (rescale_needed) Launch::rescale(a, t, stream);
   }
 
   void compact_if_worthwhile(bool force) {
@@ -561,7 +627,6 @@ struct DeviceSum<W, C>::Impl {
       }
       Launch::compact(key_ptr(), coef.ptr, stored, static_cast<std::uint32_t*>(offsets.ptr),
                       static_cast<Key*>(new_keys.ptr), new_coef.ptr, stream);
-      zero_counts();  // the flags used them
       check(cudaStreamSynchronize(stream), "compact");
       free(keys);
       free(coef);
@@ -571,15 +636,16 @@ struct DeviceSum<W, C>::Impl {
       stored = live;
       holes = 0;
     } catch (const GpuOutOfMemory&) {
-      zero_counts();
       if (force) throw;  // holes are harmless; compaction is only worth it when memory allows
     }
   }
 
   double apply_layer(const PreparedChannel<W>& table, const Truncation& truncation) {
     activate();
+    profile.start(stream);
     if (skips_layer(table, truncation)) {
       ++skipped;
+      profile.mark(stream, "skipped layer");
       return 0.0;
     }
     zero_counters();
@@ -588,12 +654,14 @@ struct DeviceSum<W, C>::Impl {
       rotation_layer(table, truncation);
     } else if (table.table_class == TableClass::key_preserving) {
       Launch::rescale(args(truncation), local_table(table), stream);
+      profile.mark(stream, "rescale");
     } else if (table.table_class == TableClass::permutation) {
       const kernels::LocalTable t = local_table(table);
       bool vanishing = false;  // a pattern with no image: its terms vanish and their keys must go
       for (int s = 0; s < (table.support_size == 2 ? 16 : 4); ++s) vanishing |= t.image[s] == 0xff;
       if (vanishing) compact_if_worthwhile(true);
       Launch::permute(args(truncation), t, stream);
+      profile.mark(stream, "permute");
       if (vanishing) {
         settle_counters();
         compact_if_worthwhile(true);
@@ -603,10 +671,12 @@ struct DeviceSum<W, C>::Impl {
       local_join_layer(table, truncation);
     }
     settle_counters();
+    profile.mark(stream, "settle");
     tested = truncation;
     tested_valid = true;
     if (table.table_class != TableClass::key_preserving) add_support(table);
     compact_if_worthwhile(false);
+    profile.mark(stream, "compact");
     return discarded;
   }
 
@@ -706,16 +776,10 @@ struct DeviceSum<W, C>::Impl {
     std::vector<C> host_coef(stored);
     check(cudaMemcpy(host_keys.data(), keys.ptr, stored * sizeof(Key), cudaMemcpyDeviceToHost), "download keys");
     check(cudaMemcpy(host_coef.data(), coef.ptr, stored * sizeof(C), cudaMemcpyDeviceToHost), "download coefficients");
-    std::vector<typename PauliSum<W, C>::Term> terms;
-    terms.reserve(stored - holes);
-    for (std::size_t i = 0; i < stored; ++i) {
-      if (host_coef[i] != C(0.0)) terms.push_back({host_keys[i], host_coef[i]});
-    }
-    host_keys = {};
-    host_coef = {};
+    // Keys on the device are distinct: the columns are sorted into buckets in place (holes dropped).
     PauliSum<W, C> result(num_qubits, hash_seed);
-    const std::size_t n = terms.size();
-    result.assign_terms(std::move(terms), PauliSum<W, C>::bits_to_fit(n, 1024, 128));
+    const int bits = PauliSum<W, C>::bits_to_fit(stored - holes, 1024, 128);
+    result.assign_distinct_columns(std::move(host_keys), std::move(host_coef), bits);
     return result;
   }
 };

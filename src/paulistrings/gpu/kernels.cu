@@ -7,9 +7,11 @@
 //    coefficient, a permutation rewrites the support bits of the key too; keys stay unique);
 //  - join (general tables and rotations): a hash join on the orbit representative. insert puts
 //    every term whose pattern can move into a slot keyed by its representative (terms that only
-//    rescale are done in place there); count works out per slot how many outputs are new keys; an
-//    exclusive scan places them; write updates present members in place and appends the new keys.
-//    Orbits never share outputs, so no sort and no merge of duplicate keys is needed.
+//    rescale are done in place there) and counts groups and members, which bound the new keys
+//    (groups · orbit − members); write updates present members in place and appends the new keys
+//    at a cursor (one atomic per warp). Orbits never share outputs, so no sort and no merge of
+//    duplicate keys is needed. Only when the bound does not fit in memory does a count pass give the
+//    exact number first.
 
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
@@ -163,29 +165,46 @@ __device__ __forceinline__ bool keep_term(const TermProgram& p, double mag2, int
   return stack & 1;
 }
 
-/// Per-thread tallies, summed per warp and added to the layer counters once per warp.
+/// Per-thread tallies, summed per warp and added to the layer counters once per warp (every lane of
+/// the warp must call flush).
 struct Tally {
   long long hole_change = 0;
   unsigned long long dropped = 0;
-  unsigned long long appended = 0;
+  unsigned long long members = 0;
   double discarded = 0.0;
 
   __device__ void flush(LayerCounters* counters) {
     for (int offset = 16; offset > 0; offset >>= 1) {
       hole_change += __shfl_down_sync(0xffffffffu, hole_change, offset);
       dropped += __shfl_down_sync(0xffffffffu, dropped, offset);
-      appended += __shfl_down_sync(0xffffffffu, appended, offset);
+      members += __shfl_down_sync(0xffffffffu, members, offset);
       discarded += __shfl_down_sync(0xffffffffu, discarded, offset);
     }
     if ((threadIdx.x & 31) == 0) {
       if (hole_change) atomicAdd(reinterpret_cast<unsigned long long*>(&counters->hole_change),
                                  static_cast<unsigned long long>(hole_change));
       if (dropped) atomicAdd(&counters->dropped, dropped);
-      if (appended) atomicAdd(&counters->appended, appended);
+      if (members) atomicAdd(&counters->members, members);
       if (discarded != 0.0 || discarded != discarded) atomicAdd(&counters->discarded, discarded);
     }
   }
 };
+
+/// Reserves n consecutive places at *cursor for this lane, one atomic per warp: every lane of the
+/// warp must call it (n = 0 for lanes with nothing to place). Returns the first place of this lane.
+__device__ __forceinline__ unsigned long long warp_reserve(unsigned long long* cursor, unsigned n) {
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  unsigned inclusive = n;
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const unsigned v = __shfl_up_sync(0xffffffffu, inclusive, d);
+    if (lane >= d) inclusive += v;
+  }
+  unsigned long long base = 0;
+  if (lane == 31 && inclusive != 0) base = atomicAdd(cursor, static_cast<unsigned long long>(inclusive));
+  base = __shfl_sync(0xffffffffu, base, 31);
+  return base + inclusive - n;
+}
 
 /// Final coefficient of a term written in place: drops exact zeros and what the test rejects.
 template <bool Cx>
@@ -326,9 +345,11 @@ __global__ void __launch_bounds__(kThreads) join_insert_local_kernel(LayerArgs<W
   __shared__ SharedLocal sh;
   stage_local(sh, t);
   const int n_support = t.support_size, q0 = t.qubit[0], q1 = t.qubit[1];
+  Tally tally;
   for (std::size_t i = thread_index(); i < a.size; i += thread_stride()) {
     const int s = pattern_at(a.keys, i, n_support, q0, q1);
     if (!sh.join[s]) continue;  // rescaled in place after the join (a failed growth leaves the sum intact)
+    ++tally.members;
     Key<W> rep = a.keys[i];
     set_pattern(rep, n_support, q0, q1, sh.rep[s]);
     const auto rep_of = [&](std::size_t j) {
@@ -339,6 +360,7 @@ __global__ void __launch_bounds__(kThreads) join_insert_local_kernel(LayerArgs<W
     const std::size_t h = find_slot(a.table, a.counters, rep, i, rep_of);
     a.table.members[h * static_cast<std::size_t>(t.orbit_size) + sh.coord[s]] = static_cast<std::uint32_t>(i + 1);
   }
+  tally.flush(a.counters);
 }
 
 /// The outputs of one orbit: out[k] = Σ_j A[p_k][p_j] c_j over present members j.
@@ -357,69 +379,79 @@ __device__ __forceinline__ C2 orbit_output(const SharedLocal& sh, int rp, int k,
   return out;
 }
 
+/// One thread per group, the loop advancing a whole warp at a time (warp_reserve needs every lane).
+/// Write = false adds the keys that would be appended to LayerCounters::fresh and changes nothing;
+/// Write = true updates present members in place, appends the new keys at the cursor and empties
+/// the slot.
 template <int W, bool Cx, bool Write, int Orbit>
 __global__ void __launch_bounds__(kThreads) join_local_kernel(LayerArgs<W> a, LocalTable t) {
   __shared__ SharedLocal sh;
   stage_local(sh, t);
   const int n_support = t.support_size, q0 = t.qubit[0], q1 = t.qubit[1];
   const std::size_t groups = static_cast<std::size_t>(a.counters->groups);
+  const std::size_t lane = threadIdx.x & 31;
   Tally tally;
-  for (std::size_t g = thread_index(); g < groups; g += thread_stride()) {
-    const std::size_t h = a.table.groups[g];
-    const std::uint32_t owner = a.table.owner[h];
-    const Key<W> key = a.keys[owner - 1];
-    const int s0 = pattern_of(key, n_support, q0, q1);
-    const int rp = sh.rep[s0];
-    const int base_weight = a.program.uses_weight ? weight_of(key) - pattern_weight(s0) : 0;
-    std::uint32_t* members = a.table.members + h * static_cast<std::size_t>(Orbit);
+  for (std::size_t first = thread_index() - lane; first < groups; first += thread_stride()) {
+    const std::size_t g = first + lane;
+    const bool active = g < groups;
+    std::size_t h = 0;
+    Key<W> key{};
+    int rp = 0, base_weight = 0;
     C2 in[Orbit];
     std::uint32_t index[Orbit];
-    std::uint32_t present = 0;
+    std::uint32_t present = 0, fresh_mask = 0;
+    if (active) {
+      h = a.table.groups[g];
+      key = a.keys[a.table.owner[h] - 1];
+      const int s0 = pattern_of(key, n_support, q0, q1);
+      rp = sh.rep[s0];
+      base_weight = a.program.uses_weight ? weight_of(key) - pattern_weight(s0) : 0;
+      const std::uint32_t* members = a.table.members + h * static_cast<std::size_t>(Orbit);
 #pragma unroll
-    for (int j = 0; j < Orbit; ++j) {
-      index[j] = members[j];
-      in[j] = index[j] ? load_coef<Cx>(a.coef, index[j] - 1) : C2{0.0, 0.0};
-      present |= (index[j] ? 1u : 0u) << j;
-    }
-    std::uint32_t fresh = 0;
-    std::size_t slot_base = 0;
-    if constexpr (Write) slot_base = a.append_base + a.table.offsets[g];
-#pragma unroll
-    for (int k = 0; k < Orbit; ++k) {
-      const bool here = (present >> k) & 1;
-      if (!Write && here) continue;  // counting: only new keys matter
-      const C2 out = orbit_output<Cx, Orbit>(sh, rp, k, in, present);
-      const int pk = rp ^ sh.combo[k];
-      const int weight = base_weight + pattern_weight(pk);
-      if (here) {
-        if constexpr (Write) settle<Cx>(tally, a.program, a.coef, index[k] - 1, !is_zero<Cx>(in[k]), out, weight);
-        continue;
+      for (int j = 0; j < Orbit; ++j) {
+        index[j] = members[j];
+        in[j] = index[j] ? load_coef<Cx>(a.coef, index[j] - 1) : C2{0.0, 0.0};
+        present |= (index[j] ? 1u : 0u) << j;
       }
-      if (is_zero<Cx>(out)) continue;
-      if (!keep_term(a.program, norm2<Cx>(out), weight)) {
-        if constexpr (Write) {
+#pragma unroll
+      for (int k = 0; k < Orbit; ++k) {
+        const bool here = (present >> k) & 1;
+        if (!Write && here) continue;  // counting: only new keys matter
+        const C2 out = orbit_output<Cx, Orbit>(sh, rp, k, in, present);
+        const int weight = base_weight + pattern_weight(rp ^ sh.combo[k]);
+        if (here) {
+          if constexpr (Write) settle<Cx>(tally, a.program, a.coef, index[k] - 1, !is_zero<Cx>(in[k]), out, weight);
+          continue;
+        }
+        if (is_zero<Cx>(out)) continue;
+        if (keep_term(a.program, norm2<Cx>(out), weight)) {
+          fresh_mask |= 1u << k;
+        } else if constexpr (Write) {
           ++tally.dropped;
           tally.discarded += norm2<Cx>(out);
         }
-        continue;
       }
-      if constexpr (Write) {
-        Key<W> fresh_key = key;
-        set_pattern(fresh_key, n_support, q0, q1, pk);
-        a.keys[slot_base + fresh] = fresh_key;
-        store_coef<Cx>(a.coef, slot_base + fresh, out);
-        ++tally.appended;
-      }
-      ++fresh;
     }
-    if constexpr (Write) {
-      a.table.owner[h] = 0;
-      a.table.counts[g] = 0;
+    if constexpr (!Write) {
+      warp_reserve(&a.counters->fresh, static_cast<unsigned>(__popc(fresh_mask)));
+      continue;
+    }
+    std::size_t at = a.append_base + warp_reserve(&a.counters->appended, static_cast<unsigned>(__popc(fresh_mask)));
+    if (!active) continue;
 #pragma unroll
-      for (int j = 0; j < Orbit; ++j) members[j] = 0;
-    } else {
-      a.table.counts[g] = fresh;
+    for (int k = 0; k < Orbit; ++k) {
+      if (!((fresh_mask >> k) & 1)) continue;
+      const int pk = rp ^ sh.combo[k];
+      Key<W> fresh_key = key;
+      set_pattern(fresh_key, n_support, q0, q1, pk);
+      a.keys[at] = fresh_key;
+      store_coef<Cx>(a.coef, at, orbit_output<Cx, Orbit>(sh, rp, k, in, present));
+      ++at;
     }
+    a.table.owner[h] = 0;
+    std::uint32_t* members = a.table.members + h * static_cast<std::size_t>(Orbit);
+#pragma unroll
+    for (int j = 0; j < Orbit; ++j) members[j] = 0;
   }
   if constexpr (Write) tally.flush(a.counters);
 }
@@ -477,6 +509,7 @@ __global__ void __launch_bounds__(kThreads) join_insert_rotation_kernel(LayerArg
       }
       continue;
     }
+    ++tally.members;
     const Key<W> key = a.keys[i];
     const bool coord = pivot_set(key, t.pivot_word, t.pivot_bit);
     const Key<W> rep = coord ? xor_key(key, t.generator) : key;
@@ -490,63 +523,72 @@ __global__ void __launch_bounds__(kThreads) join_insert_rotation_kernel(LayerArg
   tally.flush(a.counters);
 }
 
+/// As join_local_kernel, for the orbits {rep, rep ⊕ g} of a rotation.
 template <int W, bool Cx, bool Write>
 __global__ void __launch_bounds__(kThreads) join_rotation_kernel(LayerArgs<W> a, RotationTable<W> t) {
   Tally tally;
   const double cos_theta = t.cos_theta, sin_signed = t.sin_signed;
   const std::size_t groups = static_cast<std::size_t>(a.counters->groups);
-  for (std::size_t g = thread_index(); g < groups; g += thread_stride()) {
-    const std::size_t h = a.table.groups[g];
-    const std::uint32_t owner = a.table.owner[h];
-    const Key<W> key = a.keys[owner - 1];
-    const Key<W> rep = pivot_set(key, t.pivot_word, t.pivot_bit) ? xor_key(key, t.generator) : key;
-    const double sign0 = rotation_sign(t.generator, rep);  // s(rep); s(rep ⊕ g) = −s(rep)
-    const std::uint32_t m0 = a.table.members[2 * h], m1 = a.table.members[2 * h + 1];
-    int weight0 = 0, weight1 = 0;
-    if (a.program.uses_weight) {
-      weight0 = weight_of(rep);
-      weight1 = weight_of(xor_key(rep, t.generator));
-    }
-    if (m0 && m1) {
-      if constexpr (Write) {
-        const C2 c0 = load_coef<Cx>(a.coef, m0 - 1), c1 = load_coef<Cx>(a.coef, m1 - 1);
-        const C2 out0 = add(scale<Cx>(c0, cos_theta), scale<Cx>(c1, -sign0 * sin_signed));
-        const C2 out1 = add(scale<Cx>(c1, cos_theta), scale<Cx>(c0, sign0 * sin_signed));
-        settle<Cx>(tally, a.program, a.coef, m0 - 1, !is_zero<Cx>(c0), out0, weight0);
-        settle<Cx>(tally, a.program, a.coef, m1 - 1, !is_zero<Cx>(c1), out1, weight1);
-      } else {
-        a.table.counts[g] = 0;
+  const std::size_t lane = threadIdx.x & 31;
+  for (std::size_t first = thread_index() - lane; first < groups; first += thread_stride()) {
+    const std::size_t g = first + lane;
+    const bool active = g < groups;
+    std::size_t h = 0;
+    bool fresh = false;
+    Key<W> fresh_key{};
+    C2 partner{0.0, 0.0};
+    if (active) {
+      h = a.table.groups[g];
+      const Key<W> key = a.keys[a.table.owner[h] - 1];
+      const Key<W> rep = pivot_set(key, t.pivot_word, t.pivot_bit) ? xor_key(key, t.generator) : key;
+      const double sign0 = rotation_sign(t.generator, rep);  // s(rep); s(rep ⊕ g) = −s(rep)
+      const std::uint32_t m0 = a.table.members[2 * h], m1 = a.table.members[2 * h + 1];
+      int weight0 = 0, weight1 = 0;
+      if (a.program.uses_weight) {
+        weight0 = weight_of(rep);
+        weight1 = weight_of(xor_key(rep, t.generator));
       }
-    } else {
-      const bool second = m1 != 0;  // the present member is coordinate 1 (rep ⊕ g)
-      const std::uint32_t m = second ? m1 : m0;
-      const C2 c = load_coef<Cx>(a.coef, m - 1);
-      const double sign = second ? -sign0 : sign0;
-      const C2 partner = scale<Cx>(c, sign * sin_signed);
-      const int partner_weight = second ? weight0 : weight1;
-      const bool fresh = !is_zero<Cx>(partner) && keep_term(a.program, norm2<Cx>(partner), partner_weight);
-      if constexpr (Write) {
-        settle<Cx>(tally, a.program, a.coef, m - 1, !is_zero<Cx>(c), scale<Cx>(c, cos_theta),
-                   second ? weight1 : weight0);
-        if (fresh) {
-          const std::size_t at = a.append_base + a.table.offsets[g];
-          a.keys[at] = second ? rep : xor_key(rep, t.generator);
-          store_coef<Cx>(a.coef, at, partner);
-          ++tally.appended;
-        } else if (!is_zero<Cx>(partner)) {
-          ++tally.dropped;
-          tally.discarded += norm2<Cx>(partner);
+      if (m0 && m1) {
+        if constexpr (Write) {
+          const C2 c0 = load_coef<Cx>(a.coef, m0 - 1), c1 = load_coef<Cx>(a.coef, m1 - 1);
+          const C2 out0 = add(scale<Cx>(c0, cos_theta), scale<Cx>(c1, -sign0 * sin_signed));
+          const C2 out1 = add(scale<Cx>(c1, cos_theta), scale<Cx>(c0, sign0 * sin_signed));
+          settle<Cx>(tally, a.program, a.coef, m0 - 1, !is_zero<Cx>(c0), out0, weight0);
+          settle<Cx>(tally, a.program, a.coef, m1 - 1, !is_zero<Cx>(c1), out1, weight1);
         }
       } else {
-        a.table.counts[g] = fresh ? 1u : 0u;
+        const bool second = m1 != 0;  // the present member is coordinate 1 (rep ⊕ g)
+        const std::uint32_t m = second ? m1 : m0;
+        const C2 c = load_coef<Cx>(a.coef, m - 1);
+        const double sign = second ? -sign0 : sign0;
+        partner = scale<Cx>(c, sign * sin_signed);
+        const int partner_weight = second ? weight0 : weight1;
+        fresh = !is_zero<Cx>(partner) && keep_term(a.program, norm2<Cx>(partner), partner_weight);
+        if constexpr (Write) {
+          settle<Cx>(tally, a.program, a.coef, m - 1, !is_zero<Cx>(c), scale<Cx>(c, cos_theta),
+                     second ? weight1 : weight0);
+          if (fresh) {
+            fresh_key = second ? rep : xor_key(rep, t.generator);
+          } else if (!is_zero<Cx>(partner)) {
+            ++tally.dropped;
+            tally.discarded += norm2<Cx>(partner);
+          }
+        }
       }
     }
-    if constexpr (Write) {
-      a.table.owner[h] = 0;
-      a.table.counts[g] = 0;
-      a.table.members[2 * h] = 0;
-      a.table.members[2 * h + 1] = 0;
+    if constexpr (!Write) {
+      warp_reserve(&a.counters->fresh, fresh ? 1u : 0u);
+      continue;
     }
+    const std::size_t at = a.append_base + warp_reserve(&a.counters->appended, fresh ? 1u : 0u);
+    if (!active) continue;
+    if (fresh) {
+      a.keys[at] = fresh_key;
+      store_coef<Cx>(a.coef, at, partner);
+    }
+    a.table.owner[h] = 0;
+    a.table.members[2 * h] = 0;
+    a.table.members[2 * h + 1] = 0;
   }
   if constexpr (Write) tally.flush(a.counters);
 }

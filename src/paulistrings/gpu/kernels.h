@@ -38,8 +38,10 @@ struct LayerCounters {
   long long hole_change;        ///< terms that became exact zeros minus zeros that became nonzero
   unsigned long long dropped;   ///< terms removed by the truncation test
   double discarded;             ///< Σ|c|² of those terms
-  unsigned long long appended;  ///< terms written past the old end
+  unsigned long long appended;  ///< terms written past the old end (the join's append cursor)
   unsigned long long groups;    ///< join slots claimed this layer (entries of JoinTable::groups)
+  unsigned long long members;   ///< terms the join's insert placed in a slot
+  unsigned long long fresh;     ///< join count pass: new keys the write pass will append
 };
 
 /// A channel on ≤ 2 qubits. Input pattern s (2 bits a qubit: x | z<<1, first qubit low) either
@@ -74,14 +76,12 @@ struct RotationTable {
 
 /// The per-layer hash-join table: `capacity` slots (a power of two), each an owner (term index + 1,
 /// 0 = empty) and orbit_size member entries (term index + 1 by orbit coordinate, 0 = absent). Claimed
-/// slots are listed in `groups` (LayerCounters::groups of them), and counts/offsets of appended
-/// outputs are per group. The write pass leaves slots empty and counts zero.
+/// slots are listed in `groups` (LayerCounters::groups of them). The write pass appends new keys at
+/// LayerCounters::appended (a warp-aggregated cursor) and leaves every slot empty.
 struct JoinTable {
   std::uint32_t* owner = nullptr;
   std::uint32_t* members = nullptr;
   std::uint32_t* groups = nullptr;
-  std::uint32_t* counts = nullptr;
-  std::uint32_t* offsets = nullptr;
   std::size_t capacity = 0;
 };
 
@@ -107,6 +107,8 @@ struct Launch {
   static void rescale(const LayerArgs<W>& args, const LocalTable& table, cudaStream_t stream);
   static void permute(const LayerArgs<W>& args, const LocalTable& table, cudaStream_t stream);
   static void join_insert_local(const LayerArgs<W>& args, const LocalTable& table, cudaStream_t stream);
+  /// Adds to LayerCounters::fresh the keys the write pass would append (only needed when the bound
+  /// groups · orbit_size − members does not fit in memory).
   static void join_count_local(const LayerArgs<W>& args, const LocalTable& table, cudaStream_t stream);
   static void join_write_local(const LayerArgs<W>& args, const LocalTable& table, cudaStream_t stream);
   static void join_insert_rotation(const LayerArgs<W>& args, const RotationTable<W>& table,

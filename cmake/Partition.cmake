@@ -60,6 +60,37 @@ if(PAULISTRINGS_MPI AND PAULISTRINGS_BUILD_TESTS)
   set_tests_properties(partition.mpi.rank_exit_np2 PROPERTIES TIMEOUT 60
                        ENVIRONMENT "${PAULISTRINGS_MPI_TEST_ENVIRONMENT}"
                        PASS_REGULAR_EXPRESSION "Process name: \\[\\[[0-9]+,[0-9]+\\],1\\]")
+
+  # ---- the command line under mpirun (cli/launch.h): cmake/CliMpiTest.cmake runs and checks it ----
+  # paulistrings-cli is defined after this file by the root CMakeLists.txt (resolved at generate time).
+  string(REPLACE ";" "|" PAULISTRINGS_MPIRUN_FLAGS_ARG "${PAULISTRINGS_MPIRUN_FLAGS}")
+  set(PAULISTRINGS_CLI_MPI_TEST_ARGS
+      -DPAULISTRINGS_CLI=$<TARGET_FILE:paulistrings-cli> -DMPIEXEC=${MPIEXEC_EXECUTABLE}
+      -DMPIEXEC_NUMPROC_FLAG=${MPIEXEC_NUMPROC_FLAG} -DMPIRUN_FLAGS=${PAULISTRINGS_MPIRUN_FLAGS_ARG})
+  # The distributed run gives the one-process result, printed once (np1: an ordinary run under mpirun).
+  foreach(ranks 1 2 4)
+    add_test(NAME cli.mpi.np${ranks}
+             COMMAND ${CMAKE_COMMAND} ${PAULISTRINGS_CLI_MPI_TEST_ARGS} -DMODE=compare -DRANKS=${ranks}
+                     -DWORK_DIR=${CMAKE_BINARY_DIR}/cli-mpi-test/np${ranks} -P ${CMAKE_SOURCE_DIR}/cmake/CliMpiTest.cmake)
+    set_tests_properties(cli.mpi.np${ranks} PROPERTIES TIMEOUT 300
+                         ENVIRONMENT "${PAULISTRINGS_MPI_TEST_ENVIRONMENT}" PROCESSORS ${ranks})
+  endforeach()
+  # What a launch cannot run: exit 2 with the message from every rank, never a hang.
+  set(PAULISTRINGS_CLI_MPI_SMALL "kicked-ising|--steps|1|--theta-h|0.3|--threads|1|-q")
+  foreach(refusal "np3_refused;3;;the ranks are the partitions of the run, so their number must be a power of two"
+                  "partitions_refused;2;|--partitions|2;--partitions .or run.partitions in the task. cannot be combined"
+                  "gpu_refused;2;|--device|gpu;the partitioned GPU engine is not available yet")
+    list(GET refusal 0 name)
+    list(GET refusal 1 ranks)
+    list(GET refusal 2 extra)
+    list(GET refusal 3 expected)
+    add_test(NAME cli.mpi.${name}
+             COMMAND ${CMAKE_COMMAND} ${PAULISTRINGS_CLI_MPI_TEST_ARGS} -DMODE=refuse -DRANKS=${ranks}
+                     "-DCLI_ARGS=${PAULISTRINGS_CLI_MPI_SMALL}${extra}" "-DEXPECT_ERROR=${expected}"
+                     -DWORK_DIR=${CMAKE_BINARY_DIR}/cli-mpi-test/${name} -P ${CMAKE_SOURCE_DIR}/cmake/CliMpiTest.cmake)
+    set_tests_properties(cli.mpi.${name} PROPERTIES TIMEOUT 60
+                         ENVIRONMENT "${PAULISTRINGS_MPI_TEST_ENVIRONMENT}" PROCESSORS ${ranks})
+  endforeach()
 endif()
 
 # ---- benchmark: partition/partition.perf.cc (a program, not a test; under mpirun when built with MPI) ----

@@ -9,10 +9,12 @@
 #include <filesystem>
 #include <numbers>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "paulistrings/circuit/kicked_ising.h"
+#include "paulistrings/cli/launch.h"
 #include "paulistrings/cli/runner.h"
 #include "paulistrings/cpu/cpu_engine.h"
 #include "paulistrings/engine/propagate.h"
@@ -147,9 +149,30 @@ auto reading(Read&& read) {
   }
 }
 
-int run_spec(RunSpec spec, const CommonOptions& common) {
+/// Refuses what a launch by mpirun cannot run: a rank count that is not a power of two (the ranks are
+/// the partitions), and the demo (one process; every rank would run the whole sweep).
+void check_launch(const Launch& launch, bool demo) {
+  if (!launch.distributed()) return;
+  const int ranks = launch.size();
+  if ((ranks & (ranks - 1)) != 0) {
+    throw BadInput("mpirun -np " + std::to_string(ranks) +
+                   ": the ranks are the partitions of the run, so their number must be a power of two "
+                   "(1, 2, 4, 8, ...)");
+  }
+  if (demo) throw BadInput("demo runs in one process: start it without mpirun (or with -np 1)");
+}
+
+int run_spec(RunSpec spec, const CommonOptions& common, Launch& launch) {
+  // Under mpirun the ranks are the partitions; a second partition count (flag or task file) is a
+  // contradiction, not something to pick one of silently.
+  if (launch.distributed() && (common.partitions || spec.task.partitions > 1)) {
+    throw BadInput("--partitions (or run.partitions in the task) cannot be combined with mpirun -np " +
+                   std::to_string(launch.size()) + ": the ranks are the partitions");
+  }
   apply_overrides(spec.task, common);
-  return execute(spec, control_from(common));
+  RunControl control = control_from(common);
+  control.launch = &launch;
+  return execute(spec, control);
 }
 
 /// A θh sweep of ⟨Z62⟩ on the 127-qubit kicked Ising (20 steps, |c| > 2^-12, θh = 0…π/2 in steps
@@ -192,7 +215,7 @@ int run_demo(int threads, bool quiet, std::size_t steps, int points) {
 
 }  // namespace
 
-int main_entry(int argc, char** argv) {
+int main_entry(int argc, char** argv, Launch& launch) {
   CLI::App app{"paulistrings: Pauli propagation of observables through quantum circuits", "paulistrings"};
   app.set_version_flag("--version", std::string("paulistrings ") + PAULISTRINGS_VERSION_STRING);
 
@@ -246,6 +269,10 @@ int main_entry(int argc, char** argv) {
   demo->add_option("--threads", demo_threads, "CPU threads (0 = every core allowed)");
   demo->add_flag("--quiet,-q", demo_quiet, "table only");
 
+  if (!launch.error().empty()) {  // before parsing: even --help would print where it must not
+    std::fprintf(stderr, "paulistrings: error: %s\n", launch.error().c_str());
+    return kExitRuntime;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -260,6 +287,7 @@ int main_entry(int argc, char** argv) {
   }
 
   try {
+    check_launch(launch, !*run && !*kicked);
     if (*run) {
       const int sources = (task_path ? 1 : 0) + (qasm_path ? 1 : 0) + (stim_path ? 1 : 0);
       if (sources != 1) throw BadInput("run: give exactly one of TASK.json, --qasm FILE or --stim FILE");
@@ -295,7 +323,7 @@ int main_entry(int argc, char** argv) {
         for (const std::string& t : observable_terms) terms.push_back(parse_term(t));
         spec.task.observables = {{"observable", terms}};
       }
-      return run_spec(std::move(spec), common);
+      return run_spec(std::move(spec), common, launch);
     }
     if (*kicked) {
       const double theta_h = parse_angle(theta_h_text);
@@ -319,11 +347,15 @@ int main_entry(int argc, char** argv) {
         terms.push_back(parse_term(kicked_observable));
       }
       task.observables = {{kicked_observable, terms}};
-      if (write_task) io::write_file_atomically(*write_task, io::task_to_json(task));
-      return run_spec(std::move(spec), kicked_common);
+      if (write_task && launch.writer()) io::write_file_atomically(*write_task, io::task_to_json(task));
+      return run_spec(std::move(spec), kicked_common, launch);
     }
     if (*demo) return run_demo(demo_threads, demo_quiet, demo_steps, demo_points);
     return run_demo(0, false, 20, 9);  // no subcommand: the built-in demo
+  } catch (const RankEndedBeforeRun& e) {
+    // Another rank's failure (that rank printed its message): end with its exit code.
+    std::fprintf(stderr, "paulistrings: %s\n", e.what());
+    return e.exit_code();
   } catch (const io::ParseError& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return kExitBadInput;

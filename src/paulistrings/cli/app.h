@@ -4,7 +4,9 @@
 
 namespace paulistrings::cli {
 
-/// The whole program; returns the process exit code.
-int main_entry(int argc, char** argv);
+class Launch;
+
+/// The whole program on this process (every rank under mpirun; see launch.h); returns the exit code.
+int main_entry(int argc, char** argv, Launch& launch);
 
 }  // namespace paulistrings::cli

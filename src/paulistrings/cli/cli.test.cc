@@ -349,6 +349,7 @@ TEST_F(Cli, PartitionsGiveTheSingleEngineResult) {
     EXPECT_NEAR(value_of(b["observables"][name]["value"]).real(), value_of(entry["value"]).real(), 1e-12);
     EXPECT_EQ(b["observables"][name]["final_terms"], entry["final_terms"]);
     EXPECT_GT(b["observables"][name]["partitions"]["remote_layers"].get<std::size_t>(), 0u);
+    EXPECT_EQ(b["observables"][name]["partitions"]["transport"], "in-process");
   }
   for (const char* bad : {"--partitions 3", "--partitions 0", "--partitions 128", "--partitions 2 --device gpu"}) {
     const Result r = run(std::string("kicked-ising --steps 1 --theta-h 0.3 -q ") + bad);

@@ -1,4 +1,9 @@
-// The `paulistrings` executable (see app.h).
+// The `paulistrings` executable (see app.h). Under mpirun it is one rank of a distributed run; Launch
+// starts and ends MPI around the whole program (launch.h).
 #include "paulistrings/cli/app.h"
+#include "paulistrings/cli/launch.h"
 
-int main(int argc, char** argv) { return paulistrings::cli::main_entry(argc, argv); }
+int main(int argc, char** argv) {
+  paulistrings::cli::Launch launch(argc, argv);
+  return launch.finish(paulistrings::cli::main_entry(argc, argv, launch));
+}

@@ -10,13 +10,16 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <sstream>
 #include <stdexcept>
 
+#include "paulistrings/cli/launch.h"
 #include "paulistrings/cpu/cpu_engine.h"
 #include "paulistrings/engine/propagate.h"
 #include "paulistrings/gpu/device_sum.h"
@@ -191,6 +194,14 @@ Json complex_value(Complex v) {
   return Json::array({v.real(), v.imag()});
 }
 
+/// Throws BadInput when the limit leaves no room above what the process already holds.
+void check_budget_room(std::size_t limit, std::size_t baseline) {
+  if (limit <= baseline + (std::size_t{1} << 20)) {
+    throw BadInput("--memory-limit " + std::to_string(limit) +
+                   " bytes is below what the process already uses (" + std::to_string(baseline) + " bytes)");
+  }
+}
+
 /// Terms the budget allows: the limit minus what the process already holds, over the bytes a
 /// term costs in the engine (key + coefficient, times the engine's working-set factor).
 std::size_t budget_terms(std::size_t limit, std::size_t baseline, int width, bool complex_coefficients) {
@@ -198,10 +209,7 @@ std::size_t budget_terms(std::size_t limit, std::size_t baseline, int width, boo
   // and the export copy: measured peak ≈ 3–4 × (key + coefficient) bytes per budget term.
   constexpr double kWorkingSetFactor = 4.0;
   const double per_term = (16.0 * width + (complex_coefficients ? 16.0 : 8.0)) * kWorkingSetFactor;
-  if (limit <= baseline + (std::size_t{1} << 20)) {
-    throw BadInput("--memory-limit " + std::to_string(limit) +
-                   " bytes is below what the process already uses (" + std::to_string(baseline) + " bytes)");
-  }
+  check_budget_room(limit, baseline);
   return std::max<std::size_t>(1, static_cast<std::size_t>(static_cast<double>(limit - baseline) / per_term));
 }
 
@@ -294,15 +302,23 @@ int resolve_device(const std::string& device) {
 
 int execute(const RunSpec& spec, const RunControl& control) {
   const io::Task& task = spec.task;
+  // A distributed launch: every rank runs this alike, partitions = ranks; rank 0 writes.
+  Launch* const launch =
+      control.launch != nullptr && control.launch->distributed() ? control.launch : nullptr;
+  const bool writer = control.launch == nullptr || control.launch->writer();
+  const std::size_t partitions =
+      launch != nullptr ? static_cast<std::size_t>(launch->size()) : task.partitions;
   if (task.observables.empty()) {
     throw BadInput(spec.source +
                    ": no observable given (add \"observable\" to the task or pass --observable)");
   }
-  if (task.partitions > 1 && task.device != "cpu" && task.device != "auto") {
-    throw BadInput("partitions (" + std::to_string(task.partitions) +
-                   ") run on the CPU engine: the partitioned GPU engine is not available yet (use --device cpu)");
+  if (partitions > 1 && task.device != "cpu" && task.device != "auto") {
+    const std::string what = launch != nullptr ? "mpirun -np " + std::to_string(partitions) + ": the ranks"
+                                               : "partitions (" + std::to_string(partitions) + ")";
+    throw BadInput(
+        what + " run on the CPU engine: the partitioned GPU engine is not available yet (use --device cpu)");
   }
-  const int device = task.partitions > 1 ? -1 : resolve_device(task.device);
+  const int device = partitions > 1 ? -1 : resolve_device(task.device);
   if (control.every > 0 && !control.checkpoint_path) throw BadInput("--every needs --checkpoint FILE");
   const ProductState state = [&] {
     try {
@@ -338,12 +354,32 @@ int execute(const RunSpec& spec, const RunControl& control) {
     }
   }
 
+  auto make_sum = [&](const io::NamedObservable& observable) {
+    try {
+      return io::make_observable(observable.terms, task.num_qubits);
+    } catch (const std::invalid_argument& e) {
+      throw BadInput("observable '" + observable.name + "': " + e.what());
+    }
+  };
+  // Every observable is checked before the first one runs, so that bad input ends every rank of a
+  // distributed launch before the run (where the ranks agree on it), not in the middle of it.
+  for (const io::NamedObservable& observable : task.observables) make_sum(observable);
+  std::size_t baseline_rss = resident_bytes();
+  if (control.memory_limit_bytes) check_budget_room(*control.memory_limit_bytes, baseline_rss);
+
+  Transport* const transport = launch != nullptr ? &launch->join() : nullptr;
+  if (transport != nullptr && control.memory_limit_bytes) {
+    // The term budget is part of the run's shape every rank must agree on, and each rank measured its
+    // own baseline: all take the largest (every rank passed the room check with its own, so it passes).
+    std::uint64_t largest = baseline_rss;
+    transport->all_reduce_max(std::span<std::uint64_t>(&largest, 1));
+    baseline_rss = largest;
+  }
   const int threads = task.threads == 0 ? available_cpus() : task.threads;
   SignalScope signals;
   const FaultInjection fault = fault_injection();
-  Progress progress(!control.quiet, task.circuit.size(), task.observables.size());
-  Trace trace(control.trace_path);
-  const std::size_t baseline_rss = resident_bytes();
+  Progress progress(!control.quiet && writer, task.circuit.size(), task.observables.size());
+  Trace trace(writer ? control.trace_path : std::nullopt);
   const auto start = Clock::now();
 
   Json observables = Json::object();
@@ -351,13 +387,7 @@ int execute(const RunSpec& spec, const RunControl& control) {
   double discarded = 0.0, budget_discarded = 0.0;
   for (std::size_t i = 0; i < task.observables.size(); ++i) {
     const io::NamedObservable& observable = task.observables[i];
-    AnyPauliSum sum = [&] {
-      try {
-        return io::make_observable(observable.terms, task.num_qubits);
-      } catch (const std::invalid_argument& e) {
-        throw BadInput("observable '" + observable.name + "': " + e.what());
-      }
-    }();
+    AnyPauliSum sum = make_sum(observable);
     PropagateOptions options;
     options.direction = task.direction;
     options.truncation = task.truncation.policy();
@@ -394,10 +424,23 @@ int execute(const RunSpec& spec, const RunControl& control) {
     double observable_budget_discarded = 0.0;
     while (true) {
       PropagationStats stats;
-      if (task.partitions > 1) {
+      if (partitions > 1) {
         PartitionOptions partition;
         partition.partitions = task.partitions;
-        PartitionedPropagation run = propagate_partitioned(sum, task.circuit, options, partition);
+        // Distributed: partitions = ranks, every rank holds the whole input (replicated) and gets the
+        // whole result back (gather), so what follows reads `sum` as in a one-process run.
+        partition.transport = transport;
+        partition.input = PartitionInput::replicated;
+        partition.result = PartitionResult::gather;
+        PartitionedPropagation run = [&] {
+          try {
+            return propagate_partitioned(sum, task.circuit, options, partition);
+          } catch (...) {
+            // The driver agrees on errors: every rank throws here together and may end normally.
+            if (launch != nullptr) launch->note_shared_ending();
+            throw;
+          }
+        }();
         stats = std::move(run.stats);
         partition_stats.push_back(std::move(run.partitions));
       } else {
@@ -408,19 +451,28 @@ int execute(const RunSpec& spec, const RunControl& control) {
       observable_cuts += stats.budget_truncations;
       observable_budget_discarded += stats.budget_discarded_weight;
       if (!stats.stopped) break;
-      if (checkpointing) {
+      if (checkpointing && writer) {
         io::save_checkpoint(*control.checkpoint_path,
                             {task.circuit.fingerprint(), task_fingerprint(task, i), stats.layers_done, sum});
       }
-      if (g_signal.load() != 0) {
+      bool interrupted = g_signal.load() != 0;
+      if (transport != nullptr) {
+        // Every rank stopped at this layer (the stop vote is shared), but maybe only some got the signal:
+        // all must leave or all go on.
+        std::uint64_t any = interrupted ? 1 : 0;
+        transport->all_reduce_max(std::span<std::uint64_t>(&any, 1));
+        interrupted = any != 0;
+      }
+      if (interrupted) {
+        if (launch != nullptr) launch->note_shared_ending();
         trace.write();
-        if (checkpointing) {
+        if (writer && checkpointing) {  // rank 0 tells, once for the run
           std::fprintf(stderr,
                        "\npaulistrings: interrupted after layer %zu of %zu; checkpoint written to %s "
                        "(continue with --resume %s)\n",
                        stats.layers_done, task.circuit.size(), control.checkpoint_path->c_str(),
                        control.checkpoint_path->c_str());
-        } else {
+        } else if (writer) {
           std::fprintf(stderr, "\npaulistrings: interrupted after layer %zu of %zu (no --checkpoint given)\n",
                        stats.layers_done, task.circuit.size());
         }
@@ -442,7 +494,8 @@ int execute(const RunSpec& spec, const RunControl& control) {
         bytes += p.bytes_exported;
         imbalance = std::max(imbalance, p.max_imbalance);
       }
-      observables[observable.name]["partitions"] = {{"count", task.partitions},
+      observables[observable.name]["partitions"] = {{"count", partitions},
+                                                    {"transport", partition_stats.front().transport},
                                                     {"rows", partition_stats.front().rows},
                                                     {"remote_layers", remote},
                                                     {"rows_exported", exported},
@@ -460,6 +513,7 @@ int execute(const RunSpec& spec, const RunControl& control) {
     budget_discarded += observable_budget_discarded;
   }
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+  if (!writer) return kExitOk;  // every rank holds the gathered result; rank 0 reports it
 
   Json results;
   results["paulistrings"] = PAULISTRINGS_VERSION_STRING;
@@ -477,8 +531,8 @@ int execute(const RunSpec& spec, const RunControl& control) {
   results["peak_resident_bytes"] = peak_resident_bytes();
   results["engine"] = device >= 0 ? "gpu" : "cpu";
   results["device"] = device >= 0 ? gpu::describe_device(device) : "cpu";
-  results["threads"] = threads;
-  results["partitions"] = task.partitions;
+  results["threads"] = threads;  // per rank in a distributed run
+  results["partitions"] = partitions;
   if (control.memory_limit_bytes) {
     results["memory_budget"] = {{"limit_bytes", *control.memory_limit_bytes},
                                 {"max_terms", max_terms_used},

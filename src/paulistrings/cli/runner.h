@@ -3,6 +3,7 @@
 // direction, state, threads) run to a results JSON document, with the conveniences of a long
 // simulation — a progress bar, a per-layer trace file, periodic and on-signal checkpoints, resume,
 // and a memory budget. Front ends (task files, QASM, stim, kicked Ising) only build the RunSpec.
+// Under mpirun (several ranks) every rank calls execute() alike and the run is distributed.
 
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +16,8 @@
 #include "paulistrings/io/task.h"
 
 namespace paulistrings::cli {
+
+class Launch;
 
 /// Exit codes: 0 success, 1 runtime failure, 2 bad input, 130 interrupted (after checkpointing).
 inline constexpr int kExitOk = 0, kExitRuntime = 1, kExitBadInput = 2, kExitInterrupted = 130;
@@ -39,6 +42,9 @@ struct RunControl {
   std::optional<std::size_t> memory_limit_bytes;
   bool auto_truncate = true;
   bool quiet = false;
+  /// The launch (launch.h; not owned). Several ranks: one distributed run over them, partitions =
+  /// ranks, with rank 0 alone writing stdout and files. nullptr: this process alone.
+  Launch* launch = nullptr;
 };
 
 /// Parses "512M", "2G", "1500000", "64K" (binary multiples) into bytes; throws BadInput.

@@ -6,6 +6,8 @@ extension ``paulistrings._core`` linked with the C++ library — and packages wh
 in ``<cmake build dir>/python/paulistrings``. Needs CMake ≥ 3.25, a C++20 compiler, OpenMP,
 nlohmann-json, CLI11 headers, pybind11 and the Python headers (Debian: cmake g++ ninja-build
 nlohmann-json3-dev libcli11-dev pybind11-dev python3-dev python3-numpy); nothing is downloaded.
+With libopenmpi-dev and python3-mpi4py installed, comm= (MPI through an mpi4py communicator) is
+compiled in too.
 
 Environment:
   PAULISTRINGS_CMAKE_BUILD_DIR  CMake build tree (default: build-wheel/cmake in the repository,

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 preset="${1:-release}"
 
 required_packages=(g++ cmake ninja-build libgtest-dev nlohmann-json3-dev libcli11-dev libopenmpi-dev openmpi-bin
-                   python3-dev pybind11-dev python3-numpy python3-pytest)
+                   python3-mpi4py python3-dev pybind11-dev python3-numpy python3-pytest)
 missing=()
 for package in "${required_packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

@@ -6,6 +6,7 @@ import logging
 import math
 import operator
 import os
+import sys
 import threading
 import time
 from collections.abc import Mapping
@@ -17,7 +18,7 @@ import numpy as np
 from . import _core
 from ._circuit import TOO_WIDE, Circuit
 from ._system import cuda_available, numa_nodes
-from ._util import coefficient, index, qubit, real, type_name
+from ._util import coefficient, index, qubit, qubit_list, real, type_name
 from .truncation import Truncation
 
 __all__ = ["PauliString", "p", "PauliSum", "PropagationStats", "PartitionStats", "GpuPauliSum"]
@@ -214,8 +215,27 @@ def p(label) -> PauliString:
 
 @dataclass(frozen=True, repr=False)
 class PartitionStats:
-    """Per-partition statistics of a partitioned run (this build runs unpartitioned, so
-    ``PropagationStats.partition`` is always ``None``)."""
+    """What a partitioned run (``partitions=`` of 2 or more, or ``comm=``) exchanged; ``None`` in
+    ``PropagationStats.partition`` for an unpartitioned run.
+
+    The original's fields: ``partitions`` (P, a power of two; the communicator's size under
+    ``comm=``), ``rank``/``size`` (this rank and the group size under ``comm=``, else ``None``),
+    ``devices`` (always ``None``: no device partitions in this build), and per applied layer k:
+    ``local[k]`` (no row crossed a partition boundary), ``rows_exported[k]`` and
+    ``bytes_exported[k]`` (summed over all partitions, also under ``comm=``), ``imbalance[k]``
+    (largest over mean partition size after the layer; 1.0 = perfect, global also under
+    ``comm=``). ``terms_in``, ``terms_out`` and ``nanos`` are ``None``: this engine does not record
+    per-partition term counts or times (``PropagationStats`` has the global counts per layer, and
+    ``max_terms`` below the largest partition).
+
+    Added by this implementation: ``rows`` (how the partition rows were chosen, e.g.
+    ``"seeded(SEED)"``, ``"seeded(SEED) excluding 3 qubits"`` or ``"cut(4 blocks, z)"``),
+    ``transport`` (``"in-process"`` or ``"mpi"``), ``remote_layers`` / ``local_layers`` (layers
+    with and without an exchange),
+    ``total_rows_exported``, ``total_bytes_exported``, ``max_imbalance``, and per layer
+    ``partners[k]`` (distinct partner offsets, i.e. exchanges per partition) and ``max_terms[k]``
+    (terms of the largest partition after the layer).
+    """
 
     partitions: int
     rank: Optional[int]
@@ -224,10 +244,28 @@ class PartitionStats:
     local: list
     rows_exported: list
     bytes_exported: list
-    terms_in: list
-    terms_out: list
+    terms_in: Optional[list]
+    terms_out: Optional[list]
     imbalance: list
-    nanos: list
+    nanos: Optional[list]
+    rows: str
+    transport: str
+    remote_layers: int
+    local_layers: int
+    total_rows_exported: int
+    total_bytes_exported: int
+    max_imbalance: float
+    partners: list
+    max_terms: list
+
+    def __repr__(self) -> str:
+        where = f", rank={self.rank}, size={self.size}" if self.rank is not None else ""
+        return (
+            f"PartitionStats(partitions={self.partitions}{where}, rows={self.rows!r}, "
+            f"transport={self.transport!r}, remote_layers={self.remote_layers}, local_layers={self.local_layers}, "
+            f"rows_exported={self.total_rows_exported}, bytes_exported={self.total_bytes_exported}, "
+            f"max_imbalance={self.max_imbalance:.3f})"
+        )
 
 
 @dataclass(frozen=True, repr=False)
@@ -270,8 +308,12 @@ class PropagationStats:
 
 
 _NO_MPI = (
-    "{what}: this build of paulistrings has no MPI support (mpi_available() is False); "
-    "distributed propagation is not available"
+    "{what}: this build of paulistrings has no MPI support (mpi_available() is False: it needs the MPI "
+    "build of the library and mpi4py's headers at configure time); distributed propagation is not available"
+)
+_NO_COLLECTIVE_READOUT = (
+    "{what}: collective read-outs over MPI are not implemented in this build; propagate with "
+    'result="gather" (every rank then holds the whole sum) and call it without comm='
 )
 
 
@@ -568,13 +610,17 @@ class PauliSum:
         """w[k] = Σ|c|² of the strings anticommuting with exactly k of the G_q (G = X or Z) on
         ``sites``; ``len(sites) + 1`` floats summing to Σ|c|²."""
         if comm is not None:
-            raise RuntimeError(_NO_MPI.format(what="anticommute_histogram(comm=...)"))
+            if not _core.mpi:
+                raise RuntimeError(_NO_MPI.format(what="anticommute_histogram(comm=...)"))
+            raise NotImplementedError(_NO_COLLECTIVE_READOUT.format(what="anticommute_histogram(comm=...)"))
         return list(self._s.anticommute_histogram(_sites(sites), _axis(axis)))
 
     def rotated_overlap(self, sites, delta, axis="x", comm=None) -> float:
         """Operator Loschmidt echo 2^-n Tr(A V† A V) with V = Π_{q∈sites} exp(−iδG_q), exact."""
         if comm is not None:
-            raise RuntimeError(_NO_MPI.format(what="rotated_overlap(comm=...)"))
+            if not _core.mpi:
+                raise RuntimeError(_NO_MPI.format(what="rotated_overlap(comm=...)"))
+            raise NotImplementedError(_NO_COLLECTIVE_READOUT.format(what="rotated_overlap(comm=...)"))
         value = self._s.rotated_overlap(_sites(sites), real(delta, "delta"), _axis(axis))
         return float(complex(value).real)
 
@@ -623,6 +669,24 @@ class PauliSum:
         only exact zeros are dropped). See the package README for every option; added by this
         implementation: ``threads`` (0 = every core), ``checkpoint``/``checkpoint_every``/
         ``resume`` and ``memory_limit``/``auto_truncate``.
+
+        Partitioned runs (the library's ``propagate_partitioned``): ``partitions=P`` (a power of two
+        up to 64) splits the sum into P partitions run as threads of this process, each with
+        ``threads / P`` engine threads, exchanging only the rows that cross partitions; results
+        agree with the unpartitioned run to rounding. ``"auto"`` is the NUMA node count rounded
+        down to a power of two; a list of CPU lists gives P = its length (and, without
+        ``threads=``, as many threads as CPUs listed). Partitions are not pinned to NUMA nodes or
+        CPUs in this build (``pin_memory`` is accepted and ignored). ``comm=`` (an mpi4py
+        intracommunicator of power-of-two size; collective: every rank passes the same sum,
+        circuit and options) runs one partition per rank; ``result="gather"`` returns the whole
+        sum on every rank, ``"local"`` only this rank's share (the shares are disjoint and add up to
+        the whole). Rows: ``partition_row_seed`` (seeded random rows), ``partition_row_blocks``
+        (one block of qubits per partition: a cut reading Z/Y parities), ``partition_row_exclude``
+        (``{"x": [...], "z": [...]}``: seeded rows reading no bit of the listed qubits — both the
+        x and z bits of each listed qubit are left out). Exact ``topn`` runs partitioned (a
+        distributed selection); ``collapse_sample`` needs one partition (``ValueError``);
+        ``device=`` with ``partitions=``/``comm=`` is a ``ValueError``; ``checkpoint``/``resume``
+        work with ``partitions=`` but not with ``comm=``.
         """
         out, _ = self._run(circuit, policy, direction, target_bucket_len, min_buckets, partitions, pin_memory,
                            partition_row_seed, partition_row_blocks, partition_row_exclude, comm, result, device,
@@ -679,10 +743,15 @@ class PauliSum:
         target_bucket_len = 1024 if target_bucket_len is None else _positive(target_bucket_len, "target_bucket_len")
         min_buckets = 128 if min_buckets is None else _positive(min_buckets, "min_buckets")
         _check_engine(engine, small_sum_threshold)
-        ordinal = _check_distribution(policy, partitions, pin_memory, partition_row_seed, partition_row_blocks,
-                                      partition_row_exclude, comm, result, device)
+        ordinal, plan = _check_distribution(policy, partitions, pin_memory, partition_row_seed,
+                                            partition_row_blocks, partition_row_exclude, comm, result, device)
         threads = _threads(threads)
+        if threads == 0 and plan.cpus > 0:
+            threads = plan.cpus  # partitions= as CPU lists: as many threads as CPUs listed (not pinned)
         every = _checkpoint_every(checkpoint, checkpoint_every)
+        if plan.comm is not None and (checkpoint is not None or resume is not None):
+            raise ValueError("checkpoint= and resume= are not supported with comm= (each rank holds only its "
+                             "share during the run); use partitions= or an unpartitioned run")
         max_terms = 0
         core_policy = policy._t if policy is not None else _core.Truncation()
 
@@ -697,26 +766,50 @@ class PauliSum:
             work = work.copy()
         if memory_limit is not None:
             max_terms = _budget_terms(memory_limit, work, circuit)
+            if plan.comm is not None:
+                # The budget is a global term count, agreed by every rank: the tightest rank's share
+                # times the number of ranks.
+                max_terms = plan.comm.allreduce(max_terms, op=plan.mpi.MIN) * plan.count
         auto_truncate = bool(auto_truncate)
 
         info = _log.isEnabledFor(logging.INFO)
         callback = _log_layer if _log.isEnabledFor(logging.DEBUG) else None
         poll = threading.current_thread() is threading.main_thread()
         if info:
+            if plan.comm is not None:
+                where = f"rank {plan.rank} of {plan.count} (MPI), {threads or 'all'} threads"
+            elif plan.count > 1:
+                where = f"{plan.count} partitions, {threads or 'all'} threads"
+            elif ordinal >= 0:
+                where = f"CUDA device {ordinal}"
+            else:
+                where = f"{threads or 'all'} threads"
             _log.info(
                 "propagate: %d terms on %d qubits through %d layers (%s, policy %s, %s)",
                 len(work), self.num_qubits, len(circuit), direction,
-                policy if policy is not None else "None",
-                f"CUDA device {ordinal}" if ordinal >= 0 else f"{threads or 'all'} threads",
+                policy if policy is not None else "None", where,
             )
         began = time.perf_counter()
         records = []
         gates = circuit._c.copy()  # a snapshot: other threads may keep editing `circuit` meanwhile
+        partition_args = {}
+        if plan.partitioned:
+            partition_args = dict(partitions=plan.count, row_policy=plan.row_policy, row_seed=plan.row_seed,
+                                  excluded_qubits=plan.excluded or [], cut_blocks=plan.blocks or [],
+                                  comm=plan.comm, result=plan.result)
         while True:
             res = _core.propagate(work, gates, core_policy, direction, target_bucket_len, min_buckets, threads,
-                                  keep_records, callback, poll, start, every, max_terms, auto_truncate, ordinal)
+                                  keep_records, callback, poll, start, every, max_terms, auto_truncate, ordinal,
+                                  **partition_args)
             records.append(res)
             exception = res["exception"]
+            if plan.comm is not None and exception is None and res["stopped"]:
+                # Under comm= a run stops early only when some rank was interrupted (Ctrl-C) or its log
+                # callback failed: that rank raises its own exception, the others this one.
+                raise RuntimeError(
+                    f"propagate(comm=...): another rank stopped the run after layer {res['layers_done']} of "
+                    f"{len(circuit)} (interrupted, or its logging callback raised); this is rank {plan.rank}"
+                )
             if exception is not None or res["stopped"]:
                 if checkpoint is not None:
                     _core.save_checkpoint(os.fspath(checkpoint), work, gates.fingerprint(), fingerprint,
@@ -928,9 +1021,31 @@ def _power_of_two(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
 
 
+@dataclass
+class _Partitioning:
+    """How a propagate call is partitioned (``_check_distribution``); ``count == 1`` and no comm:
+    unpartitioned."""
+
+    count: int = 1
+    cpus: int = 0  # CPUs in the partitions= CPU lists (0: not given)
+    row_policy: str = "seeded"
+    row_seed: Optional[int] = None
+    excluded: list = None
+    blocks: list = None
+    comm: object = None
+    mpi: object = None  # the mpi4py.MPI module under comm=
+    rank: int = 0
+    result: str = "gather"
+
+    @property
+    def partitioned(self) -> bool:
+        return self.count > 1 or self.comm is not None
+
+
 def _check_distribution(policy, partitions, pin_memory, row_seed, row_blocks, row_exclude, comm, result,
-                        device) -> int:
-    """Checks the distribution arguments; returns the CUDA ordinal that runs the layers (−1: the CPU)."""
+                        device):
+    """Checks the distribution arguments; returns ``(ordinal, partitioning)``: the CUDA ordinal that
+    runs the layers (−1: the CPU) and a ``_Partitioning``."""
     if not isinstance(result, str) or result not in ("gather", "local"):
         raise ValueError(f"result must be 'gather' or 'local', got {result!r}")
     if not isinstance(pin_memory, bool):
@@ -939,42 +1054,74 @@ def _check_distribution(policy, partitions, pin_memory, row_seed, row_blocks, ro
         raise ValueError("comm= and partitions= are mutually exclusive (under comm= each rank is one partition)")
     if device is not None and partitions is not None:
         raise ValueError("device= and partitions= are mutually exclusive (several devices are the partitions)")
+    if device is not None and comm is not None:
+        raise ValueError("device= and comm= are mutually exclusive: distributed propagation runs on the CPU "
+                         "(one GPU per rank is not available in this build)")
 
-    parts = _partition_count(partitions)
+    plan = _Partitioning(result=result)
+    plan.count, plan.cpus = _partition_count(partitions)
     several_devices = isinstance(device, (list, tuple)) and len(device) > 1
     if (row_seed is not None or row_blocks is not None or row_exclude is not None) and not (
-        parts > 1 or comm is not None or several_devices
+        plan.count > 1 or comm is not None or several_devices
     ):
         raise ValueError(
             "partition_row_seed / partition_row_blocks / partition_row_exclude need a partitioned run "
             "(partitions= of 2 or more, comm=, or several devices)"
         )
     if row_seed is not None:
-        index(row_seed, "partition_row_seed")
-    if row_blocks is not None and parts > 1 and len(row_blocks) != parts:
-        raise ValueError(f"partition_row_blocks: expected {parts} blocks (one per partition), got {len(row_blocks)}")
+        plan.row_seed = index(row_seed, "partition_row_seed")
+    if row_blocks is not None:
+        if row_seed is not None or row_exclude is not None:
+            raise ValueError("partition_row_blocks chooses the rows itself: it cannot be combined with "
+                             "partition_row_seed or partition_row_exclude")
+        if isinstance(row_blocks, (str, bytes, Mapping)) or not hasattr(row_blocks, "__iter__"):
+            raise TypeError(f"partition_row_blocks must be a list of qubit lists, got {type_name(row_blocks)}")
+        plan.blocks = [qubit_list(block, "partition_row_blocks") for block in row_blocks]
+        plan.row_policy = "cut"
     if row_exclude is not None:
         if not isinstance(row_exclude, Mapping) or not set(row_exclude) <= {"x", "z"}:
             raise ValueError('partition_row_exclude must be a dict {"x": [...], "z": [...]}')
+        excluded = set()
+        for axis in ("x", "z"):
+            if row_exclude.get(axis) is not None:
+                excluded |= set(qubit_list(row_exclude[axis], f"partition_row_exclude[{axis!r}]"))
+        plan.excluded = sorted(excluded)
+        plan.row_policy = "seeded_excluding"
 
     ordinal = _resolve_device(device)
     if comm is not None:
-        raise RuntimeError(_NO_MPI.format(what="comm="))
-    if parts > 1:
-        if policy is not None and policy._contains("topn"):
-            raise NotImplementedError(
-                "exact topn has no partitioned form (distributed selection); use truncation.approx_topn"
-            )
-        raise NotImplementedError(
-            f"partitions={partitions!r}: the partitioned (NUMA) engine is not available in this build yet; "
-            "run unpartitioned (partitions=None)"
+        plan.mpi, size, plan.rank = _mpi_comm(comm)
+        if not _power_of_two(size) or size > 64:
+            raise ValueError(f"comm=: the communicator must have a power-of-two size up to 64 (one partition "
+                             f"per rank), got {size} ranks")
+        plan.comm, plan.count = comm, size
+    if plan.blocks is not None and plan.partitioned and len(plan.blocks) != plan.count:
+        raise ValueError(f"partition_row_blocks: expected {plan.count} blocks (one per partition), "
+                         f"got {len(plan.blocks)}")
+    if plan.count > 1 and policy is not None and policy._contains("collapse_sample"):
+        raise ValueError(
+            f"collapse_sample needs one partition (its sampling pass is sequential), got {plan.count} "
+            "partitions; run unpartitioned or use another truncation"
         )
-    return ordinal
+    return ordinal, plan
 
 
-def _partition_count(partitions) -> int:
+def _mpi_comm(comm):
+    """``(mpi4py.MPI, size, rank)`` of an mpi4py communicator; RuntimeError without MPI support."""
+    if not _core.mpi:
+        raise RuntimeError(_NO_MPI.format(what="comm="))
+    mpi = sys.modules.get("mpi4py.MPI")  # never imported here: a communicator implies it is loaded
+    if mpi is None or not isinstance(comm, mpi.Intracomm):
+        raise TypeError(f"comm must be an mpi4py intracommunicator (e.g. mpi4py.MPI.COMM_WORLD), "
+                        f"got {type_name(comm)}")
+    return mpi, comm.Get_size(), comm.Get_rank()
+
+
+def _partition_count(partitions):
+    """``(P, cpus)``: the partition count of ``partitions=`` and the CPUs its CPU lists name (0
+    when not given as CPU lists)."""
     if partitions is None:
-        return 1
+        return 1, 0
     if isinstance(partitions, bool):
         raise TypeError("partitions must be None, 'auto', a power-of-two int or a list of CPU lists, got bool")
     if isinstance(partitions, str):
@@ -983,19 +1130,14 @@ def _partition_count(partitions) -> int:
                              f"got {partitions!r}")
         nodes = len(numa_nodes())
         count = 1
-        while count * 2 <= nodes:
+        while count * 2 <= nodes and count * 2 <= 64:
             count *= 2
-        return count
+        return count, 0
     if _is_int(partitions):
         k = operator.index(partitions)
         if not _power_of_two(k) or k > 64:
             raise ValueError(f"partitions must be a power of two between 1 and 64, got {k}")
-        if k > 1:
-            nodes = len(numa_nodes())
-            if nodes < k:
-                raise ValueError(f"partitions={k} needs at least {k} NUMA nodes, this machine has {nodes} "
-                                 "(see paulistrings.numa_nodes())")
-        return k
+        return k, 0
     if isinstance(partitions, (list, tuple)):
         if not partitions:
             raise ValueError("partitions: the list of CPU lists is empty")
@@ -1012,7 +1154,7 @@ def _partition_count(partitions) -> int:
         if not _power_of_two(len(partitions)) or len(partitions) > 64:
             raise ValueError(f"partitions: the number of CPU lists must be a power of two up to 64, "
                              f"got {len(partitions)}")
-        return len(partitions)
+        return len(partitions), len(seen)
     raise TypeError(f"partitions must be None, 'auto', a power-of-two int or a list of CPU lists, "
                     f"got {type_name(partitions)}")
 
@@ -1141,6 +1283,43 @@ def _log_layer(k, n, name, terms_in, terms_out, nanos, discarded):
     _log.debug("layer %d/%d [%s]: %d -> %d terms, %.3f ms", k, n, name, terms_in, terms_out, nanos / 1e6)
 
 
+def _partition_stats(records) -> Optional[PartitionStats]:
+    """PartitionStats of a partitioned run's records (one per propagate call: checkpoint segments)."""
+    parts = [r["partition"] for r in records if "partition" in r]
+    if not parts:
+        return None
+
+    def cat(key):
+        out = []
+        for p in parts:
+            out.extend(p[key])
+        return out
+
+    first = parts[0]
+    return PartitionStats(
+        partitions=first["partitions"],
+        rank=first["rank"],
+        size=first["size"],
+        devices=None,
+        local=[not remote for remote in cat("layer_remote")],
+        rows_exported=cat("layer_rows_exported"),
+        bytes_exported=cat("layer_bytes_exported"),
+        terms_in=None,
+        terms_out=None,
+        imbalance=cat("layer_imbalance"),
+        nanos=None,
+        rows=first["rows"],
+        transport=first["transport"],
+        remote_layers=sum(p["remote_layers"] for p in parts),
+        local_layers=sum(p["local_layers"] for p in parts),
+        total_rows_exported=sum(p["rows_exported"] for p in parts),
+        total_bytes_exported=sum(p["bytes_exported"] for p in parts),
+        max_imbalance=max(p["max_imbalance"] for p in parts),
+        partners=cat("layer_partners"),
+        max_terms=cat("layer_max_terms"),
+    )
+
+
 def _stats(records, policy) -> PropagationStats:
     def cat(key):
         out = []
@@ -1158,7 +1337,7 @@ def _stats(records, policy) -> PropagationStats:
         terms_out=cat("terms_out"),
         peak_terms=peak,
         final_terms=records[-1]["final_terms"],
-        partition=None,
+        partition=_partition_stats(records),
         circuit_index=cat("circuit_index"),
         application_index=cat("application_index"),
         gate_name=cat("gate_name"),

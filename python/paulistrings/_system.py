@@ -59,10 +59,13 @@ def numa_nodes() -> list:
 
 
 def mpi_available() -> bool:
-    """Whether this build can run distributed over MPI (``comm=``): ``False`` in this build."""
+    """Whether distributed propagation over MPI (``comm=``) can run: the build has the library's MPI
+    transport and mpi4py's C API compiled in, and mpi4py is installed (it is not imported here)."""
+    import importlib.util
+
     from . import _core
 
-    return bool(_core.mpi)
+    return bool(_core.mpi) and importlib.util.find_spec("mpi4py") is not None
 
 
 def cuda_available() -> bool:

@@ -1,6 +1,7 @@
 // _core.propagate: the driver call behind PauliSum.propagate / propagate_with_stats (on the CPU, or
-// with device ≥ 0 on that CUDA device: upload, propagate, download); run_propagation is shared with
-// the resident GPU sum (bind_gpu.cc).
+// with device ≥ 0 on that CUDA device: upload, propagate, download; with partitions > 1 or an mpi4py
+// communicator through propagate_partitioned, the result dict then carrying "partition"); run_propagation
+// is shared with the resident GPU sum (bind_gpu.cc).
 //
 // The GIL is released for the whole run. Python is re-entered from the driver thread only
 //  - per layer, when the caller passes a layer callback (DEBUG logging of `paulistrings.propagate`
@@ -18,12 +19,16 @@
 #include <cstdint>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "mpi_comm.h"
 #include "paulistrings/engine/propagate.h"
 #include "paulistrings/io/checkpoint.h"
+#include "paulistrings/partition/partitioned_propagate.h"
 #include "propagate_run.h"
 
 namespace py = pybind11;
@@ -201,6 +206,56 @@ std::uint64_t run_fingerprint(const AnyPauliSum& observable, const Circuit& circ
   return h;
 }
 
+/// PartitionStats as a dict (per-layer lists only when the run kept layer records); rank and size are
+/// None here (the caller sets them for an MPI run).
+py::dict partition_dict(const PartitionStats& p) {
+  py::dict d;
+  d["partitions"] = p.partitions;
+  d["rows"] = p.rows;
+  d["transport"] = p.transport;
+  d["remote_layers"] = p.remote_layers;
+  d["local_layers"] = p.local_layers;
+  d["rows_exported"] = p.rows_exported;
+  d["bytes_exported"] = p.bytes_exported;
+  d["max_imbalance"] = p.max_imbalance;
+  d["rank"] = py::none();
+  d["size"] = py::none();
+  std::vector<std::size_t> application_index, partners, rows, bytes, max_terms;
+  std::vector<bool> remote;
+  std::vector<double> imbalance;
+  for (const PartitionLayerStats& layer : p.layers) {
+    application_index.push_back(layer.application_index);
+    remote.push_back(layer.remote);
+    partners.push_back(layer.partners);
+    rows.push_back(layer.rows_exported);
+    bytes.push_back(layer.bytes_exported);
+    max_terms.push_back(layer.max_terms);
+    imbalance.push_back(layer.imbalance);
+  }
+  d["layer_application_index"] = application_index;
+  d["layer_remote"] = remote;
+  d["layer_partners"] = partners;
+  d["layer_rows_exported"] = rows;
+  d["layer_bytes_exported"] = bytes;
+  d["layer_max_terms"] = max_terms;
+  d["layer_imbalance"] = imbalance;
+  return d;
+}
+
+PartitionRowPolicy parse_row_policy(const std::string& name) {
+  if (name == "seeded") return PartitionRowPolicy::seeded;
+  if (name == "seeded_excluding") return PartitionRowPolicy::seeded_excluding;
+  if (name == "cut") return PartitionRowPolicy::cut;
+  throw std::invalid_argument("partition row policy must be 'seeded', 'seeded_excluding' or 'cut', got '" +
+                              name + "'");
+}
+
+PartitionResult parse_result(const std::string& name) {
+  if (name == "gather") return PartitionResult::gather;
+  if (name == "local") return PartitionResult::local;
+  throw std::invalid_argument("result must be 'gather' or 'local', got '" + name + "'");
+}
+
 std::size_t resident_bytes() {
   std::ifstream statm("/proc/self/statm");
   std::size_t total = 0, resident = 0;
@@ -216,7 +271,10 @@ void register_propagate(py::module_& m) {
       [](AnyPauliSum& sum, const Circuit& circuit, const Truncation& policy, const std::string& direction,
          std::size_t target_bucket_len, std::size_t min_buckets, int threads, bool keep_records,
          py::object layer_callback, bool poll_signals, std::size_t start_layer, std::size_t stop_every,
-         std::size_t max_terms, bool auto_truncate, int device) {
+         std::size_t max_terms, bool auto_truncate, int device, std::size_t partitions,
+         const std::string& row_policy, std::optional<std::uint64_t> row_seed,
+         std::vector<std::size_t> excluded_qubits, std::vector<std::vector<std::size_t>> cut_blocks,
+         py::object comm, const std::string& result) {
         RunArguments args;
         args.direction = direction;
         args.target_bucket_len = target_bucket_len;
@@ -230,15 +288,57 @@ void register_propagate(py::module_& m) {
         args.stop_every = stop_every;
         args.max_terms = max_terms;
         args.auto_truncate = auto_truncate;
-        // device ≥ 0: propagate() uploads, runs on that CUDA device and downloads into `sum`.
-        return run_propagation(circuit, policy, args, [&](const PropagateOptions& options) {
-          return propagate(sum, circuit, options);
+        if (partitions <= 1 && comm.is_none()) {
+          // device ≥ 0: propagate() uploads, runs on that CUDA device and downloads into `sum`.
+          return run_propagation(circuit, policy, args, [&](const PropagateOptions& options) {
+            return propagate(sum, circuit, options);
+          });
+        }
+        // Partitioned: in-process partitions (threads of this process), or one partition per MPI rank
+        // of the mpi4py communicator `comm` (collective).
+        if (device >= 0)
+          throw std::invalid_argument("partitioned propagation runs on the CPU (device= must be None)");
+        PartitionOptions partition;
+        partition.partitions = partitions;
+        partition.row_policy = parse_row_policy(row_policy);
+        if (row_seed) partition.row_seed = *row_seed;
+        partition.excluded_qubits = std::move(excluded_qubits);
+        partition.cut_blocks = std::move(cut_blocks);
+        partition.result = parse_result(result);
+        std::function<std::unique_ptr<Transport>()> make_transport;
+        if (!comm.is_none()) make_transport = mpi_transport_factory(comm);  // GIL held: reads the object
+        PartitionStats partition_stats;
+        std::optional<int> rank, size;
+        py::dict out = run_propagation(circuit, policy, args, [&](const PropagateOptions& options) {
+          std::unique_ptr<Transport> transport;
+          if (make_transport) {
+            transport = make_transport();  // MPI_Comm_dup: collective, without the GIL
+            partition.transport = transport.get();
+            rank = transport->rank();
+            size = transport->size();
+          }
+          PartitionedPropagation run = propagate_partitioned(sum, circuit, options, partition);
+          partition_stats = std::move(run.partitions);
+          return std::move(run.stats);
         });
+        py::dict stats = partition_dict(partition_stats);
+        if (rank) {
+          stats["rank"] = *rank;
+          stats["size"] = *size;
+        }
+        out["partition"] = stats;
+        return out;
       },
       py::arg("sum"), py::arg("circuit"), py::arg("policy"), py::arg("direction"),
       py::arg("target_bucket_len"), py::arg("min_buckets"), py::arg("threads"), py::arg("keep_records"),
       py::arg("layer_callback"), py::arg("poll_signals"), py::arg("start_layer"), py::arg("stop_every"),
-      py::arg("max_terms"), py::arg("auto_truncate"), py::arg("device") = -1);
+      py::arg("max_terms"), py::arg("auto_truncate"), py::arg("device") = -1, py::arg("partitions") = 1,
+      py::arg("row_policy") = "seeded", py::arg("row_seed") = py::none(),
+      py::arg("excluded_qubits") = std::vector<std::size_t>{},
+      py::arg("cut_blocks") = std::vector<std::vector<std::size_t>>{}, py::arg("comm") = py::none(),
+      py::arg("result") = "gather");
+
+  m.def("mpi4py_support", &mpi4py_support);
 
   m.def("run_fingerprint", &run_fingerprint);
   m.def("resident_bytes", &resident_bytes);

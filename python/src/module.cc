@@ -12,6 +12,7 @@
 #include <new>
 #include <stdexcept>
 
+#include "mpi_comm.h"
 #include "paulistrings/engine/propagate.h"
 #include "paulistrings/gpu/device_sum.h"
 
@@ -28,7 +29,8 @@ void register_gpu(py::module_& m);
 PYBIND11_MODULE(_core, m) {
   m.doc() = "paulistrings compiled core (internal; import paulistrings instead)";
   m.attr("__version__") = PAULISTRINGS_VERSION_STRING;
-  m.attr("mpi") = false;
+  // comm= support: the MPI transport and mpi4py's C API compiled in (bind_mpi.cc).
+  m.attr("mpi") = paulistrings::python::mpi4py_support();
 
   py::register_exception_translator([](std::exception_ptr p) {
     try {

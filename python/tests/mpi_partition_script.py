@@ -1,0 +1,142 @@
+"""One rank of test_partitions.py's MPI test (run as ``mpirun -np 2 python3 mpi_partition_script.py OUTDIR``).
+
+Every rank propagates the same seeded random cases unpartitioned, with ``comm=COMM_WORLD,
+result="gather"`` (checked here against the unpartitioned sum, term by term to 1e-12 relative) and
+with ``result="local"`` (its share, written to OUTDIR/rank<r>.json for the test to add up), and
+checks the documented errors of comm= runs, including ranks that pass different circuits (an error
+on every rank, not a hang).
+"""
+
+import json
+import os
+import sys
+import traceback
+
+from mpi4py import MPI  # initializes MPI (thread level "multiple" by default)
+
+import numpy as np
+
+import paulistrings
+from paulistrings import Circuit, PauliSum, truncation
+from test_gpu import random_circuit, random_observable
+
+REL = 1e-12
+
+
+def as_dict(s):
+    x, z, c = s.x_array(), s.z_array(), s.coefficients_array()
+    return {(tuple(int(v) for v in x[i]), tuple(int(v) for v in z[i])): complex(c[i]) for i in range(len(s))}
+
+
+def same_terms(actual, expected):
+    da, db = as_dict(actual), as_dict(expected)
+    if set(da) != set(db):
+        return f"key sets differ: {len(set(da) - set(db))} extra, {len(set(db) - set(da))} missing"
+    for k, a in da.items():
+        b = db[k]
+        if abs(a - b) > REL * max(abs(a), abs(b), 1e-300):
+            return f"coefficient of {k}: {a} vs {b}"
+    return None
+
+
+def terms(s):
+    return [[list(map(list, key)), [c.real, c.imag]] for key, c in as_dict(s).items()]
+
+
+CASES = [
+    ("none", None, "heisenberg"),
+    ("coeff", truncation.coeff(1e-3), "forward"),
+    ("weight", truncation.weight(3), "heisenberg"),
+    ("topn", truncation.topn(30), "heisenberg"),
+    ("approx_topn", truncation.approx_topn(30), "forward"),
+    ("coeff&topn", truncation.coeff(1e-4) & truncation.topn(50), "heisenberg"),
+    ("none-wide", None, "forward"),
+]
+
+
+def main():
+    comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    out = {"rank": rank, "size": comm.Get_size(), "cases": []}
+    assert paulistrings.mpi_available()
+    for k, (name, policy, direction) in enumerate(CASES):
+        rng = np.random.default_rng(500 + k)  # the same case on every rank
+        n = 130 if name.endswith("wide") else [6, 9, 12][k % 3]
+        c = random_circuit(n, 30, rng, noisy=k % 2 == 0)
+        obs = random_observable(n, rng, complex_coefficients=k % 3 == 1)
+        expected = obs.propagate(c, policy, direction, threads=1)
+        gathered, st = obs.propagate_with_stats(c, policy, direction, comm=comm, result="gather", threads=1)
+        error = same_terms(gathered, expected)
+        if error is None and st.final_terms != len(expected):
+            error = f"final_terms {st.final_terms} != {len(expected)}"
+        local = obs.propagate(c, policy, direction, comm=comm, result="local", threads=1)
+        p = st.partition
+        out["cases"].append({
+            "name": name,
+            "gather_ok": error is None,
+            "gather_error": error,
+            "expected": terms(expected),
+            "local": terms(local),
+            "stats": {"partitions": p.partitions, "transport": p.transport, "rank": p.rank, "size": p.size,
+                      "layers": len(p.local), "remote_layers": p.remote_layers},
+        })
+
+    # Documented errors (raised before any collective call, on every rank alike).
+    s = PauliSum.from_strings({"XIII": 1.0})
+    c = Circuit(4)
+    c.h(0)
+    c.cnot(0, 1)
+    errors = []
+
+    def expect(exc, match, **kwargs):
+        try:
+            s.propagate(c, **kwargs)
+        except exc as e:
+            if match not in str(e):
+                errors.append(f"{kwargs}: message {e!r} lacks {match!r}")
+            return
+        except Exception as e:  # noqa: BLE001
+            errors.append(f"{kwargs}: raised {e!r}, expected {exc.__name__}")
+            return
+        errors.append(f"{kwargs}: did not raise")
+
+    expect(ValueError, "collapse_sample", policy=truncation.collapse_sample(2, 1), comm=comm)
+    expect(ValueError, "mutually exclusive", comm=comm, partitions=2)
+    expect(ValueError, "not supported with comm=", comm=comm, checkpoint=os.devnull)
+    expect(ValueError, "expected 2 blocks", comm=comm, partition_row_blocks=[[0], [1], [2], [3]])
+    try:
+        s.anticommute_histogram([0], comm=comm)
+        errors.append("anticommute_histogram(comm=) did not raise")
+    except NotImplementedError:
+        pass
+    # Cut rows over MPI agree with the unpartitioned run.
+    blocks_sum = s.propagate(c, comm=comm, partition_row_blocks=[[0, 1], [2, 3]])
+    problem = same_terms(blocks_sum, s.propagate(c))
+    if problem:
+        errors.append("partition_row_blocks over MPI: " + problem)
+    # Ranks that disagree on the circuit: every rank gets an error naming the field (no hang).
+    mine = Circuit(4)
+    mine.h(0)
+    mine.rz(0.1 * (rank + 1), 1)
+    try:
+        s.propagate(mine, comm=comm)
+        errors.append("mismatched circuits did not raise")
+    except RuntimeError as e:
+        if "disagree" not in str(e):
+            errors.append(f"mismatched circuits: {e!r}")
+    out["errors_ok"] = not errors
+    out["errors"] = errors
+
+    with open(os.path.join(sys.argv[1], f"rank{rank}.json"), "w") as f:
+        json.dump(out, f)
+    comm.Barrier()
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except BaseException:
+        traceback.print_exc()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        MPI.COMM_WORLD.Abort(1)

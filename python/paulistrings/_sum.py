@@ -674,9 +674,10 @@ class PauliSum:
         up to 64) splits the sum into P partitions run as threads of this process, each with
         ``threads / P`` engine threads, exchanging only the rows that cross partitions; results
         agree with the unpartitioned run to rounding. ``"auto"`` is the NUMA node count rounded
-        down to a power of two; a list of CPU lists gives P = its length (and, without
-        ``threads=``, as many threads as CPUs listed). Partitions are not pinned to NUMA nodes or
-        CPUs in this build (``pin_memory`` is accepted and ignored). ``comm=`` (an mpi4py
+        down to a power of two (not pinned); a list of CPU lists gives P = its length and pins
+        partition r (its thread and engine threads, and so the memory it first touches) to list r,
+        with as many engine threads as CPUs listed unless ``threads=`` is given (``pin_memory`` is
+        accepted and ignored: first touch places the memory). ``comm=`` (an mpi4py
         intracommunicator of power-of-two size; collective: every rank passes the same sum,
         circuit and options) runs one partition per rank; ``result="gather"`` returns the whole
         sum on every rank, ``"local"`` only this rank's share (the shares are disjoint and add up to
@@ -746,8 +747,6 @@ class PauliSum:
         ordinal, plan = _check_distribution(policy, partitions, pin_memory, partition_row_seed,
                                             partition_row_blocks, partition_row_exclude, comm, result, device)
         threads = _threads(threads)
-        if threads == 0 and plan.cpus > 0:
-            threads = plan.cpus  # partitions= as CPU lists: as many threads as CPUs listed (not pinned)
         every = _checkpoint_every(checkpoint, checkpoint_every)
         if plan.comm is not None and (checkpoint is not None or resume is not None):
             raise ValueError("checkpoint= and resume= are not supported with comm= (each rank holds only its "
@@ -796,7 +795,7 @@ class PauliSum:
         if plan.partitioned:
             partition_args = dict(partitions=plan.count, row_policy=plan.row_policy, row_seed=plan.row_seed,
                                   excluded_qubits=plan.excluded or [], cut_blocks=plan.blocks or [],
-                                  comm=plan.comm, result=plan.result)
+                                  comm=plan.comm, result=plan.result, cpu_lists=plan.cpu_lists or [])
         while True:
             res = _core.propagate(work, gates, core_policy, direction, target_bucket_len, min_buckets, threads,
                                   keep_records, callback, poll, start, every, max_terms, auto_truncate, ordinal,
@@ -1028,6 +1027,7 @@ class _Partitioning:
 
     count: int = 1
     cpus: int = 0  # CPUs in the partitions= CPU lists (0: not given)
+    cpu_lists: list = None  # partitions= as CPU lists: partition r is pinned to cpu_lists[r]
     row_policy: str = "seeded"
     row_seed: Optional[int] = None
     excluded: list = None
@@ -1039,7 +1039,7 @@ class _Partitioning:
 
     @property
     def partitioned(self) -> bool:
-        return self.count > 1 or self.comm is not None
+        return self.count > 1 or self.comm is not None or bool(self.cpu_lists)
 
 
 def _check_distribution(policy, partitions, pin_memory, row_seed, row_blocks, row_exclude, comm, result,
@@ -1060,6 +1060,8 @@ def _check_distribution(policy, partitions, pin_memory, row_seed, row_blocks, ro
 
     plan = _Partitioning(result=result)
     plan.count, plan.cpus = _partition_count(partitions)
+    if isinstance(partitions, (list, tuple)):
+        plan.cpu_lists = [[operator.index(c) for c in cpus] for cpus in partitions]
     several_devices = isinstance(device, (list, tuple)) and len(device) > 1
     if (row_seed is not None or row_blocks is not None or row_exclude is not None) and not (
         plan.count > 1 or comm is not None or several_devices

@@ -274,7 +274,7 @@ void register_propagate(py::module_& m) {
          std::size_t max_terms, bool auto_truncate, int device, std::size_t partitions,
          const std::string& row_policy, std::optional<std::uint64_t> row_seed,
          std::vector<std::size_t> excluded_qubits, std::vector<std::vector<std::size_t>> cut_blocks,
-         py::object comm, const std::string& result) {
+         py::object comm, const std::string& result, std::vector<std::vector<int>> cpu_lists) {
         RunArguments args;
         args.direction = direction;
         args.target_bucket_len = target_bucket_len;
@@ -288,7 +288,7 @@ void register_propagate(py::module_& m) {
         args.stop_every = stop_every;
         args.max_terms = max_terms;
         args.auto_truncate = auto_truncate;
-        if (partitions <= 1 && comm.is_none()) {
+        if (partitions <= 1 && comm.is_none() && cpu_lists.empty()) {
           // device ≥ 0: propagate() uploads, runs on that CUDA device and downloads into `sum`.
           return run_propagation(circuit, policy, args, [&](const PropagateOptions& options) {
             return propagate(sum, circuit, options);
@@ -304,6 +304,7 @@ void register_propagate(py::module_& m) {
         if (row_seed) partition.row_seed = *row_seed;
         partition.excluded_qubits = std::move(excluded_qubits);
         partition.cut_blocks = std::move(cut_blocks);
+        partition.cpu_lists = std::move(cpu_lists);
         partition.result = parse_result(result);
         std::function<std::unique_ptr<Transport>()> make_transport;
         if (!comm.is_none()) make_transport = mpi_transport_factory(comm);  // GIL held: reads the object
@@ -336,7 +337,7 @@ void register_propagate(py::module_& m) {
       py::arg("row_policy") = "seeded", py::arg("row_seed") = py::none(),
       py::arg("excluded_qubits") = std::vector<std::size_t>{},
       py::arg("cut_blocks") = std::vector<std::vector<std::size_t>>{}, py::arg("comm") = py::none(),
-      py::arg("result") = "gather");
+      py::arg("result") = "gather", py::arg("cpu_lists") = std::vector<std::vector<int>>{});
 
   m.def("mpi4py_support", &mpi4py_support);
 

@@ -220,10 +220,19 @@ def test_partitions_auto_and_cpu_lists():
     out, st = obs.propagate_with_stats(c, partitions="auto")
     assert_same_terms(out, expected)
     assert (st.partition is None) if auto == 1 else (st.partition.partitions == auto)
-    # CPU lists give the count (not pinned); more partitions than NUMA nodes are fine.
-    out, st = obs.propagate_with_stats(c, partitions=[[0], [1]])
+    # CPU lists give the count and pin partition r to list r (the C++ tests watch the binding); the
+    # caller's own binding is back afterwards. More partitions than NUMA nodes are fine.
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) >= 2:
+        out, st = obs.propagate_with_stats(c, partitions=[[cpus[0]], [cpus[-1]]])
+        assert_same_terms(out, expected)
+        assert st.partition.partitions == 2
+        assert sorted(os.sched_getaffinity(0)) == cpus
+    out, st = obs.propagate_with_stats(c, partitions=[cpus])
     assert_same_terms(out, expected)
-    assert st.partition.partitions == 2
+    assert st.partition.partitions == 1 and sorted(os.sched_getaffinity(0)) == cpus
+    with pytest.raises(ValueError, match="not one this process may run on"):
+        obs.propagate(c, partitions=[[cpus[0]], [100000]])
     out, st = obs.propagate_with_stats(c, partitions=8)
     assert_same_terms(out, expected)
     assert st.partition.partitions == 8

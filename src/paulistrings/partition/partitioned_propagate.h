@@ -63,6 +63,12 @@ struct PartitionOptions {
   std::vector<std::size_t> excluded_qubits;          ///< seeded_excluding
   std::vector<std::vector<std::size_t>> cut_blocks;  ///< cut: one block per partition
   char cut_basis = 'z';                              ///< cut: 'z' or 'x' (see PartitionRows::cut)
+  /// In-process only: partition r runs on the CPUs cpu_lists[r] — its thread, the OpenMP team that
+  /// thread starts (of cpu_lists[r].size() threads when PropagateOptions::threads is 0) and so the
+  /// memory it first touches (its NUMA node). One non-empty list per partition, CPUs this process may
+  /// use (lists may overlap). Empty: not pinned. The calling thread runs partition 0 and gets its own
+  /// binding back afterwards.
+  std::vector<std::vector<int>> cpu_lists;
   /// Distributed run: this rank's transport (not owned). nullptr = in-process.
   Transport* transport = nullptr;
   PartitionResult result = PartitionResult::gather;

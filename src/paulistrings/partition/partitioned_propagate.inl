@@ -15,6 +15,7 @@
 
 #include "paulistrings/channels/prepared_channel.h"
 #include "paulistrings/cpu/cpu_engine.h"
+#include "paulistrings/partition/cpu_pinning.h"
 
 namespace paulistrings {
 namespace partition_detail {
@@ -137,6 +138,9 @@ class PartitionRunner {
     const int all_threads = options_.threads > 0 ? options_.threads : available_cpus();
     cpu_options.threads = size_ == 1 ? options_.threads : std::max(1, all_threads / size_);
     if (partition_options_.transport != nullptr) cpu_options.threads = options_.threads;
+    if (!partition_options_.cpu_lists.empty() && options_.threads == 0) {
+      cpu_options.threads = static_cast<int>(partition_options_.cpu_lists[static_cast<std::size_t>(rank_)].size());
+    }
     cpu_options.target_bucket_len = options_.target_bucket_len;
     cpu_options.min_buckets = options_.min_buckets;
     cpu_options.parallel_threshold = options_.parallel_threshold;
@@ -576,6 +580,9 @@ PartitionedPropagation propagate_partitioned(PauliSum<W, C>& sum, const Circuit&
     PartitionRows::bits_for_count(partitions);  // the same answer on every rank
     const std::uint32_t rank = static_cast<std::uint32_t>(transport.rank());
     std::string problem = partition_detail::validate(sum, circuit, options, partitions);
+    if (problem.empty() && !partition_options.cpu_lists.empty()) {
+      problem = "cpu_lists pin in-process partitions; an MPI rank is placed by mpirun (--bind-to, --cpu-set)";
+    }
     std::optional<PartitionRows> rows;
     if (problem.empty()) {
       try {
@@ -640,6 +647,9 @@ PartitionedPropagation propagate_partitioned(PauliSum<W, C>& sum, const Circuit&
       !problem.empty()) {
     throw std::invalid_argument(problem);
   }
+  if (const std::string problem = cpu_lists_problem(partition_options.cpu_lists, partitions); !problem.empty()) {
+    throw std::invalid_argument(problem);
+  }
   const PartitionRows rows = make_partition_rows(partition_options, sum.num_qubits(), partitions);
   std::vector<PauliSum<W, C>> shares;
   shares.reserve(partitions);
@@ -651,6 +661,8 @@ PartitionedPropagation propagate_partitioned(PauliSum<W, C>& sum, const Circuit&
   std::vector<std::exception_ptr> errors(partitions);
   auto body = [&](std::size_t r) {
     try {
+      std::optional<ScopedCpuPin> pin;
+      if (!partition_options.cpu_lists.empty()) pin.emplace(partition_options.cpu_lists[r]);
       partition_detail::PartitionRunner<W, C> runner(group.transport(static_cast<int>(r)), rows, circuit,
                                                      options, partition_options, r == 0);
       results[r] = runner.run(shares[r], std::string(), input_fp);

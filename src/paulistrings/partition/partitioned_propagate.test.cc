@@ -9,10 +9,12 @@
 
 #include <cmath>
 #include <map>
+#include <mutex>
 #include <random>
 #include <thread>
 
 #include "paulistrings/circuit/kicked_ising.h"
+#include "paulistrings/partition/cpu_pinning.h"
 #include "paulistrings/testing/assertions.h"
 #include "paulistrings/testing/engine_cases.h"
 #include "paulistrings/testing/oracle_bridge.h"
@@ -329,6 +331,19 @@ TEST(PartitionedDistributed, GatherAndLocalResultsOverATransport) {
   EXPECT_TRUE(testing::TermsMatchSummedInAnyOrder(united, expected));
 }
 
+TEST(PartitionedDistributed, CpuListsAreForInProcessPartitionsOnly) {
+  const SmallRun run = small_run(18);
+  const int cpu = allowed_cpus().front();
+  const auto errors = on_ranks(2, [&](int, Transport& transport) {
+    PartitionOptions partition_options;
+    partition_options.transport = &transport;
+    partition_options.cpu_lists = {{cpu}, {cpu}};
+    PauliSum<1, double> sum = run.start;
+    propagate_partitioned(sum, run.circuit, run.options, partition_options);
+  });
+  for (const std::string& e : errors) EXPECT_NE(e.find("cpu_lists"), std::string::npos) << e;
+}
+
 TEST(PartitionedDistributed, ShareInputIsTheDistributedLoadPath) {
   const SmallRun run = small_run(8);
   PauliSum<1, double> expected = run.start;
@@ -446,6 +461,54 @@ TEST(PartitionedPropagate, BadOptionsGiveClearErrors) {
   excluded.excluded_qubits = {8};
   EXPECT_TRUE(testing::ThrowsInvalidArgumentMentioning(
       [&] { propagate_partitioned(sum, run.circuit, run.options, excluded); }, {"excluded qubit 8"}));
+}
+
+// cpu_lists: every partition's thread runs on its own CPUs while it works, the result is the single
+// partition's, and the calling thread (partition 0's) gets its own binding back. On a machine that lets
+// this process use one CPU, both lists name it.
+TEST(PartitionedPropagate, CpuListsPinEachPartitionAndRestoreTheCaller) {
+  SmallRun run = small_run(16);
+  const std::vector<int> allowed = allowed_cpus();
+  ASSERT_FALSE(allowed.empty());
+  const std::vector<std::vector<int>> lists = {{allowed.front()}, {allowed.back()}};
+  PartitionOptions partition_options;
+  partition_options.partitions = 2;
+  partition_options.cpu_lists = lists;
+  std::mutex seen_mutex;
+  std::map<int, std::vector<int>> seen;  // partition → CPUs its thread may use, at some layer
+  partition_options.before_layer = [&](int partition, std::size_t) {
+    const std::vector<int> now = allowed_cpus();
+    std::lock_guard<std::mutex> lock(seen_mutex);
+    if (!seen.count(partition) || seen[partition] != now) seen[partition] = now;
+  };
+  run.options.threads = 0;  // one engine thread per listed CPU
+  PauliSum<1, double> expected = run.start;
+  propagate(expected, run.circuit, run.options);
+  PauliSum<1, double> actual = run.start;
+  propagate_partitioned(actual, run.circuit, run.options, partition_options);
+  EXPECT_TRUE(testing::TermsMatchSummedInAnyOrder(actual, expected));
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0], lists[0]);
+  EXPECT_EQ(seen[1], lists[1]);
+  EXPECT_EQ(allowed_cpus(), allowed);  // the caller's binding is back
+}
+
+TEST(PartitionedPropagate, BadCpuListsGiveClearErrors) {
+  SmallRun run = small_run(17);
+  PauliSum<1, double> sum = run.start;
+  const int cpu = allowed_cpus().front();
+  PartitionOptions options;
+  options.partitions = 2;
+  options.cpu_lists = {{cpu}};
+  EXPECT_TRUE(testing::ThrowsInvalidArgumentMentioning(
+      [&] { propagate_partitioned(sum, run.circuit, run.options, options); }, {"one CPU list per partition (2)", "got 1"}));
+  options.cpu_lists = {{cpu}, {}};
+  EXPECT_TRUE(testing::ThrowsInvalidArgumentMentioning(
+      [&] { propagate_partitioned(sum, run.circuit, run.options, options); }, {"partition 1", "empty"}));
+  options.cpu_lists = {{cpu}, {100000}};
+  EXPECT_TRUE(testing::ThrowsInvalidArgumentMentioning(
+      [&] { propagate_partitioned(sum, run.circuit, run.options, options); }, {"CPU 100000", "partition 1"}));
+  EXPECT_EQ(sum, run.start);  // refused before anything ran
 }
 
 TEST(PartitionedPropagate, OnePartitionKeepsCollapseSampleBitwise) {

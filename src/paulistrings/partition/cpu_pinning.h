@@ -1,0 +1,33 @@
+#pragma once
+// Pinning an in-process partition to a list of CPUs (PartitionOptions::cpu_lists). A partition's thread
+// is bound to its CPUs before its engine starts, so the OpenMP team that thread creates inherits the
+// binding (unless OMP_PROC_BIND / OMP_PLACES ask OpenMP to place its threads itself) and the memory the
+// partition allocates and first touches lands on those CPUs' NUMA node. Linux only (sched affinity).
+
+#include <string>
+#include <vector>
+
+namespace paulistrings {
+
+/// The CPUs this process may run on (sched_getaffinity of the calling thread), ascending.
+std::vector<int> allowed_cpus();
+
+/// What is wrong with `lists` as one CPU list per partition for `partitions` partitions (empty = fine):
+/// a count that differs, an empty list, a CPU this process may not use.
+std::string cpu_lists_problem(const std::vector<std::vector<int>>& lists, std::size_t partitions);
+
+/// Binds the calling thread to `cpus` for its lifetime and restores the previous binding after (the
+/// calling thread may be the user's). Throws std::runtime_error when the kernel refuses.
+class ScopedCpuPin {
+ public:
+  explicit ScopedCpuPin(const std::vector<int>& cpus);
+  ~ScopedCpuPin();
+  ScopedCpuPin(const ScopedCpuPin&) = delete;
+  ScopedCpuPin& operator=(const ScopedCpuPin&) = delete;
+
+ private:
+  std::vector<int> previous_;
+  bool pinned_ = false;
+};
+
+}  // namespace paulistrings

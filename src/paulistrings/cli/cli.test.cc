@@ -379,6 +379,42 @@ TEST_F(Cli, WritesTracesAsCsvAndJsonLines) {
   EXPECT_EQ(layer, 127u + 144u);
 }
 
+// A partitioned run's trace carries what crossed partitions in each layer; an unpartitioned one leaves
+// those CSV columns empty.
+TEST_F(Cli, PartitionedTracesCarryTheExchangePerLayer) {
+  const std::string arguments =
+      "kicked-ising --steps 1 --theta-h 0.3 --observable mz --threads 2 -q --partitions 2 --trace ";
+  ASSERT_EQ(run(arguments + path("p.jsonl")).exit_code, 0);
+  std::istringstream jsonl(io::read_file(path("p.jsonl")));
+  std::size_t rows = 0, remote = 0, exported = 0;
+  for (std::string line; std::getline(jsonl, line); ++rows) {
+    const Json row = parse(line);
+    ASSERT_TRUE(row.contains("partition")) << line;
+    const Json& p = row["partition"];
+    remote += p["remote"].get<bool>();
+    exported += p["rows_exported"].get<std::size_t>();
+    EXPECT_GE(p["imbalance"].get<double>(), 1.0);
+    EXPECT_EQ(p["remote"].get<bool>(), p["partners"].get<std::size_t>() > 0) << line;
+  }
+  EXPECT_EQ(rows, 127u + 144u);
+  EXPECT_GT(remote, 0u);
+  EXPECT_GT(exported, 0u);
+
+  ASSERT_EQ(run(arguments + path("p.csv")).exit_code, 0);
+  std::istringstream csv(io::read_file(path("p.csv")));
+  std::string header, first;
+  std::getline(csv, header);
+  std::getline(csv, first);
+  EXPECT_TRUE(header.ends_with(",remote,partners,rows_exported,bytes_exported,max_partition_terms,imbalance"))
+      << header;
+  EXPECT_FALSE(first.ends_with(",,,,,")) << first;
+  ASSERT_EQ(run("kicked-ising --steps 1 --theta-h 0.3 -q --trace " + path("u.csv")).exit_code, 0);
+  std::istringstream plain(io::read_file(path("u.csv")));
+  std::getline(plain, header);
+  std::getline(plain, first);
+  EXPECT_TRUE(first.ends_with(",,,,,")) << first;
+}
+
 TEST_F(Cli, ResumeAfterSigkillOrSigintGivesTheUninterruptedResult) {
   const std::string arguments = "kicked-ising --steps 3 --theta-h 0.6 --coeff 1e-5 -q";
   const Result full = run(arguments);

@@ -135,53 +135,95 @@ class Progress {
   bool drawn_ = false;
 };
 
-/// Per-layer rows, written atomically at the end (CSV, or JSON lines for .jsonl/.json).
+/// Per-layer rows, written atomically at the end (CSV, or JSON lines for .jsonl/.json). A partitioned
+/// run adds what crossed partitions in each layer (attach_partitions, after the run): remote, partners,
+/// rows_exported, bytes_exported, max_partition_terms, imbalance (CSV columns empty otherwise).
 class Trace {
  public:
   explicit Trace(const std::optional<std::string>& path) : path_(path) {
     if (!path_) return;
     const std::string& p = *path_;
     json_lines_ = p.size() >= 5 && (p.ends_with(".jsonl") || p.ends_with(".json"));
-    if (!json_lines_) {
-      text_ =
-          "observable,layer,circuit_index,gate,terms_in,terms_out,discarded_weight,budget_discarded_weight,"
-          "wall_ns,"
-          "resident_bytes\n";
-    }
   }
   bool enabled() const { return path_.has_value(); }
   void add(const std::string& observable, const LayerRecord& r) {
-    const std::size_t rss = resident_bytes();
-    if (json_lines_) {
-      Json row = {{"observable", observable},
-                  {"layer", r.application_index},
-                  {"circuit_index", r.circuit_index},
-                  {"gate", r.gate_name},
-                  {"terms_in", r.terms_in},
-                  {"terms_out", r.terms_out},
-                  {"discarded_weight", r.discarded_weight},
-                  {"budget_discarded_weight", r.budget_discarded_weight},
-                  {"wall_ns", r.wall_ns},
-                  {"resident_bytes", rss}};
-      text_ += row.dump();
-      text_ += '\n';
-      return;
+    rows_.push_back({observable, r, resident_bytes(), std::nullopt});
+  }
+  /// Adds a partitioned run's per-layer statistics to this observable's rows of the same layers.
+  void attach_partitions(const std::string& observable, const std::vector<PartitionLayerStats>& layers) {
+    std::size_t next = 0;
+    for (Row& row : rows_) {
+      if (row.observable != observable || row.partition) continue;
+      while (next < layers.size() && layers[next].application_index < row.record.application_index) ++next;
+      if (next < layers.size() && layers[next].application_index == row.record.application_index)
+        row.partition = layers[next];
     }
-    char line[512];
-    std::snprintf(line, sizeof line, "%s,%zu,%zu,%s,%zu,%zu,%.17g,%.17g,%llu,%zu\n", observable.c_str(),
-                  r.application_index, r.circuit_index, r.gate_name.c_str(), r.terms_in, r.terms_out,
-                  r.discarded_weight, r.budget_discarded_weight, static_cast<unsigned long long>(r.wall_ns),
-                  rss);
-    text_ += line;
   }
   void write() const {
-    if (path_) io::write_file_atomically(*path_, text_);
+    if (!path_) return;
+    std::string text;
+    if (!json_lines_) {
+      text =
+          "observable,layer,circuit_index,gate,terms_in,terms_out,discarded_weight,budget_discarded_weight,"
+          "wall_ns,resident_bytes,remote,partners,rows_exported,bytes_exported,max_partition_terms,"
+          "imbalance\n";
+    }
+    for (const Row& row : rows_) text += json_lines_ ? json_line(row) : csv_line(row);
+    io::write_file_atomically(*path_, text);
   }
 
  private:
+  struct Row {
+    std::string observable;
+    LayerRecord record;
+    std::size_t resident_bytes = 0;
+    std::optional<PartitionLayerStats> partition;
+  };
+
+  static std::string json_line(const Row& row) {
+    const LayerRecord& r = row.record;
+    Json line = {{"observable", row.observable},
+                 {"layer", r.application_index},
+                 {"circuit_index", r.circuit_index},
+                 {"gate", r.gate_name},
+                 {"terms_in", r.terms_in},
+                 {"terms_out", r.terms_out},
+                 {"discarded_weight", r.discarded_weight},
+                 {"budget_discarded_weight", r.budget_discarded_weight},
+                 {"wall_ns", r.wall_ns},
+                 {"resident_bytes", row.resident_bytes}};
+    if (row.partition) {
+      const PartitionLayerStats& p = *row.partition;
+      line["partition"] = {{"remote", p.remote},
+                           {"partners", p.partners},
+                           {"rows_exported", p.rows_exported},
+                           {"bytes_exported", p.bytes_exported},
+                           {"max_partition_terms", p.max_terms},
+                           {"imbalance", p.imbalance}};
+    }
+    return line.dump() + "\n";
+  }
+  static std::string csv_line(const Row& row) {
+    const LayerRecord& r = row.record;
+    char line[640];
+    int used = std::snprintf(line, sizeof line, "%s,%zu,%zu,%s,%zu,%zu,%.17g,%.17g,%llu,%zu,", row.observable.c_str(),
+                             r.application_index, r.circuit_index, r.gate_name.c_str(), r.terms_in, r.terms_out,
+                             r.discarded_weight, r.budget_discarded_weight,
+                             static_cast<unsigned long long>(r.wall_ns), row.resident_bytes);
+    used = std::max(0, std::min(used, static_cast<int>(sizeof line) - 1));
+    if (row.partition) {
+      const PartitionLayerStats& p = *row.partition;
+      std::snprintf(line + used, sizeof line - static_cast<std::size_t>(used), "%d,%zu,%zu,%zu,%zu,%.6g\n",
+                    p.remote ? 1 : 0, p.partners, p.rows_exported, p.bytes_exported, p.max_terms, p.imbalance);
+    } else {
+      std::snprintf(line + used, sizeof line - static_cast<std::size_t>(used), ",,,,,\n");
+    }
+    return line;
+  }
+
   std::optional<std::string> path_;
   bool json_lines_ = false;
-  std::string text_;
+  std::vector<Row> rows_;
 };
 
 std::uint64_t fnv1a(std::string_view bytes, std::uint64_t h = 0xcbf29ce484222325ULL) {
@@ -393,7 +435,8 @@ int execute(const RunSpec& spec, const RunControl& control) {
     options.truncation = task.truncation.policy();
     options.threads = threads;
     options.device = device;
-    options.keep_layer_records = false;
+    // Partition statistics per layer are kept only for the trace (the layer records come with them).
+    options.keep_layer_records = partitions > 1 && trace.enabled();
     options.auto_truncate = control.auto_truncate;
     if (resume && i == resume_index) {
       sum = resume->sum;
@@ -442,6 +485,7 @@ int execute(const RunSpec& spec, const RunControl& control) {
           }
         }();
         stats = std::move(run.stats);
+        if (trace.enabled()) trace.attach_partitions(observable.name, run.partitions.layers);
         partition_stats.push_back(std::move(run.partitions));
       } else {
         stats = propagate(sum, task.circuit, options);

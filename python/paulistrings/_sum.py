@@ -674,7 +674,8 @@ class PauliSum:
         up to 64) splits the sum into P partitions run as threads of this process, each with
         ``threads / P`` engine threads, exchanging only the rows that cross partitions; results
         agree with the unpartitioned run to rounding. ``"auto"`` is the NUMA node count rounded
-        down to a power of two (not pinned); a list of CPU lists gives P = its length and pins
+        down to a power of two, partition r pinned to node r's CPUs; a list of CPU lists gives P =
+        its length and pins
         partition r (its thread and engine threads, and so the memory it first touches) to list r,
         with as many engine threads as CPUs listed unless ``threads=`` is given (``pin_memory`` is
         accepted and ignored: first touch places the memory). ``comm=`` (an mpi4py
@@ -1062,6 +1063,8 @@ def _check_distribution(policy, partitions, pin_memory, row_seed, row_blocks, ro
     plan.count, plan.cpus = _partition_count(partitions)
     if isinstance(partitions, (list, tuple)):
         plan.cpu_lists = [[operator.index(c) for c in cpus] for cpus in partitions]
+    elif isinstance(partitions, str) and plan.count > 1:
+        plan.cpu_lists = numa_nodes()[: plan.count]  # "auto": partition r on NUMA node r's CPUs
     several_devices = isinstance(device, (list, tuple)) and len(device) > 1
     if (row_seed is not None or row_blocks is not None or row_exclude is not None) and not (
         plan.count > 1 or comm is not None or several_devices

@@ -238,6 +238,34 @@ def test_partitions_auto_and_cpu_lists():
     assert st.partition.partitions == 8
 
 
+def test_partitions_auto_pins_one_partition_per_numa_node(monkeypatch):
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("needs two CPUs to stand in for two NUMA nodes")
+    c = Circuit(4)
+    c.h(0)
+    c.cnot(0, 1)
+    c.rz(0.3, 1)
+    c.cnot(1, 2)
+    obs = PauliSum.from_strings({"ZIII": 1.0, "IXII": 0.5})
+    expected = obs.propagate(c)
+    nodes = [[cpus[0]], [cpus[-1]]]
+    monkeypatch.setattr(paulistrings._sum, "numa_nodes", lambda: nodes)
+    seen = []
+    run = paulistrings._sum._core.propagate
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("cpu_lists"))
+        return run(*args, **kwargs)
+
+    monkeypatch.setattr(paulistrings._sum._core, "propagate", spy)
+    out, st = obs.propagate_with_stats(c, partitions="auto")
+    assert_same_terms(out, expected)
+    assert st.partition.partitions == 2
+    assert seen == [nodes]
+    assert sorted(os.sched_getaffinity(0)) == cpus
+
+
 def test_partitions_bad_arguments_raise_documented_errors():
     c = Circuit(4)
     c.h(0)

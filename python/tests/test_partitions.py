@@ -205,14 +205,19 @@ def test_partitions_with_checkpoint_resume_and_memory_limit(tmp_path):
     assert_same_terms(obs.propagate(c, policy, partitions=2, memory_limit="64G"), expected)
 
 
-def test_partitions_auto_and_cpu_lists():
+def small_case():
+    """A 4-qubit circuit, an observable and its unpartitioned result."""
     c = Circuit(4)
     c.h(0)
     c.cnot(0, 1)
     c.rz(0.3, 1)
     c.cnot(1, 2)
     obs = PauliSum.from_strings({"ZIII": 1.0, "IXII": 0.5})
-    expected = obs.propagate(c)
+    return c, obs, obs.propagate(c)
+
+
+def test_partitions_auto_and_cpu_lists():
+    c, obs, expected = small_case()
     nodes = len(paulistrings.numa_nodes())
     auto = 1
     while auto * 2 <= nodes:
@@ -242,13 +247,7 @@ def test_partitions_auto_pins_one_partition_per_numa_node(monkeypatch):
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
         pytest.skip("needs two CPUs to stand in for two NUMA nodes")
-    c = Circuit(4)
-    c.h(0)
-    c.cnot(0, 1)
-    c.rz(0.3, 1)
-    c.cnot(1, 2)
-    obs = PauliSum.from_strings({"ZIII": 1.0, "IXII": 0.5})
-    expected = obs.propagate(c)
+    c, obs, expected = small_case()
     nodes = [[cpus[0]], [cpus[-1]]]
     monkeypatch.setattr(paulistrings._sum, "numa_nodes", lambda: nodes)
     seen = []

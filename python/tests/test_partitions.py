@@ -308,11 +308,10 @@ def test_partitions_bad_arguments_raise_documented_errors():
 
 
 def test_partitioned_run_releases_the_gil_and_stops_on_ctrl_c(tmp_path):
-    import logging
     import threading
     import time
 
-    from test_threads_signals import EventOnDebug, brickwork, check_interpreter_usable, observable, send_sigint_when
+    from test_threads_signals import assert_ctrl_c_stops_and_checkpoints, brickwork, observable
 
     # The GIL is released: the main thread keeps running Python code during a partitioned run.
     c = brickwork(8, n=8)  # ~10^4 terms over ~90 layers
@@ -337,26 +336,10 @@ def test_partitioned_run_releases_the_gil_and_stops_on_ctrl_c(tmp_path):
     # Ctrl-C stops a long partitioned run after a layer (the poll runs on partition 0, the calling
     # thread), writes the checkpoint and leaves the interpreter usable.
     long = brickwork(2000)
-    started = threading.Event()
-    handler = EventOnDebug(started)
-    logger = logging.getLogger("paulistrings.propagate")
-    old_level = logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG)
     path = tmp_path / "interrupted.ckpt"
-    sender = send_sigint_when(started)
-    began = time.monotonic()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            observable().propagate(long, direction="heisenberg", partitions=4, threads=2, checkpoint=path)
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(old_level)
-        started.set()
-        sender.join()
-    assert time.monotonic() - began < 10
-    assert path.exists()
-    check_interpreter_usable()
+    assert_ctrl_c_stops_and_checkpoints(
+        lambda: observable().propagate(long, direction="heisenberg", partitions=4, threads=2, checkpoint=path),
+        path)
 
 
 # ---------------------------------------------------------------- comm= (MPI)

@@ -87,20 +87,21 @@ def test_gil_is_released_during_propagate():
     assert len(result["sum"]) > 1000
 
 
-def test_ctrl_c_interrupts_with_debug_logging_and_checkpoints(tmp_path):
-    c = brickwork(2000)  # ~30 000 layers: minutes if not interrupted
+def assert_ctrl_c_stops_and_checkpoints(run, path):
+    """Sends SIGINT once the engine logs its first layer (DEBUG logging on); ``run()`` must raise
+    KeyboardInterrupt within 10 s, after writing the checkpoint ``path``, and leave the interpreter
+    usable."""
     started = threading.Event()
     handler = EventOnDebug(started)
     logger = logging.getLogger("paulistrings.propagate")
     old_level = logger.level
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG)
-    path = tmp_path / "interrupted.ckpt"
     sender = send_sigint_when(started)
     began = time.monotonic()
     try:
         with pytest.raises(KeyboardInterrupt):
-            observable().propagate(c, direction="heisenberg", threads=1, checkpoint=path)
+            run()
     finally:
         logger.removeHandler(handler)
         logger.setLevel(old_level)
@@ -110,6 +111,13 @@ def test_ctrl_c_interrupts_with_debug_logging_and_checkpoints(tmp_path):
     # the run stopped inside the engine, which wrote the state it had reached
     assert path.exists()
     check_interpreter_usable()
+
+
+def test_ctrl_c_interrupts_with_debug_logging_and_checkpoints(tmp_path):
+    c = brickwork(2000)  # ~30 000 layers: minutes if not interrupted
+    path = tmp_path / "interrupted.ckpt"
+    assert_ctrl_c_stops_and_checkpoints(
+        lambda: observable().propagate(c, direction="heisenberg", threads=1, checkpoint=path), path)
 
 
 def test_ctrl_c_interrupts_without_logging(tmp_path):

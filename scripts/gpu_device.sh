@@ -13,6 +13,10 @@
 #   workloads — tfim_2d L = 18 (and tfim_chain, heisenberg_chain) on the GPU and on 16 CPU threads
 #   grow      — the growth run to 2^30 ≈ 1.07·10^9 terms at W = 2
 #   python    — the Python package's GPU tests (python/tests/test_gpu.py) on this machine's python3
+#   partition — GPU partitions: their tests (PartitionGpu*: partitions on device r mod the device count,
+#               ranks with one device each) and paulistrings-partition-bench with every partition on a
+#               GPU, in-process P = 1, 2, 4 and (2+ GPUs) mpirun -np 2 with one device per rank;
+#               PARTITION_TERMS sets the cells' m (default 4·10^6)
 #   profile   — where the time of tfim_2d L = 18 and the kicked Ising goes, per phase of a layer
 #               (PAULISTRINGS_GPU_PROFILE=1: a synchronization after every phase)
 set -uo pipefail
@@ -30,11 +34,19 @@ has() { [[ ",$modes," == *",$1,"* ]]; }
 } > "$out/machine.txt" 2>&1
 export PATH=/usr/local/cuda/bin:$PATH
 targets=(paulistrings-gpu-bench paulistrings-workloads)
-(has tests || has sanitize) && targets+=(paulistrings-tests paulistrings-cli)
-python=OFF
-has python && python=ON && targets+=(paulistrings-python paulistrings-cli)
+(has tests || has sanitize || has partition) && targets+=(paulistrings-tests paulistrings-cli)
+has partition && targets+=(paulistrings-partition-bench)
+python=(-DPAULISTRINGS_BUILD_PYTHON=OFF)
+if has python; then
+  # The GPU machine's python3 (a virtual environment) carries pybind11 as a package, not as a system CMake
+  # package: point CMake at that interpreter and at its pybind11.
+  python=(-DPAULISTRINGS_BUILD_PYTHON=ON -DPython3_EXECUTABLE="$(command -v python3)")
+  pybind11_dir=$(python3 -c "import pybind11; print(pybind11.get_cmake_dir())" 2>/dev/null) &&
+    python+=(-Dpybind11_DIR="$pybind11_dir")
+  targets+=(paulistrings-python paulistrings-cli)
+fi
 start=$(date +%s)
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAULISTRINGS_CUDA=ON -DPAULISTRINGS_BUILD_PYTHON=$python \
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAULISTRINGS_CUDA=ON "${python[@]}" \
   > "$out/build.log" 2>&1 &&
   cmake --build build-gpu --target "${targets[@]}" >> "$out/build.log" 2>&1 ||
   { tail -40 "$out/build.log"; exit 1; }
@@ -49,6 +61,23 @@ if has tests; then
   done
   wait
   grep -h -E "^\[  (FAILED|PASSED|SKIPPED) |tests? from .* ran" "$out"/gpu_tests_*.txt | tee "$out/gpu_tests.txt"
+fi
+if has partition; then
+  gpus=$(nvidia-smi -L | wc -l)
+  build-gpu/paulistrings-tests --gtest_filter='*PartitionGpu*:PartitionedDistributed.*' --gtest_brief=1 2>&1 |
+    tail -15 | tee "$out/partition_tests.txt"
+  compute-sanitizer --tool memcheck --error-exitcode 3 build-gpu/paulistrings-tests \
+    --gtest_filter='PartitionGpu.RanksWithOneDeviceEach*:Partition/PartitionGpuAgainstSingle.*/1*' --gtest_brief=1 \
+    2>&1 | tail -6 | tee -a "$out/partition_tests.txt"
+  terms=${PARTITION_TERMS:-4000000}
+  echo "# in-process, $gpus GPU(s): partition r on device r mod $gpus" | tee "$out/partition_bench.txt"
+  build-gpu/paulistrings-partition-bench 5 "$terms" 0 "$gpus" 2>&1 | tee -a "$out/partition_bench.txt"
+  if command -v mpirun > /dev/null; then
+    echo "# mpirun -np 2, rank r on device r mod $gpus (host-staged exchange)" | tee -a "$out/partition_bench.txt"
+    # Unbound ranks: OMP_PROC_BIND (exported above) would pin both ranks' main threads to core 0.
+    env -u OMP_PROC_BIND -u OMP_PLACES mpirun --allow-run-as-root --oversubscribe -np 2 --bind-to none \
+      build-gpu/paulistrings-partition-bench 5 "$terms" 8 "$gpus" 2>&1 | tee -a "$out/partition_bench.txt"
+  fi
 fi
 if has profile; then
   {

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <set>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -204,7 +205,8 @@ struct DeviceSum<W, C>::Impl {
   void release() {
     cudaSetDevice(device);
     if (stream) cudaStreamSynchronize(stream);
-    for (Buffer* b : {&keys, &coef, &owner, &members, &groups, &counts, &offsets, &scan_temp, &counters, &scratch})
+    for (Buffer* b : {&keys, &coef, &owner, &members, &groups, &counts, &offsets, &scan_temp, &counters, &scratch,
+                      &split_rows, &export_keys, &export_coef, &import_keys, &import_coef})
       free(*b);
     if (host_counters) cudaFreeHost(host_counters);
     if (host_scratch) cudaFreeHost(host_scratch);
@@ -769,6 +771,234 @@ struct DeviceSum<W, C>::Impl {
     Launch::cut(coef.ptr, stored, keep_ties ? 1 : 2, 0, value, counters_ptr, stream);
   }
 
+  // ---- partitioned runs ----
+
+  Buffer split_rows, export_keys, export_coef, import_keys, import_coef;
+
+  /// Where export_on_device left each slot's rows in export_keys / export_coef.
+  struct ExportLayout {
+    std::vector<std::size_t> count, first;
+  };
+
+  ExportLayout export_on_device(std::span<const PauliString<W>> rows, std::uint32_t self,
+                                std::span<const std::uint32_t> offsets) {
+    activate();
+    if (rows.size() > 16 || offsets.size() > static_cast<std::size_t>(kernels::kMaxExportSlots)) {
+      throw std::invalid_argument("export_partition_rows: at most 16 partition rows and 16 partner offsets");
+    }
+    const std::size_t slots = offsets.size();
+    ExportLayout layout{std::vector<std::size_t>(slots, 0), std::vector<std::size_t>(slots, 0)};
+    if (slots == 0) return layout;
+    kernels::PartitionSplit<W> split;
+    split.bits = static_cast<int>(rows.size());
+    split.self = self;
+    split.slots = static_cast<int>(slots);
+    for (std::size_t k = 0; k < slots; ++k) split.offsets[k] = offsets[k];
+    if (!rows.empty()) {
+      if (split_rows.bytes < rows.size() * sizeof(Key)) allocate(split_rows, 16 * sizeof(Key), "partition rows");
+      check(cudaMemcpyAsync(split_rows.ptr, rows.data(), rows.size() * sizeof(Key), cudaMemcpyHostToDevice, stream),
+            "upload partition rows");
+    }
+    split.rows = static_cast<const Key*>(split_rows.ptr);
+    split.cursor = histogram();
+    check(cudaMemsetAsync(split.cursor, 0, (slots + 1) * sizeof(unsigned long long), stream), "memset");
+    Launch::export_count(args(Truncation()), split, stream);
+    check(cudaMemcpyAsync(host_scratch, split.cursor, (slots + 1) * sizeof(unsigned long long),
+                          cudaMemcpyDeviceToHost, stream),
+          "read export counts");
+    check(cudaStreamSynchronize(stream), "export count");
+    if (host_scratch[slots] != 0) {
+      throw std::logic_error("partition export: " + std::to_string(host_scratch[slots]) +
+                             " terms belong to partitions that are not among this layer's partners");
+    }
+    std::size_t total = 0;
+    for (std::size_t k = 0; k < slots; ++k) {
+      layout.count[k] = host_scratch[k];
+      layout.first[k] = total;
+      host_scratch[k] = total;  // the write pass's cursors
+      total += layout.count[k];
+    }
+    if (total == 0) return layout;
+    if (export_keys.bytes < total * sizeof(Key)) allocate(export_keys, total * sizeof(Key), "export keys");
+    if (export_coef.bytes < total * sizeof(C)) allocate(export_coef, total * sizeof(C), "export coefficients");
+    check(cudaMemcpyAsync(split.cursor, host_scratch, slots * sizeof(unsigned long long), cudaMemcpyHostToDevice,
+                          stream),
+          "set export cursors");
+    zero_counters();
+    Launch::export_write(args(Truncation()), split, static_cast<Key*>(export_keys.ptr), export_coef.ptr, stream);
+    settle_counters();  // synchronizes: the rows are in place for whoever reads them next
+    compact_if_worthwhile(false);
+    return layout;
+  }
+
+  std::vector<std::vector<std::byte>> export_partition_rows(std::span<const PauliString<W>> rows,
+                                                            std::uint32_t self,
+                                                            std::span<const std::uint32_t> offsets) {
+    const ExportLayout layout = export_on_device(rows, self, offsets);
+    std::vector<std::vector<std::byte>> out(offsets.size());
+    for (std::size_t k = 0; k < offsets.size(); ++k) {
+      const std::size_t n = layout.count[k];
+      out[k].resize(n * (sizeof(Key) + sizeof(C)));
+      if (n == 0) continue;
+      check(cudaMemcpyAsync(out[k].data(), static_cast<const Key*>(export_keys.ptr) + layout.first[k],
+                            n * sizeof(Key), cudaMemcpyDeviceToHost, stream),
+            "download export keys");
+      check(cudaMemcpyAsync(out[k].data() + n * sizeof(Key), static_cast<const C*>(export_coef.ptr) + layout.first[k],
+                            n * sizeof(C), cudaMemcpyDeviceToHost, stream),
+            "download export coefficients");
+    }
+    check(cudaStreamSynchronize(stream), "export");
+    return out;
+  }
+
+  std::vector<PeerRows> export_partition_rows_on_device(std::span<const PauliString<W>> rows, std::uint32_t self,
+                                                        std::span<const std::uint32_t> offsets) {
+    const ExportLayout layout = export_on_device(rows, self, offsets);
+    std::vector<PeerRows> out(offsets.size());
+    for (std::size_t k = 0; k < offsets.size(); ++k) {
+      out[k].device = device;
+      out[k].count = layout.count[k];
+      out[k].keys = static_cast<const Key*>(export_keys.ptr) + layout.first[k];
+      out[k].coefficients = static_cast<const C*>(export_coef.ptr) + layout.first[k];
+    }
+    return out;
+  }
+
+  /// Merges `batches` batches of rows; source(k) gives batch k's row count and device addresses (it may
+  /// fill the import buffers, which hold `largest` rows, and return them).
+  template <class Source>
+  void merge_batches(std::size_t batches, std::size_t total, std::size_t largest, Source&& source) {
+    if (total == 0) return;
+    reserve(stored + total, true);
+    reserve_table(stored + total, 1);
+    if (largest > 0) {
+      if (import_keys.bytes < largest * sizeof(Key)) allocate(import_keys, largest * sizeof(Key), "import keys");
+      if (import_coef.bytes < largest * sizeof(C)) allocate(import_coef, largest * sizeof(C), "import coefficients");
+    }
+    zero_counters();
+    unsigned long long* cone = histogram() + 2048 + 8;  // W words of the pass scratch
+    check(cudaMemsetAsync(cone, 0, W * sizeof(unsigned long long), stream), "memset");
+    kernels::LayerArgs<W> a = args(Truncation());
+    Launch::key_index(a, stream);
+    // Batches one after another on the stream: a batch copied into the import buffers is not
+    // overwritten before the merge that reads it has run.
+    for (std::size_t k = 0; k < batches; ++k) {
+      const auto [n, row_keys, row_coef] = source(k);
+      Launch::merge_rows(a, static_cast<const Key*>(row_keys), row_coef, n, cone, stream);
+    }
+    check(cudaMemsetAsync(owner.ptr, 0, table_capacity * sizeof(std::uint32_t), stream), "clear key index");
+    check(cudaMemcpyAsync(host_scratch + 2048 + 8, cone, W * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
+                          stream),
+          "read light cone");
+    settle_counters();
+    for (int w = 0; w < W; ++w) support[w] |= host_scratch[2048 + 8 + w];
+    tested_valid = false;  // received terms have not met the policy
+  }
+
+  struct Batch {
+    std::size_t rows;
+    const void* keys;
+    const void* coef;
+  };
+
+  void merge_partition_rows(std::span<const std::vector<std::byte>> buffers) {
+    activate();
+    constexpr std::size_t kRow = sizeof(Key) + sizeof(C);
+    std::size_t total = 0, largest = 0;
+    for (const auto& buffer : buffers) {
+      if (buffer.size() % kRow != 0) {
+        throw std::runtime_error("partition exchange: received " + std::to_string(buffer.size()) +
+                                 " bytes, not a whole number of rows");
+      }
+      total += buffer.size() / kRow;
+      largest = std::max(largest, buffer.size() / kRow);
+    }
+    merge_batches(buffers.size(), total, largest, [&](std::size_t k) {
+      const std::size_t n = buffers[k].size() / kRow;
+      if (n == 0) return Batch{0, nullptr, nullptr};
+      check(cudaMemcpyAsync(import_keys.ptr, buffers[k].data(), n * sizeof(Key), cudaMemcpyHostToDevice, stream),
+            "upload received keys");
+      check(cudaMemcpyAsync(import_coef.ptr, buffers[k].data() + n * sizeof(Key), n * sizeof(C),
+                            cudaMemcpyHostToDevice, stream),
+            "upload received coefficients");
+      return Batch{n, import_keys.ptr, import_coef.ptr};
+    });
+  }
+
+  std::set<int> peers;  // devices whose memory this device reads directly
+
+  /// Whether kernels on this device can read device `other`'s memory (enabling peer access once).
+  bool reads_directly(int other) {
+    if (other == device) return true;
+    if (peers.contains(other)) return true;
+    int can = 0;
+    if (cudaDeviceCanAccessPeer(&can, device, other) != cudaSuccess || !can) {
+      cudaGetLastError();
+      return false;
+    }
+    const cudaError_t status = cudaDeviceEnablePeerAccess(other, 0);
+    if (status != cudaSuccess && status != cudaErrorPeerAccessAlreadyEnabled) {
+      cudaGetLastError();
+      return false;
+    }
+    cudaGetLastError();
+    peers.insert(other);
+    return true;
+  }
+
+  void merge_partition_rows(std::span<const PeerRows> sources) {
+    activate();
+    std::size_t total = 0, largest = 0;
+    std::vector<bool> direct(sources.size());
+    for (std::size_t k = 0; k < sources.size(); ++k) {
+      total += sources[k].count;
+      direct[k] = sources[k].count == 0 || reads_directly(sources[k].device);
+      if (!direct[k]) largest = std::max<std::size_t>(largest, sources[k].count);
+    }
+    merge_batches(sources.size(), total, largest, [&](std::size_t k) {
+      const PeerRows& from = sources[k];
+      if (from.count == 0 || direct[k]) return Batch{from.count, from.keys, from.coefficients};
+      check(cudaMemcpyPeerAsync(import_keys.ptr, device, from.keys, from.device, from.count * sizeof(Key), stream),
+            "peer copy of received keys");
+      check(cudaMemcpyPeerAsync(import_coef.ptr, device, from.coefficients, from.device, from.count * sizeof(C),
+                                stream),
+            "peer copy of received coefficients");
+      return Batch{static_cast<std::size_t>(from.count), import_keys.ptr, import_coef.ptr};
+    });
+  }
+
+  double apply_term_truncation(const Truncation& truncation) {
+    activate();
+    discarded = 0.0;
+    if (truncation.has_term_test()) {
+      zero_counters();
+      Launch::term_test(args(truncation), stream);
+      settle_counters();
+    }
+    tested = truncation;
+    tested_valid = true;
+    compact_if_worthwhile(false);
+    return discarded;
+  }
+
+  void read_histogram(std::span<std::uint64_t> counts) {
+    check(cudaMemcpyAsync(host_scratch, histogram(), counts.size() * sizeof(unsigned long long),
+                          cudaMemcpyDeviceToHost, stream),
+          "read histogram");
+    check(cudaStreamSynchronize(stream), "histogram");
+    for (std::size_t k = 0; k < counts.size(); ++k) counts[k] = host_scratch[k];
+  }
+
+  double cut_now(int mode, int bin, double value) {
+    activate();
+    discarded = 0.0;
+    zero_counters();
+    Launch::cut(coef.ptr, stored, mode, bin, value, static_cast<kernels::LayerCounters*>(counters.ptr), stream);
+    settle_counters();
+    compact_if_worthwhile(false);
+    return discarded;
+  }
+
   PauliSum<W, C> download() {
     activate();
     check(cudaStreamSynchronize(stream), "download");
@@ -837,6 +1067,55 @@ template <int W, Coefficient C>
 void DeviceSum<W, C>::synchronize() const {
   impl_->activate();
   check(cudaStreamSynchronize(impl_->stream), "synchronize");
+}
+
+template <int W, Coefficient C>
+std::vector<std::vector<std::byte>> DeviceSum<W, C>::export_partition_rows(std::span<const PauliString<W>> rows,
+                                                                           std::uint32_t self,
+                                                                           std::span<const std::uint32_t> offsets) {
+  return impl_->export_partition_rows(rows, self, offsets);
+}
+template <int W, Coefficient C>
+void DeviceSum<W, C>::merge_partition_rows(std::span<const std::vector<std::byte>> buffers) {
+  impl_->merge_partition_rows(buffers);
+}
+template <int W, Coefficient C>
+std::vector<PeerRows> DeviceSum<W, C>::export_partition_rows_on_device(std::span<const PauliString<W>> rows,
+                                                                       std::uint32_t self,
+                                                                       std::span<const std::uint32_t> offsets) {
+  return impl_->export_partition_rows_on_device(rows, self, offsets);
+}
+template <int W, Coefficient C>
+void DeviceSum<W, C>::merge_partition_rows(std::span<const PeerRows> sources) {
+  impl_->merge_partition_rows(sources);
+}
+template <int W, Coefficient C>
+double DeviceSum<W, C>::apply_term_truncation(const Truncation& truncation) {
+  return impl_->apply_term_truncation(truncation);
+}
+template <int W, Coefficient C>
+void DeviceSum<W, C>::exponent_histogram(std::span<std::uint64_t> counts) {
+  if (counts.size() != 2048) throw std::invalid_argument("exponent_histogram: 2048 counts");
+  impl_->activate();
+  Impl::Launch::exponent_histogram(impl_->coef.ptr, impl_->stored, impl_->histogram(), impl_->stream);
+  impl_->read_histogram(counts);
+}
+template <int W, Coefficient C>
+void DeviceSum<W, C>::digit_histogram(std::uint64_t prefix, std::uint64_t mask, int shift,
+                                      std::span<std::uint64_t> counts) {
+  if (counts.size() != 256) throw std::invalid_argument("digit_histogram: 256 counts");
+  impl_->activate();
+  Impl::Launch::digit_histogram(impl_->coef.ptr, impl_->stored, prefix, mask, shift, impl_->histogram(),
+                                impl_->stream);
+  impl_->read_histogram(counts);
+}
+template <int W, Coefficient C>
+double DeviceSum<W, C>::drop_below_exponent(int bin) {
+  return impl_->cut_now(0, bin, 0.0);
+}
+template <int W, Coefficient C>
+double DeviceSum<W, C>::drop_below(double value, bool keep_equal) {
+  return impl_->cut_now(keep_equal ? 1 : 2, 0, value);
 }
 
 template <int W, Coefficient C>

@@ -25,8 +25,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "paulistrings/channels/prepared_channel.h"
 #include "paulistrings/circuit/circuit.h"
@@ -61,6 +63,15 @@ std::string unavailable_reason();
 /// "NVIDIA H200 (sm_90, 139.8 GiB, 132 SMs)"; throws GpuUnavailable for a bad ordinal.
 std::string describe_device(int device);
 
+/// Rows one device sum exported for another, left in device memory: `count` keys and `count`
+/// coefficients at two device addresses of device `device` (export_partition_rows_on_device).
+struct PeerRows {
+  int device = -1;
+  std::uint64_t count = 0;
+  const void* keys = nullptr;
+  const void* coefficients = nullptr;
+};
+
 template <int W, Coefficient C>
 class DeviceSum {
  public:
@@ -91,6 +102,36 @@ class DeviceSum {
   LayerPassResult finalize_layer(const Truncation& truncation);
   /// Waits for the device (the layer calls already do; for timing).
   void synchronize() const;
+
+  // ---- the pieces a partitioned run composes (partition/local_engine.h) ----
+  /// Moves every live term whose partition part(key) = R·key (R: `rows`, at most 16) differs from
+  /// `self` out of the sum. Returns one buffer per entry of `offsets` (at most 16, distinct, nonzero):
+  /// the terms of partition self ⊕ offsets[k], as n keys (PauliString<W> bytes) followed by n
+  /// coefficients. A term of a partition that no offset names is a std::logic_error (the sum is left
+  /// as it was).
+  std::vector<std::vector<std::byte>> export_partition_rows(std::span<const PauliString<W>> rows, std::uint32_t self,
+                                                            std::span<const std::uint32_t> offsets);
+  /// Adds terms in export_partition_rows' layout, buffer by buffer (keys distinct within a buffer):
+  /// a key already present gets the coefficient added, a new key is appended. No truncation.
+  void merge_partition_rows(std::span<const std::vector<std::byte>> buffers);
+  /// The same two steps without the host, for sums of one process: the export stays in this sum's
+  /// device buffers (valid until its next export), and the merge reads other sums' exports directly
+  /// (same device, or a peer with peer access, which the merge enables) or copies them across first.
+  std::vector<PeerRows> export_partition_rows_on_device(std::span<const PauliString<W>> rows, std::uint32_t self,
+                                                        std::span<const std::uint32_t> offsets);
+  void merge_partition_rows(std::span<const PeerRows> sources);
+  /// The per-term test of `truncation` over every term; returns the Σ|c|² it dropped.
+  double apply_term_truncation(const Truncation& truncation);
+  /// counts[b] = live terms whose |c|² has the 11-bit exponent b (counts.size() == 2048).
+  void exponent_histogram(std::span<std::uint64_t> counts);
+  /// counts[d] = live, non-NaN terms whose |c|² bits match `prefix` on `mask`, by the 8-bit digit at
+  /// `shift` (counts.size() == 256).
+  void digit_histogram(std::uint64_t prefix, std::uint64_t mask, int shift, std::span<std::uint64_t> counts);
+  /// Drops the live terms whose |c|² exponent is below `bin`; returns the Σ|c|² dropped.
+  double drop_below_exponent(int bin);
+  /// Keeps the live terms with |c|² ≥ value (keep_equal) or > value, drops the rest (NaN always);
+  /// returns the Σ|c|² dropped.
+  double drop_below(double value, bool keep_equal);
 
   struct Impl;
 

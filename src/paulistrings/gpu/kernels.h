@@ -100,6 +100,22 @@ struct LayerArgs {
   bool test_unchanged = false;
 };
 
+inline constexpr int kMaxExportSlots = 16;
+
+/// A partitioned run's split (partition/): part(key) bit j = parity(rows[j] AND key); a live term of a
+/// partition other than `self` belongs to export slot k when part(key) ⊕ self = offsets[k].
+template <int W>
+struct PartitionSplit {
+  const Key<W>* rows = nullptr;  ///< device array of `bits` keys
+  int bits = 0;
+  std::uint32_t self = 0;
+  int slots = 0;
+  std::uint32_t offsets[kMaxExportSlots] = {};
+  /// Device array of slots + 1 counters: terms per slot (count pass) or each slot's write cursor
+  /// (write pass, set to the slot's first row); entry `slots` counts terms of no listed offset.
+  unsigned long long* cursor = nullptr;
+};
+
 /// Launches, per width W and coefficient kind (Cx = complex). Every launch is asynchronous on
 /// `stream`; sizes come from the host.
 template <int W, bool Cx>
@@ -117,6 +133,23 @@ struct Launch {
                                   cudaStream_t stream);
   static void join_write_rotation(const LayerArgs<W>& args, const RotationTable<W>& table,
                                   cudaStream_t stream);
+  /// Partitioned runs. export_count counts the live terms of each export slot (and strays) into
+  /// split.cursor; export_write moves them to out_keys/out_coef at the slots' cursors and leaves holes
+  /// (LayerCounters::hole_change).
+  static void export_count(const LayerArgs<W>& args, const PartitionSplit<W>& split, cudaStream_t stream);
+  static void export_write(const LayerArgs<W>& args, const PartitionSplit<W>& split, Key<W>* out_keys,
+                           void* out_coef, cudaStream_t stream);
+  /// Enters every stored key (holes too) into args.table.owner, keyed by the whole key.
+  static void key_index(const LayerArgs<W>& args, cudaStream_t stream);
+  /// Adds `rows` terms (keys distinct among themselves) to the sum indexed by key_index: a key found
+  /// gets its coefficient added in place, a new key is appended at LayerCounters::appended (past
+  /// args.append_base) and entered in the index. Counts hole changes.
+  /// ORs x|z of every row into support[W] (the light cone). row_keys / row_coef may live on a peer
+  /// device with peer access enabled.
+  static void merge_rows(const LayerArgs<W>& args, const Key<W>* row_keys, const void* row_coef, std::size_t rows,
+                         unsigned long long* support, cudaStream_t stream);
+  /// The per-term test of args.program over every live term (dropped terms become holes).
+  static void term_test(const LayerArgs<W>& args, cudaStream_t stream);
   /// Counts live terms per 11-bit exponent of |c|² into histogram[2048] (zeroed here).
   static void exponent_histogram(const void* coef, std::size_t size, unsigned long long* histogram,
                                  cudaStream_t stream);

@@ -52,6 +52,33 @@ template <int W, Coefficient C>
 LayerPassResult DeviceSum<W, C>::finalize_layer(const Truncation&) { throw GpuUnavailable(kReason); }
 template <int W, Coefficient C>
 void DeviceSum<W, C>::synchronize() const { throw GpuUnavailable(kReason); }
+template <int W, Coefficient C>
+std::vector<std::vector<std::byte>> DeviceSum<W, C>::export_partition_rows(std::span<const PauliString<W>>,
+                                                                           std::uint32_t,
+                                                                           std::span<const std::uint32_t>) {
+  throw GpuUnavailable(kReason);
+}
+template <int W, Coefficient C>
+void DeviceSum<W, C>::merge_partition_rows(std::span<const std::vector<std::byte>>) { throw GpuUnavailable(kReason); }
+template <int W, Coefficient C>
+std::vector<PeerRows> DeviceSum<W, C>::export_partition_rows_on_device(std::span<const PauliString<W>>, std::uint32_t,
+                                                                       std::span<const std::uint32_t>) {
+  throw GpuUnavailable(kReason);
+}
+template <int W, Coefficient C>
+void DeviceSum<W, C>::merge_partition_rows(std::span<const PeerRows>) { throw GpuUnavailable(kReason); }
+template <int W, Coefficient C>
+double DeviceSum<W, C>::apply_term_truncation(const Truncation&) { throw GpuUnavailable(kReason); }
+template <int W, Coefficient C>
+void DeviceSum<W, C>::exponent_histogram(std::span<std::uint64_t>) { throw GpuUnavailable(kReason); }
+template <int W, Coefficient C>
+void DeviceSum<W, C>::digit_histogram(std::uint64_t, std::uint64_t, int, std::span<std::uint64_t>) {
+  throw GpuUnavailable(kReason);
+}
+template <int W, Coefficient C>
+double DeviceSum<W, C>::drop_below_exponent(int) { throw GpuUnavailable(kReason); }
+template <int W, Coefficient C>
+double DeviceSum<W, C>::drop_below(double, bool) { throw GpuUnavailable(kReason); }
 
 template <int W, Coefficient C>
 PropagationStats propagate(DeviceSum<W, C>&, const Circuit&, const PropagateOptions&) {

@@ -2,10 +2,12 @@
 //  - remote layers per kicked-Ising step for random and cut partition rows (the seed: 139 → 4 of 271);
 //  - the 127-qubit kicked Ising (Heisenberg ⟨Z62⟩, θh = 5π/16, |c| cutoff 2^-12) end to end: wall time,
 //    rows and bytes exported, imbalance, for random and cut rows;
-//  - cells at 128 qubits (W = 2) on a random sum: one rzz layer (rotation_zz) and rxx·ryy·rzz on one
-//    pair, ns per input term per layer.
-// Usage: paulistrings-partition-bench [steps=5] [cell_terms=200000] [threads=0]
-// Times are end to end per propagate_partitioned call (split, layers, gather).
+//  - cells at 128 qubits (W = 2): rotation_zz and su4 (DESIGN §6, steady-state sums, 4 layers; cut
+//    rows over P blocks of qubits, across which the rzz delta is remote) at m terms (strong scaling) and m·P terms (weak scaling), and
+//    rxx·ryy·rzz on one pair of a random sum; ns per term per layer from the layers' own wall time
+//    (exchanges included; the split and the gather are not), and the end-to-end time.
+// Usage: paulistrings-partition-bench [steps=5] [cell_terms=200000] [threads=0] [gpus=0]
+// gpus > 0: every partition runs the GPU engine, partition r (or rank r) on device r mod gpus.
 // Under mpirun (MPI build) the partitions are the ranks (a power of two) and rank 0 prints.
 
 #include <chrono>
@@ -18,6 +20,7 @@
 #include <string>
 
 #include "paulistrings/circuit/kicked_ising.h"
+#include "paulistrings/cpu/bench_cells.h"
 #include "paulistrings/partition/partitioned_propagate.h"
 #ifdef PAULISTRINGS_HAS_MPI
 #include "paulistrings/partition/mpi_transport.h"
@@ -45,7 +48,24 @@ struct Setup {
   int rank = 0;
   int ranks = 1;
   int threads = 0;
+  int gpus = 0;
 };
+
+/// The devices of `partitions` partitions (in-process) or of this rank (MPI); empty = CPU.
+std::vector<int> devices_for(const Setup& setup, std::size_t partitions) {
+  std::vector<int> devices;
+  if (setup.gpus <= 0) return devices;
+  if (setup.transport) return {setup.rank % setup.gpus};
+  for (std::size_t r = 0; r < partitions; ++r) devices.push_back(static_cast<int>(r) % setup.gpus);
+  return devices;
+}
+
+/// Σ of the layers' own wall time (partition 0 / this rank; exchanges included).
+double layer_seconds(const PartitionedPropagation& out) {
+  double ns = 0.0;
+  for (const LayerRecord& record : out.stats.layers) ns += static_cast<double>(record.wall_ns);
+  return 1e-9 * ns;
+}
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -81,6 +101,7 @@ void kicked_ising(const Setup& setup, std::size_t steps) {
       PartitionOptions partition;
       partition.partitions = partitions;
       partition.transport = setup.transport;
+      partition.devices = devices_for(setup, partitions);
       if (cut) {
         partition.row_policy = PartitionRowPolicy::cut;
         partition.cut_blocks = heavy_hex_blocks(partitions);
@@ -110,8 +131,53 @@ void kicked_ising(const Setup& setup, std::size_t steps) {
   }
 }
 
+void run_cell(const Setup& setup, const char* name, const Circuit& circuit, const PauliSum<2, double>& start_sum,
+              std::size_t partitions, const char* scaling) {
+  PartitionOptions partition;
+  partition.partitions = partitions;
+  partition.transport = setup.transport;
+  partition.devices = devices_for(setup, partitions);
+  // Cut rows over P blocks of 128 / P qubits: the cell's pair (5, 70) lies in two blocks, so every
+  // delta with a Z/Y change on qubit 70 crosses (rotation_zz: every layer is remote).
+  partition.row_policy = PartitionRowPolicy::cut;
+  partition.cut_blocks.resize(partitions);
+  for (std::size_t q = 0; q < 128; ++q) partition.cut_blocks[q * partitions / 128].push_back(q);
+  PropagateOptions options;
+  options.threads = setup.threads;
+  options.direction = Direction::heisenberg;
+  auto sum = start_sum;
+  const auto start = std::chrono::steady_clock::now();
+  const PartitionedPropagation out = propagate_partitioned(sum, circuit, options, partition);
+  const double seconds = seconds_since(start);
+  if (setup.rank != 0) return;
+  const double layers = layer_seconds(out);
+  std::printf("%-12s %-6s m=%-10zu P=%zu %s  layers %8.4f s (%7.3f ns/term/layer)  end to end %7.3f s  "
+              "remote %zu/%zu  rows %zu  bytes %zu  imbalance %.3f\n",
+              name, scaling, start_sum.size(), partitions, partition.devices.empty() ? "cpu" : "gpu", layers,
+              1e9 * layers / static_cast<double>(start_sum.size()) / static_cast<double>(circuit.size()), seconds,
+              out.partitions.remote_layers, circuit.size(), out.partitions.rows_exported,
+              out.partitions.bytes_exported, out.partitions.max_imbalance);
+}
+
 void cells(const Setup& setup, std::size_t terms) {
+  const std::vector<std::size_t> counts =
+      setup.transport ? std::vector<std::size_t>{static_cast<std::size_t>(setup.ranks)}
+                      : std::vector<std::size_t>{1, 2, 4};
   std::mt19937_64 rng(2026);
+  const auto layer_cells = bench::layer_cells(rng);
+  for (const char* name : {"rotation_zz", "su4"}) {
+    const Channel& channel = layer_cells.at(name);
+    Circuit circuit(bench::kQubits);
+    for (int k = 0; k < 4; ++k) circuit.append(channel);
+    // Strong scaling (m terms over P partitions), then weak (m·P terms).
+    const auto strong = bench::steady_state_sum(channel, terms, rng);
+    for (std::size_t partitions : counts) run_cell(setup, name, circuit, strong, partitions, "strong");
+    for (std::size_t partitions : counts) {
+      if (partitions == 1) continue;
+      const auto weak = bench::steady_state_sum(channel, terms * partitions, rng);
+      run_cell(setup, name, circuit, weak, partitions, "weak");
+    }
+  }
   std::vector<PauliSum<2, double>::Term> random_terms;
   std::uniform_int_distribution<int> letter(0, 3);
   std::normal_distribution<double> normal;
@@ -121,41 +187,12 @@ void cells(const Setup& setup, std::size_t terms) {
     random_terms.push_back({key, normal(rng)});
   }
   const auto start_sum = PauliSum<2, double>::from_terms(128, random_terms);
-  struct Cell {
-    const char* name;
-    Circuit circuit;
-  };
-  std::vector<Cell> cell_list;
-  {
-    Circuit c(128);
-    c.append(Channel::rzz(0.3, 10, 90));
-    cell_list.push_back({"rotation_zz", c});
-  }
-  {
-    // Three two-qubit rotations on the same pair (sparse layers, each remote with random rows).
-    Circuit c(128);
-    c.append(Channel::rxx(0.41, 10, 90));
-    c.append(Channel::ryy(0.77, 10, 90));
-    c.append(Channel::rzz(1.13, 10, 90));
-    cell_list.push_back({"rxx_ryy_rzz", c});
-  }
-  const std::vector<std::size_t> counts =
-      setup.transport ? std::vector<std::size_t>{static_cast<std::size_t>(setup.ranks)}
-                      : std::vector<std::size_t>{1, 2, 4};
-  for (const Cell& cell : cell_list) {
-    for (std::size_t partitions : counts) {
-      PartitionOptions partition;
-      partition.partitions = partitions;
-      partition.transport = setup.transport;
-      PropagateOptions options;
-      options.threads = setup.threads;
-      auto sum = start_sum;
-      const auto start = std::chrono::steady_clock::now();
-      const PartitionedPropagation out = propagate_partitioned(sum, cell.circuit, options, partition);
-      print_run(setup, cell.name, partitions, "random", seconds_since(start), start_sum.size(), out,
-                cell.circuit.size());
-    }
-  }
+  // Three two-qubit rotations on the same pair (sparse layers, each remote with random rows).
+  Circuit circuit(128);
+  circuit.append(Channel::rxx(0.41, 10, 90));
+  circuit.append(Channel::ryy(0.77, 10, 90));
+  circuit.append(Channel::rzz(1.13, 10, 90));
+  for (std::size_t partitions : counts) run_cell(setup, "rxx_ryy_rzz", circuit, start_sum, partitions, "strong");
 }
 
 }  // namespace
@@ -166,6 +203,7 @@ int main(int argc, char** argv) {
   const std::size_t cell_terms = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 200000;
   paulistrings::Setup setup;
   setup.threads = argc > 3 ? std::atoi(argv[3]) : 0;
+  setup.gpus = argc > 4 ? std::atoi(argv[4]) : 0;
 #ifdef PAULISTRINGS_HAS_MPI
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);

@@ -53,6 +53,19 @@ class PartitionRows {
   std::uint64_t fingerprint() const;
   std::string description() const { return description_; }
 
+  /// The rows as W-word keys (the first W words of each; the GPU engine evaluates part on the device).
+  template <int W>
+  std::vector<PauliString<W>> rows_as() const {
+    std::vector<PauliString<W>> out(rows_.size());
+    for (std::size_t j = 0; j < rows_.size(); ++j) {
+      for (int w = 0; w < W; ++w) {
+        out[j].x[w] = rows_[j].x[w];
+        out[j].z[w] = rows_[j].z[w];
+      }
+    }
+    return out;
+  }
+
   /// part(v) = R·v.
   template <int W>
   std::uint32_t part(const PauliString<W>& key) const {

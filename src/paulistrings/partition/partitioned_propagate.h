@@ -1,16 +1,16 @@
 #pragma once
 // propagate_partitioned(): propagate() over P = 2^p partitions of the sum (DESIGN §3.7).
 //
-// The terms are split by part(v) = R·v (PartitionRows). Every partition runs the CPU engine on its
-// share. Per layer, each delta d of the channel is local (part(d) = 0) or remote; in a layer with a
-// remote delta every partition applies the channel without the per-term truncation, sends each output
-// that now belongs to partition rank ⊕ s to that partner (one pairwise exchange per distinct s), adds
-// the rows it receives (equal keys sum), and then applies the per-term truncation to the final summed
-// coefficients and drops exact zeros. A layer with no remote delta makes no communication call. Layer
-// truncation is global: approx_topn all-reduces the exponent histogram (the same kept set as one
-// partition), exact topn runs a distributed radix select of the n-th largest |c|² with topn's tie rule
-// (a tie group at the cut is kept whole if it fits, else dropped whole; NaN is never kept). The memory
-// budget of PropagateOptions (max_terms) is applied to the global term count the same way.
+// The terms are split by part(v) = R·v (PartitionRows). Every partition runs the CPU engine (or the GPU
+// engine: PartitionOptions::devices) on its share. Per layer, each delta d of the channel is local (part(d)
+// = 0) or remote; in a layer with a remote delta every partition applies the channel without the per-term
+// truncation, sends each output that now belongs to partition rank ⊕ s to that partner (one pairwise
+// exchange per distinct s), adds the rows it receives (equal keys sum), and then applies the per-term
+// truncation to the final summed coefficients and drops exact zeros. A layer with no remote delta makes no
+// communication call. Layer truncation is global: approx_topn all-reduces the exponent histogram (the same
+// kept set as one partition), exact topn runs a distributed radix select of the n-th largest |c|² with
+// topn's tie rule (a tie group at the cut is kept whole if it fits, else dropped whole; NaN is never kept).
+// The memory budget of PropagateOptions (max_terms) is applied to the global term count the same way.
 //
 // Two ways to run:
 //  - in-process: options.transport == nullptr; options.partitions partitions (a power of two) run as
@@ -28,8 +28,9 @@
 //
 // P = 1 gives the same bits as propagate() with the CPU engine. Results for P > 1 agree to rounding
 // (equal keys are summed in another order). Not supported for P > 1: collapse_sample (its pass counter
-// lives in the policy; std::invalid_argument). PropagateOptions::engine is ignored (always the CPU
-// engine). User callbacks (on_layer, should_stop) run once per layer on partition 0 in-process and on
+// lives in the policy; std::invalid_argument). PropagateOptions::engine is ignored: partitions run the
+// CPU engine, or the GPU engine when PartitionOptions::devices (or PropagateOptions::device) names devices.
+// User callbacks (on_layer, should_stop) run once per layer on partition 0 in-process and on
 // every rank in a distributed run; should_stop's answers are combined (any rank stopping stops all).
 
 #include <cstddef>
@@ -69,6 +70,13 @@ struct PartitionOptions {
   /// use (lists may overlap). Empty: not pinned. The calling thread runs partition 0 and gets its own
   /// binding back afterwards.
   std::vector<std::vector<int>> cpu_lists;
+  /// GPU partitions: each partition runs the GPU engine (gpu::DeviceSum) on a CUDA device. In-process:
+  /// partition r on devices[r]; the partition count is devices.size() (a power of two; repeats allowed,
+  /// several partitions then share a device; `partitions` must be 1 or equal). Distributed: one entry
+  /// (this rank's device) or one per rank (rank r on devices[r]). Empty: PropagateOptions::device
+  /// (≥ 0: every partition on that device; −1: the CPU engine). Rows cross partitions through the
+  /// transport, staged in host memory.
+  std::vector<int> devices;
   /// Distributed run: this rank's transport (not owned). nullptr = in-process.
   Transport* transport = nullptr;
   PartitionResult result = PartitionResult::gather;

@@ -15,6 +15,7 @@
 
 #include "paulistrings/channels/prepared_channel.h"
 #include "paulistrings/cpu/cpu_engine.h"
+#include "paulistrings/partition/local_engine.h"
 #include "paulistrings/partition/cpu_pinning.h"
 
 namespace paulistrings {
@@ -53,41 +54,6 @@ std::vector<std::uint32_t> remote_offsets(const PreparedChannel<W>& table, const
   return {offsets.begin(), offsets.end()};
 }
 
-template <int W, Coefficient C>
-constexpr std::size_t kRowBytes = sizeof(PauliString<W>) + sizeof(C);
-
-template <int W, Coefficient C>
-void append_rows(std::vector<std::byte>& buffer, std::span<const PauliString<W>> keys,
-                 std::span<const C> values) {
-  const std::size_t start = buffer.size();
-  buffer.resize(start + keys.size() * kRowBytes<W, C>);
-  std::byte* out = buffer.data() + start;
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    std::memcpy(out, &keys[i], sizeof(PauliString<W>));
-    std::memcpy(out + sizeof(PauliString<W>), &values[i], sizeof(C));
-    out += kRowBytes<W, C>;
-  }
-}
-
-template <int W, Coefficient C>
-void read_rows(std::span<const std::byte> buffer, std::vector<PauliString<W>>& keys, std::vector<C>& values) {
-  if (buffer.size() % kRowBytes<W, C> != 0) {
-    throw std::runtime_error(std::string("partition exchange: received ")
-                                 .append(std::to_string(buffer.size()))
-                                 .append(" bytes, not a whole number of rows"));
-  }
-  const std::size_t rows = buffer.size() / kRowBytes<W, C>;
-  const std::byte* in = buffer.data();
-  for (std::size_t i = 0; i < rows; ++i, in += kRowBytes<W, C>) {
-    PauliString<W> key;
-    C value;
-    std::memcpy(&key, in, sizeof(PauliString<W>));
-    std::memcpy(&value, in + sizeof(PauliString<W>), sizeof(C));
-    keys.push_back(key);
-    values.push_back(value);
-  }
-}
-
 /// Order-independent fingerprint of a sum's terms (replicated inputs must agree).
 template <int W, Coefficient C>
 std::uint64_t input_fingerprint(const PauliSum<W, C>& sum) {
@@ -112,8 +78,10 @@ template <int W, Coefficient C>
 class PartitionRunner {
  public:
   /// `callbacks`: whether this partition calls options.on_layer / should_stop (in-process: partition 0).
+  /// `device`: the CUDA device of this partition's GPU engine, −1 for the CPU engine.
   PartitionRunner(Transport& transport, const PartitionRows& rows, const Circuit& circuit,
-                  const PropagateOptions& options, const PartitionOptions& partition_options, bool callbacks)
+                  const PropagateOptions& options, const PartitionOptions& partition_options, bool callbacks,
+                  int device = -1)
       : transport_(transport),
         rows_(rows),
         circuit_(circuit),
@@ -121,7 +89,8 @@ class PartitionRunner {
         partition_options_(partition_options),
         callbacks_(callbacks),
         rank_(transport.rank()),
-        size_(transport.size()) {}
+        size_(transport.size()),
+        device_(device) {}
 
   /// `validation_error`: what this rank found wrong with its inputs (empty = fine), agreed on first.
   /// On return `share` holds this partition's result share (canonical order).
@@ -146,10 +115,17 @@ class PartitionRunner {
     cpu_options.parallel_threshold = options_.parallel_threshold;
     cpu_options.in_place_rotations = options_.in_place_rotations;
     cpu_options.general_layer = options_.general_layer;
-    std::optional<CpuEngine<W, C>> engine;
-    guard("setup", [&] { engine.emplace(share, cpu_options); });
+    std::unique_ptr<LocalEngine<W, C>> engine;
+    guard("setup", [&] {
+      if (device_ >= 0) {
+        engine = std::make_unique<GpuLocalEngine<W, C>>(share, device_);
+        share = PauliSum<W, C>(share.num_qubits(), share.hash().seed());  // the device holds the share now
+      } else {
+        engine = std::make_unique<CpuLocalEngine<W, C>>(share, cpu_options);
+      }
+    });
     sync_errors();
-    engine_ = &*engine;
+    engine_ = engine.get();
 
     result_.partitions.partitions = static_cast<std::size_t>(size_);
     result_.partitions.rows = rows_.description();
@@ -193,6 +169,7 @@ class PartitionRunner {
         {"input mode", static_cast<std::uint64_t>(partition_options_.input)},
         {"result mode", static_cast<std::uint64_t>(partition_options_.result)},
         {"hash seed", share.hash().seed()},
+        {"engine (CPU or GPU)", device_ >= 0 ? 1u : 0u},
         {"input terms (replicated input differs)", replicated ? input_fp : 0},
     };
   }
@@ -304,10 +281,7 @@ class PartitionRunner {
 
   double approx_topn(std::size_t n) {
     std::vector<std::uint64_t> histogram(2048, 0);
-    if (!error_) {
-      engine_->for_each_term(
-          [&](const PauliString<W>&, const C& c) { ++histogram[exponent_bin(magnitude_squared(c))]; });
-    }
+    guard("approx_topn", [&] { engine_->exponent_histogram(histogram); });
     transport_.all_reduce_sum(std::span<std::uint64_t>(histogram));
     std::uint64_t running = 0;
     int lowest = 2048;
@@ -317,60 +291,52 @@ class PartitionRunner {
       lowest = bin;
     }
     double dropped = 0.0;
-    guard("approx_topn", [&] {
-      dropped = engine_->remove_if([lowest](const PauliString<W>&, const C& c) {
-        return exponent_bin(magnitude_squared(c)) < lowest;
-      });
-    });
+    guard("approx_topn", [&] { dropped = engine_->drop_below_exponent(lowest); });
     return dropped;
   }
 
-  /// Exact topn(n) over all partitions, n ≥ 1 and fewer than the global term count: a radix select of
-  /// the n-th largest |c|² bit pattern (8 bits a round, one 256-bin all-reduce each), then topn_cut's
-  /// tie rule. |c|² is ≥ +0 or NaN, so for non-NaN values the bit order is the value order.
+  /// Exact topn(n) over all partitions, fewer than the global term count: a radix select of the n-th
+  /// largest |c|² bit pattern (8 bits a round, one 256-bin all-reduce each), then topn_cut's tie rule.
+  /// |c|² is ≥ +0 or NaN, so for non-NaN values the bit order is the value order.
   double topn(std::size_t n) {
-    std::vector<std::uint64_t> candidates;
-    if (!error_) {
-      candidates.reserve(engine_->size());
-      engine_->for_each_term([&](const PauliString<W>&, const C& c) {
-        const double m = magnitude_squared(c);
-        if (!std::isnan(m)) candidates.push_back(std::bit_cast<std::uint64_t>(m));
-      });
-    }
-    std::uint64_t finite = candidates.size();
-    transport_.all_reduce_sum(std::span<std::uint64_t>(&finite, 1));
     double pivot = -std::numeric_limits<double>::infinity();
     bool keep_ties = true;
     if (n == 0) {
       pivot = std::numeric_limits<double>::infinity();
       keep_ties = false;
-    } else if (finite > n) {
-      std::uint64_t rank = n, larger = 0, ties = 0, prefix = 0;
+    } else {
+      std::uint64_t rank = n, larger = 0, ties = 0, prefix = 0, mask = 0;
       std::vector<std::uint64_t> histogram(256);
+      bool all_fit = false;
       for (int shift = 56; shift >= 0; shift -= 8) {
         std::fill(histogram.begin(), histogram.end(), 0);
-        for (std::uint64_t v : candidates) ++histogram[(v >> shift) & 0xff];
+        guard("topn", [&] { engine_->digit_histogram(prefix, mask, shift, histogram); });
         transport_.all_reduce_sum(std::span<std::uint64_t>(histogram));
+        if (shift == 56) {
+          std::uint64_t finite = 0;
+          for (std::uint64_t count : histogram) finite += count;
+          if (finite <= n) {  // every non-NaN term fits
+            all_fit = true;
+            break;
+          }
+        }
         std::size_t digit = 255;
-        while (rank > histogram[digit]) {  // the counts add up to at least rank
+        for (; digit > 0; --digit) {  // the counts add up to at least rank
+          if (histogram[digit] >= rank) break;
           rank -= histogram[digit];
           larger += histogram[digit];
-          --digit;
         }
-        prefix = (prefix << 8) | digit;
+        prefix |= static_cast<std::uint64_t>(digit) << shift;
+        mask |= std::uint64_t{0xff} << shift;
         ties = histogram[digit];
-        std::erase_if(candidates, [&](std::uint64_t v) { return ((v >> shift) & 0xff) != digit; });
       }
-      pivot = std::bit_cast<double>(prefix);
-      keep_ties = larger + ties <= n;  // the tie group at the pivot fits whole
+      if (!all_fit) {
+        pivot = std::bit_cast<double>(prefix);
+        keep_ties = larger + ties <= n;  // the tie group at the pivot fits whole
+      }
     }
     double dropped = 0.0;
-    guard("topn", [&] {
-      dropped = engine_->remove_if([pivot, keep_ties](const PauliString<W>&, const C& c) {
-        const double m = magnitude_squared(c);
-        return !(keep_ties ? m >= pivot : m > pivot);  // NaN fails both: never kept
-      });
-    });
+    guard("topn", [&] { dropped = engine_->drop_below(pivot, keep_ties); });
     return dropped;
   }
 
@@ -413,7 +379,9 @@ class PartitionRunner {
       communicated = true;
     }
     double discarded = 0.0;
-    if (offsets.empty()) {
+    if (!offsets.empty() && engine_->exchanges_on_device() && transport_.shares_address_space()) {
+      discarded = device_exchange(p, table, offsets, step, channel);
+    } else if (offsets.empty()) {
       guard(layer_context(step, channel), [&] {
         if (partition_options_.before_layer) partition_options_.before_layer(rank_, step);
         discarded = engine_->apply_layer(table, options_.truncation);
@@ -425,26 +393,9 @@ class PartitionRunner {
       guard(layer_context(step, channel), [&] {
         if (partition_options_.before_layer) partition_options_.before_layer(rank_, step);
         engine_->apply_layer(table, Truncation());
-        std::vector<PauliString<W>> keys;
-        std::vector<C> values;
-        const std::uint32_t me = static_cast<std::uint32_t>(rank_);
-        engine_->extract_if([&](const PauliString<W>& key) { return rows_.part(key) != me; }, keys, values);
-        // Rows grouped by partner offset, each group in extraction order.
-        std::vector<std::uint32_t> slot_of_offset(std::size_t{1} << rows_.bits(), 0);
-        for (std::size_t i = 0; i < offsets.size(); ++i)
-          slot_of_offset[offsets[i]] = static_cast<std::uint32_t>(i);
-        std::vector<std::vector<PauliString<W>>> group_keys(offsets.size());
-        std::vector<std::vector<C>> group_values(offsets.size());
-        for (std::size_t i = 0; i < keys.size(); ++i) {
-          const std::uint32_t s = rows_.part(keys[i]) ^ me;
-          group_keys[slot_of_offset[s]].push_back(keys[i]);
-          group_values[slot_of_offset[s]].push_back(values[i]);
-        }
-        for (std::size_t i = 0; i < offsets.size(); ++i) {
-          append_rows<W, C>(outgoing[i], group_keys[i], group_values[i]);
-          p.rows += group_keys[i].size();
-          p.bytes += outgoing[i].size();
-        }
+        outgoing = engine_->export_rows(rows_, static_cast<std::uint32_t>(rank_), offsets);
+        for (const auto& buffer : outgoing) p.bytes += buffer.size();
+        p.rows += rows_in(outgoing);
       });
       sync_errors();  // a partition that failed above must not leave its partners waiting
       std::vector<std::vector<std::byte>> incoming(offsets.size());
@@ -453,10 +404,7 @@ class PartitionRunner {
         outgoing[i] = {};
       }
       guard(layer_context(step, channel), [&] {
-        std::vector<PauliString<W>> keys;
-        std::vector<C> values;
-        for (const auto& buffer : incoming) read_rows<W, C>(buffer, keys, values);
-        engine_->merge_terms(keys, values);
+        engine_->merge_rows(incoming);
         discarded = engine_->apply_term_truncation(options_.truncation);
       });
     }
@@ -490,6 +438,46 @@ class PartitionRunner {
     return false;
   }
 
+  /// A remote layer of GPU partitions in one process: the partners swap the device addresses of their
+  /// exports (a few bytes through the transport) and each merge reads the partners' rows on the device.
+  /// A second swap after the merges keeps every export buffer unchanged until its readers are done.
+  double device_exchange(Pending& p, const PreparedChannel<W>& table, const std::vector<std::uint32_t>& offsets,
+                         std::size_t step, const Channel& channel) {
+    std::vector<gpu::PeerRows> outgoing;
+    guard(layer_context(step, channel), [&] {
+      if (partition_options_.before_layer) partition_options_.before_layer(rank_, step);
+      engine_->apply_layer(table, Truncation());
+      outgoing = engine_->export_rows_on_device(rows_, static_cast<std::uint32_t>(rank_), offsets);
+      for (const gpu::PeerRows& rows : outgoing) {
+        p.rows += rows.count;
+        p.bytes += rows.count * kRowBytes<W, C>;
+      }
+    });
+    sync_errors();  // a partition that failed above must not leave its partners waiting
+    std::vector<gpu::PeerRows> incoming(offsets.size());
+    for (std::size_t i = 0; i < offsets.size(); ++i) {
+      const std::vector<std::byte> received = transport_.exchange(
+          rank_ ^ static_cast<int>(offsets[i]), std::as_bytes(std::span<const gpu::PeerRows>(&outgoing[i], 1)));
+      if (received.size() != sizeof(gpu::PeerRows)) throw std::logic_error("device exchange: bad descriptor");
+      std::memcpy(&incoming[i], received.data(), sizeof(gpu::PeerRows));
+    }
+    double discarded = 0.0;
+    guard(layer_context(step, channel), [&] {
+      engine_->merge_rows_on_device(incoming);
+      discarded = engine_->apply_term_truncation(options_.truncation);
+    });
+    for (std::size_t i = 0; i < offsets.size(); ++i) transport_.exchange(rank_ ^ static_cast<int>(offsets[i]), {});
+    return discarded;
+  }
+
+  /// Rows in export buffers: both layouts (rows of key and coefficient, or keys then coefficients)
+  /// hold kRowBytes per term.
+  static std::uint64_t rows_in(const std::vector<std::vector<std::byte>>& buffers) {
+    std::uint64_t bytes = 0;
+    for (const auto& buffer : buffers) bytes += buffer.size();
+    return bytes / kRowBytes<W, C>;
+  }
+
   static std::string layer_context(std::size_t step, const Channel& channel) {
     return std::string("layer ").append(std::to_string(step)).append(" (").append(channel.name()).append(")");
   }
@@ -503,7 +491,8 @@ class PartitionRunner {
   const int rank_;
   const int size_;
   std::vector<Truncation::LayerPassStep> passes_;  // the policy's layer passes, in finalize order
-  CpuEngine<W, C>* engine_ = nullptr;
+  const int device_;
+  LocalEngine<W, C>* engine_ = nullptr;
   std::exception_ptr error_;
   std::string error_text_;
   std::vector<Pending> pending_;
@@ -591,6 +580,17 @@ PartitionedPropagation propagate_partitioned(PauliSum<W, C>& sum, const Circuit&
         problem = e.what();
       }
     }
+    int device = options.device;
+    if (problem.empty() && !partition_options.devices.empty()) {
+      if (partition_options.devices.size() == 1) {
+        device = partition_options.devices[0];
+      } else if (partition_options.devices.size() == partitions) {
+        device = partition_options.devices[rank];
+      } else {
+        problem = "devices: give one device (this rank's) or one per rank (" + std::to_string(partitions) +
+                  "), not " + std::to_string(partition_options.devices.size());
+      }
+    }
     if (!rows) rows.emplace(sum.num_qubits());  // placeholder; the run stops at the agreement
     PauliSum<W, C> share(sum.num_qubits(), sum.hash().seed());
     if (problem.empty()) {
@@ -614,7 +614,7 @@ PartitionedPropagation propagate_partitioned(PauliSum<W, C>& sum, const Circuit&
     const std::uint64_t input_fp =
         partition_options.input == PartitionInput::replicated ? partition_detail::input_fingerprint(sum) : 0;
     partition_detail::PartitionRunner<W, C> runner(transport, *rows, circuit, options, partition_options,
-                                                   true);
+                                                   true, device < 0 ? -1 : device);
     PartitionedPropagation result = runner.run(share, problem, input_fp);
     if (partition_options.result == PartitionResult::local || partitions == 1) {
       sum = std::move(share);
@@ -641,7 +641,18 @@ PartitionedPropagation propagate_partitioned(PauliSum<W, C>& sum, const Circuit&
   }
 
   // In-process: partitions as threads of this process.
-  const std::size_t partitions = partition_options.partitions;
+  std::size_t partitions = partition_options.partitions;
+  std::vector<int> devices = partition_options.devices;
+  if (!devices.empty()) {
+    if (partitions != 1 && partitions != devices.size()) {
+      throw std::invalid_argument("partitions = " + std::to_string(partitions) + " but " +
+                                  std::to_string(devices.size()) +
+                                  " devices are listed: the device list sets the partition count");
+    }
+    partitions = devices.size();
+  } else if (options.device >= 0) {
+    devices.assign(partitions, options.device);
+  }
   PartitionRows::bits_for_count(partitions);
   if (const std::string problem = partition_detail::validate(sum, circuit, options, partitions);
       !problem.empty()) {
@@ -664,7 +675,8 @@ PartitionedPropagation propagate_partitioned(PauliSum<W, C>& sum, const Circuit&
       std::optional<ScopedCpuPin> pin;
       if (!partition_options.cpu_lists.empty()) pin.emplace(partition_options.cpu_lists[r]);
       partition_detail::PartitionRunner<W, C> runner(group.transport(static_cast<int>(r)), rows, circuit,
-                                                     options, partition_options, r == 0);
+                                                     options, partition_options, r == 0,
+                                                     devices.empty() ? -1 : devices[r]);
       results[r] = runner.run(shares[r], std::string(), input_fp);
     } catch (const std::exception& e) {
       errors[r] = std::current_exception();

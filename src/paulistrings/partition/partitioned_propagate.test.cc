@@ -1,7 +1,9 @@
 // propagate_partitioned against propagate(): in-process P = 1 (bitwise), 2 and 4 on seeded random
 // circuits (every channel kind, both directions, every truncation including exact topn and approx_topn),
 // the distributed entry over an in-process transport (gather / local results, mismatched ranks, a
-// failing rank), statistics, and bad options.
+// failing rank), statistics, and bad options. GPU partitions (PartitionGpu*): the same seeded cases with
+// every partition on a CUDA device (partition r on device r mod the device count, so one GPU runs them
+// all), and ranks with one device each; skipped with the reason on a machine without a GPU.
 
 #include "paulistrings/partition/partitioned_propagate.h"
 
@@ -14,6 +16,7 @@
 #include <thread>
 
 #include "paulistrings/circuit/kicked_ising.h"
+#include "paulistrings/gpu/device_sum.h"
 #include "paulistrings/partition/cpu_pinning.h"
 #include "paulistrings/testing/assertions.h"
 #include "paulistrings/testing/engine_cases.h"
@@ -46,8 +49,10 @@ Truncation make_truncation(int which) {
 }
 
 
+/// `gpu`: every partition runs the GPU engine (partition r on device r mod the device count) and is
+/// compared with the CPU engine's single-partition result to rounding (P = 1 included).
 template <int W, Coefficient C>
-void check_partitions(int seed) {
+void check_partitions(int seed, bool gpu = false) {
   std::mt19937_64 rng(static_cast<std::uint64_t>(seed) * 7919 + 11);
   const int which = seed % 9;
   const bool bounded = which != 0 && which != 6;
@@ -82,12 +87,16 @@ void check_partitions(int seed) {
       partition_options.row_policy = PartitionRowPolicy::seeded_excluding;
       partition_options.excluded_qubits = {offset, offset + 1};
     }
+    if (gpu) {
+      for (std::size_t r = 0; r < partitions; ++r)
+        partition_options.devices.push_back(static_cast<int>(r) % gpu::device_count());
+    }
     PauliSum<W, C> actual = start;
     const PartitionedPropagation run = propagate_partitioned(actual, circuit, options, partition_options);
     actual.check_invariants();
     SCOPED_TRACE(std::string("P = ") + std::to_string(partitions) + ", truncation " +
                  options.truncation.description());
-    if (partitions == 1) {
+    if (partitions == 1 && !gpu) {
       // One partition is the unpartitioned engine, bit for bit.
       ASSERT_EQ(actual.size(), expected.size());
       EXPECT_EQ(actual.bucket_bits(), expected.bucket_bits());
@@ -114,6 +123,9 @@ void check_partitions(int seed) {
       }
       EXPECT_EQ(run.partitions.partitions, partitions);
       EXPECT_EQ(run.partitions.remote_layers + run.partitions.local_layers, circuit.size());
+      if (partitions == 1) {
+        EXPECT_EQ(run.partitions.rows_exported, 0u);
+      }
     }
     EXPECT_EQ(run.stats.final_terms, expected.size());
     EXPECT_EQ(run.stats.peak_terms, single.peak_terms);
@@ -146,6 +158,40 @@ TEST_P(PartitionedAgainstSingle, SameTermsForOneTwoAndFourPartitions) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Partition, PartitionedAgainstSingle, ::testing::Range(0, 120));
+
+#define SKIP_WITHOUT_GPU()                                                                     \
+  do {                                                                                         \
+    if (gpu::device_count() == 0) GTEST_SKIP() << "no GPU: " << gpu::unavailable_reason(); \
+  } while (false)
+
+class PartitionGpuAgainstSingle : public ::testing::TestWithParam<int> {};
+
+TEST_P(PartitionGpuAgainstSingle, GpuPartitionsMatchTheCpuEngine) {
+  SKIP_WITHOUT_GPU();
+  const int seed = GetParam();
+  switch (seed % 6) {
+    case 0:
+      check_partitions<1, double>(seed, true);
+      break;
+    case 1:
+      check_partitions<2, double>(seed, true);
+      break;
+    case 2:
+      check_partitions<1, Complex>(seed, true);
+      break;
+    case 3:
+      check_partitions<2, Complex>(seed, true);
+      break;
+    case 4:
+      check_partitions<4, double>(seed, true);
+      break;
+    default:
+      check_partitions<16, Complex>(seed, true);
+      break;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Partition, PartitionGpuAgainstSingle, ::testing::Range(0, 100));
 
 /// A Heisenberg ⟨Z⟩ run of a small random circuit on the whole register, used by the tests below.
 struct SmallRun {
@@ -524,6 +570,133 @@ TEST(PartitionedPropagate, OnePartitionKeepsCollapseSampleBitwise) {
     EXPECT_EQ(actual.keys()[i], expected.keys()[i]);
     EXPECT_EQ(actual.coefficients()[i], expected.coefficients()[i]);
   }
+}
+
+// ---- GPU partitions ----
+
+/// A transport that hides that its ranks share the process: GPU partitions then exchange through host
+/// memory, as over MPI.
+class HostStaged final : public Transport {
+ public:
+  explicit HostStaged(Transport& inner) : inner_(inner) {}
+  int rank() const override { return inner_.rank(); }
+  int size() const override { return inner_.size(); }
+  std::string kind() const override { return inner_.kind(); }
+  std::vector<std::byte> exchange(int partner, std::span<const std::byte> send) override {
+    return inner_.exchange(partner, send);
+  }
+  void all_reduce_sum(std::span<std::uint64_t> values) override { inner_.all_reduce_sum(values); }
+  void all_reduce_max(std::span<std::uint64_t> values) override { inner_.all_reduce_max(values); }
+  void all_reduce_sum(std::span<double> values) override { inner_.all_reduce_sum(values); }
+
+ private:
+  Transport& inner_;
+};
+
+TEST(PartitionGpu, RanksWithOneDeviceEachGatherTheCpuResult) {
+  SKIP_WITHOUT_GPU();
+  const SmallRun run = small_run(11);
+  PauliSum<1, double> expected = run.start;
+  propagate(expected, run.circuit, run.options);
+  // Device to device (ranks of one process), then through host memory (as between MPI ranks).
+  for (int size : {2, 4, -2, -4}) {
+    const bool staged = size < 0;
+    size = std::abs(size);
+    std::vector<PauliSum<1, double>> gathered(static_cast<std::size_t>(size), PauliSum<1, double>(8));
+    std::vector<PartitionedPropagation> results(static_cast<std::size_t>(size));
+    const auto errors = on_ranks(size, [&](int rank, Transport& transport) {
+      HostStaged host_staged(transport);
+      PartitionOptions partition_options;
+      partition_options.transport = staged ? static_cast<Transport*>(&host_staged) : &transport;
+      partition_options.devices = {rank % gpu::device_count()};
+      auto& sum = gathered[static_cast<std::size_t>(rank)];
+      sum = run.start;
+      results[static_cast<std::size_t>(rank)] = propagate_partitioned(sum, run.circuit, run.options, partition_options);
+    });
+    for (int r = 0; r < size; ++r) {
+      EXPECT_EQ(errors[static_cast<std::size_t>(r)], "");
+      EXPECT_TRUE(testing::TermsMatchSummedInAnyOrder(gathered[static_cast<std::size_t>(r)], expected))
+          << size << " ranks, rank " << r << (staged ? ", host-staged" : ", device to device");
+      EXPECT_GT(results[static_cast<std::size_t>(r)].partitions.rows_exported, 0u);
+    }
+  }
+}
+
+TEST(PartitionGpu, KickedIsingOnTwoGpuPartitionsMatchesTheCpu) {
+  SKIP_WITHOUT_GPU();
+  const Circuit circuit = kicked_ising_circuit(2, 0.3);
+  std::vector<std::size_t> top, bottom;
+  for (std::size_t q = 0; q < kHeavyHexQubits; ++q) (q < 52 ? top : bottom).push_back(q);
+  PropagateOptions options;
+  options.direction = Direction::heisenberg;
+  options.truncation = Truncation::coeff(1e-5);
+  const auto start = PauliSum<2, double>::from_labels(kHeavyHexQubits, {{"Z62", 1.0}, {"Z13 Z14", 0.5}});
+  auto expected = start;
+  propagate(expected, circuit, options);
+  for (PartitionRowPolicy policy : {PartitionRowPolicy::seeded, PartitionRowPolicy::cut}) {
+    auto actual = start;
+    PartitionOptions partition_options;
+    partition_options.devices = {0, 1 % gpu::device_count()};
+    partition_options.row_policy = policy;
+    if (policy == PartitionRowPolicy::cut) partition_options.cut_blocks = {top, bottom};
+    const PartitionedPropagation run = propagate_partitioned(actual, circuit, options, partition_options);
+    EXPECT_TRUE(testing::TermsMatchSummedInAnyOrder(actual, expected)) << run.partitions.rows;
+    EXPECT_EQ(run.stats.final_terms, expected.size());
+    EXPECT_GT(run.partitions.remote_layers, 0u);
+  }
+}
+
+TEST(PartitionGpu, CpuAndGpuRanksCannotBeMixed) {
+  // The shape check runs before any engine exists: this needs no GPU.
+  const SmallRun run = small_run(12);
+  const auto errors = on_ranks(2, [&](int rank, Transport& transport) {
+    PartitionOptions partition_options;
+    partition_options.transport = &transport;
+    if (rank == 1) partition_options.devices = {0};
+    PauliSum<1, double> sum = run.start;
+    propagate_partitioned(sum, run.circuit, run.options, partition_options);
+  });
+  for (const std::string& e : errors) {
+    EXPECT_NE(e.find("the ranks disagree on the engine (CPU or GPU)"), std::string::npos) << e;
+  }
+}
+
+TEST(PartitionGpu, BadDeviceListsGiveClearErrors) {
+  const SmallRun run = small_run(13);
+  PauliSum<1, double> sum = run.start;
+  PartitionOptions partition_options;
+  partition_options.partitions = 2;
+  partition_options.devices = {0, 0, 0, 0};
+  EXPECT_TRUE(testing::ThrowsInvalidArgumentMentioning(
+      [&] { propagate_partitioned(sum, run.circuit, run.options, partition_options); },
+      {"partitions = 2 but 4 devices are listed", "the device list sets the partition count"}));
+  partition_options.partitions = 1;
+  partition_options.devices = {0, 0, 0};
+  EXPECT_TRUE(testing::ThrowsInvalidArgumentMentioning(
+      [&] { propagate_partitioned(sum, run.circuit, run.options, partition_options); }, {"3"}));
+  // A device that does not exist (or no GPU at all): the partition's own GpuUnavailable, sum untouched.
+  partition_options.devices = {0, 64};
+  try {
+    propagate_partitioned(sum, run.circuit, run.options, partition_options);
+    ADD_FAILURE() << "device 64 did not throw";
+  } catch (const gpu::GpuUnavailable& e) {
+    const std::string message = e.what();
+    EXPECT_TRUE(gpu::device_count() == 0 ? message == gpu::unavailable_reason()
+                                         : message.find("device 64 does not exist") != std::string::npos)
+        << message;
+  }
+  EXPECT_TRUE(testing::SumsMatch(sum, run.start));
+  // Distributed: one device per rank, or one for every rank.
+  const auto errors = on_ranks(2, [&](int, Transport& transport) {
+    PartitionOptions options;
+    options.transport = &transport;
+    options.devices = {0, 0, 0};
+    PauliSum<1, double> mine = run.start;
+    propagate_partitioned(mine, run.circuit, run.options, options);
+  });
+  EXPECT_NE(errors[0].find("devices: give one device (this rank's) or one per rank (2), not 3"), std::string::npos)
+      << errors[0];
+  EXPECT_NE(errors[1].find("partition 0 of 2 failed"), std::string::npos) << errors[1];
 }
 
 }  // namespace

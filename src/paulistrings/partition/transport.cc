@@ -132,6 +132,7 @@ class InProcessGroup::Member : public Transport {
   int rank() const override { return rank_; }
   int size() const override { return shared_.size; }
   std::string kind() const override { return "in-process"; }
+  bool shares_address_space() const override { return true; }
   std::vector<std::byte> exchange(int partner, std::span<const std::byte> send) override {
     return shared_.exchange(rank_, partner, send);
   }

@@ -31,6 +31,9 @@ class Transport {
   virtual int size() const = 0;
   /// "in-process" or "mpi".
   virtual std::string kind() const = 0;
+  /// True when every rank lives in this process (addresses, device pointers included, mean the same
+  /// thing to all ranks): GPU partitions then exchange rows device to device.
+  virtual bool shares_address_space() const { return false; }
 
   /// Sends `send` to `partner` and returns what `partner` sent to this rank (partner ≠ rank()).
   virtual std::vector<std::byte> exchange(int partner, std::span<const std::byte> send) = 0;

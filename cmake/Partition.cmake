@@ -75,17 +75,23 @@ if(PAULISTRINGS_MPI AND PAULISTRINGS_BUILD_TESTS)
     set_tests_properties(cli.mpi.np${ranks} PROPERTIES TIMEOUT 300
                          ENVIRONMENT "${PAULISTRINGS_MPI_TEST_ENVIRONMENT}" PROCESSORS ${ranks})
   endforeach()
-  # What a launch cannot run: exit 2 with the message from every rank, never a hang.
+  # What a launch cannot run: exit 2 (bad input; 1 for a missing GPU, a runtime condition) with the
+  # message from every rank, never a hang.
   set(PAULISTRINGS_CLI_MPI_SMALL "kicked-ising|--steps|1|--theta-h|0.3|--threads|1|-q")
   foreach(refusal "np3_refused;3;;the ranks are the partitions of the run, so their number must be a power of two"
                   "partitions_refused;2;|--partitions|2;--partitions .or run.partitions in the task. cannot be combined"
-                  "gpu_refused;2;|--device|gpu;the partitioned GPU engine is not available yet")
+                  "gpu_missing;2;|--device|4096;device 4096: ;1")
     list(GET refusal 0 name)
     list(GET refusal 1 ranks)
     list(GET refusal 2 extra)
     list(GET refusal 3 expected)
+    set(code 2)
+    list(LENGTH refusal fields)
+    if(fields GREATER 4)
+      list(GET refusal 4 code)
+    endif()
     add_test(NAME cli.mpi.${name}
-             COMMAND ${CMAKE_COMMAND} ${PAULISTRINGS_CLI_MPI_TEST_ARGS} -DMODE=refuse -DRANKS=${ranks}
+             COMMAND ${CMAKE_COMMAND} ${PAULISTRINGS_CLI_MPI_TEST_ARGS} -DMODE=refuse -DRANKS=${ranks} -DEXPECT_CODE=${code}
                      "-DCLI_ARGS=${PAULISTRINGS_CLI_MPI_SMALL}${extra}" "-DEXPECT_ERROR=${expected}"
                      -DWORK_DIR=${CMAKE_BINARY_DIR}/cli-mpi-test/${name} -P ${CMAKE_SOURCE_DIR}/cmake/CliMpiTest.cmake)
     set_tests_properties(cli.mpi.${name} PROPERTIES TIMEOUT 60

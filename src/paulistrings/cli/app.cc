@@ -43,7 +43,7 @@ void add_common(CLI::App& command, CommonOptions& o) {
   command.add_option("--trace", o.trace, "per-layer trace file (.csv, or .jsonl for JSON lines)");
   command.add_option("--threads", o.threads, "CPU threads (0 = every core allowed)");
   command.add_option("--device", o.device, "cpu | gpu | auto | N (GPU index)");
-  command.add_option("--partitions", o.partitions, "in-process partitions (a power of two; CPU engine)");
+  command.add_option("--partitions", o.partitions, "in-process partitions (a power of two; on GPUs with --device gpu | N)");
   command.add_option("--checkpoint", o.checkpoint,
                      "checkpoint file, written every --every layers and on SIGINT/SIGTERM");
   command.add_option("--every", o.every, "layers between checkpoints");

@@ -351,10 +351,38 @@ TEST_F(Cli, PartitionsGiveTheSingleEngineResult) {
     EXPECT_GT(b["observables"][name]["partitions"]["remote_layers"].get<std::size_t>(), 0u);
     EXPECT_EQ(b["observables"][name]["partitions"]["transport"], "in-process");
   }
-  for (const char* bad : {"--partitions 3", "--partitions 0", "--partitions 128", "--partitions 2 --device gpu"}) {
+  for (const char* bad : {"--partitions 3", "--partitions 0", "--partitions 128"}) {
     const Result r = run(std::string("kicked-ising --steps 1 --theta-h 0.3 -q ") + bad);
     EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
     EXPECT_NE(r.err.find("partitions"), std::string::npos) << r.err;
+  }
+}
+
+// --partitions N with --device gpu puts partition r on GPU r mod (GPUs); without one, or for a GPU
+// that does not exist, the run fails with the reason (exit 1, as without partitions).
+TEST_F(Cli, PartitionsOnGpusGiveTheCpuResultOrSayWhyNot) {
+  const Result missing = run("kicked-ising --steps 1 --theta-h 0.3 -q --partitions 2 --device 4096");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("device 4096"), std::string::npos) << missing.err;
+  const Result cpu = run("kicked-ising --steps 2 --theta-h 0.3 --threads 2 -q");
+  const Result gpus = run("kicked-ising --steps 2 --theta-h 0.3 -q --partitions 2 --device gpu");
+  ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
+  if (gpu::device_count() == 0) {
+    EXPECT_EQ(gpus.exit_code, 1);
+    EXPECT_NE(gpus.err.find(gpu::unavailable_reason()), std::string::npos) << gpus.err;
+    const Result fallback = run("kicked-ising --steps 1 --theta-h 0.3 -q --partitions 2 --device auto");
+    ASSERT_EQ(fallback.exit_code, 0) << fallback.err;
+    EXPECT_EQ(parse(fallback.out)["engine"], "cpu");
+    return;
+  }
+  ASSERT_EQ(gpus.exit_code, 0) << gpus.err;
+  const Json a = parse(cpu.out), b = parse(gpus.out);
+  EXPECT_EQ(b["engine"], "gpu");
+  EXPECT_EQ(b["partitions"], 2);
+  for (auto& [name, entry] : a["observables"].items()) {
+    EXPECT_NEAR(value_of(b["observables"][name]["value"]).real(), value_of(entry["value"]).real(), 1e-12);
+    EXPECT_EQ(b["observables"][name]["final_terms"], entry["final_terms"]);
+    EXPECT_GT(b["observables"][name]["partitions"]["remote_layers"].get<std::size_t>(), 0u);
   }
 }
 

@@ -342,6 +342,33 @@ int resolve_device(const std::string& device) {
   return ordinal;
 }
 
+namespace {
+
+/// The devices of a partitioned run (PartitionOptions::devices; empty = the CPU engine). "gpu" spreads
+/// the partitions over every visible GPU (partition r, or the rank with node-local rank r, on GPU
+/// r mod count); "N" puts them all on GPU N; "auto" is "gpu" when there is a GPU, else the CPU.
+std::vector<int> partition_devices(const std::string& device, std::size_t partitions, const Launch* launch) {
+  if (device == "cpu") return {};
+  const int count = gpu::device_count();
+  if (device == "auto" && count == 0) return {};
+  if (device != "auto" && device != "gpu") {
+    const int ordinal = resolve_device(device);
+    return launch != nullptr ? std::vector<int>{ordinal} : std::vector<int>(partitions, ordinal);
+  }
+  resolve_device("gpu");  // the reason when there is no GPU
+  if (launch != nullptr) {
+    // OpenMPI names the rank's place on its node; elsewhere the world rank stands in.
+    const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    const int rank = local != nullptr ? std::atoi(local) : launch->rank();
+    return {rank % count};
+  }
+  std::vector<int> devices(partitions);
+  for (std::size_t r = 0; r < partitions; ++r) devices[r] = static_cast<int>(r % static_cast<std::size_t>(count));
+  return devices;
+}
+
+}  // namespace
+
 int execute(const RunSpec& spec, const RunControl& control) {
   const io::Task& task = spec.task;
   // A distributed launch: every rank runs this alike, partitions = ranks; rank 0 writes.
@@ -354,12 +381,8 @@ int execute(const RunSpec& spec, const RunControl& control) {
     throw BadInput(spec.source +
                    ": no observable given (add \"observable\" to the task or pass --observable)");
   }
-  if (partitions > 1 && task.device != "cpu" && task.device != "auto") {
-    const std::string what = launch != nullptr ? "mpirun -np " + std::to_string(partitions) + ": the ranks"
-                                               : "partitions (" + std::to_string(partitions) + ")";
-    throw BadInput(
-        what + " run on the CPU engine: the partitioned GPU engine is not available yet (use --device cpu)");
-  }
+  const std::vector<int> devices =
+      partitions > 1 ? partition_devices(task.device, partitions, launch) : std::vector<int>{};
   const int device = partitions > 1 ? -1 : resolve_device(task.device);
   if (control.every > 0 && !control.checkpoint_path) throw BadInput("--every needs --checkpoint FILE");
   const ProductState state = [&] {
@@ -470,6 +493,7 @@ int execute(const RunSpec& spec, const RunControl& control) {
       if (partitions > 1) {
         PartitionOptions partition;
         partition.partitions = task.partitions;
+        partition.devices = devices;
         // Distributed: partitions = ranks, every rank holds the whole input (replicated) and gets the
         // whole result back (gather), so what follows reads `sum` as in a one-process run.
         partition.transport = transport;
@@ -573,7 +597,7 @@ int execute(const RunSpec& spec, const RunControl& control) {
   results["discarded_weight"] = discarded;
   results["wall_time_s"] = wall;
   results["peak_resident_bytes"] = peak_resident_bytes();
-  results["engine"] = device >= 0 ? "gpu" : "cpu";
+  results["engine"] = device >= 0 || !devices.empty() ? "gpu" : "cpu";
   results["device"] = device >= 0 ? gpu::describe_device(device) : "cpu";
   results["threads"] = threads;  // per rank in a distributed run
   results["partitions"] = partitions;

@@ -488,17 +488,19 @@ int execute(const RunSpec& spec, const RunControl& control) {
     double observable_discarded = 0.0;
     std::size_t observable_cuts = 0;
     double observable_budget_discarded = 0.0;
+    std::size_t final_terms = 0;
     while (true) {
       PropagationStats stats;
       if (partitions > 1) {
         PartitionOptions partition;
         partition.partitions = task.partitions;
         partition.devices = devices;
-        // Distributed: partitions = ranks, every rank holds the whole input (replicated) and gets the
-        // whole result back (gather), so what follows reads `sum` as in a one-process run.
+        // Distributed: partitions = ranks, every rank holds the whole input (replicated). Only a run
+        // that writes checkpoints (rank 0 writes the whole sum) gathers the result; otherwise each rank
+        // keeps its share and the read-out below adds the shares' expectation values.
         partition.transport = transport;
         partition.input = PartitionInput::replicated;
-        partition.result = PartitionResult::gather;
+        partition.result = checkpointing ? PartitionResult::gather : PartitionResult::local;
         PartitionedPropagation run = [&] {
           try {
             return propagate_partitioned(sum, task.circuit, options, partition);
@@ -515,6 +517,7 @@ int execute(const RunSpec& spec, const RunControl& control) {
         stats = propagate(sum, task.circuit, options);
       }
       observable_peak = std::max(observable_peak, stats.peak_terms);
+      final_terms = stats.final_terms;  // over every partition (a local result holds only this rank's)
       observable_discarded += stats.discarded_weight;
       observable_cuts += stats.budget_truncations;
       observable_budget_discarded += stats.budget_discarded_weight;
@@ -548,9 +551,15 @@ int execute(const RunSpec& spec, const RunControl& control) {
       }
       options.start_layer = stats.layers_done;
     }
-    const Complex value = sum.visit([&](const auto& typed) -> Complex { return state.expectation(typed); });
+    Complex value = sum.visit([&](const auto& typed) -> Complex { return state.expectation(typed); });
+    if (transport != nullptr && !checkpointing) {
+      // Each rank read out its own share: ⟨O⟩ is the sum of the shares' values (added in rank order).
+      double parts[2] = {value.real(), value.imag()};
+      transport->all_reduce_sum(std::span<double>(parts, 2));
+      value = Complex(parts[0], parts[1]);
+    }
     observables[observable.name] = {{"value", complex_value(value)},
-                                    {"final_terms", sum.size()},
+                                    {"final_terms", final_terms},
                                     {"peak_terms", observable_peak},
                                     {"discarded_weight", observable_discarded}};
     if (!partition_stats.empty()) {
@@ -574,7 +583,7 @@ int execute(const RunSpec& spec, const RunControl& control) {
       observables[observable.name]["budget_truncations"] = observable_cuts;
       observables[observable.name]["budget_discarded_weight"] = observable_budget_discarded;
     }
-    total_final += sum.size();
+    total_final += final_terms;
     peak = std::max(peak, observable_peak);
     discarded += observable_discarded;
     budget_cuts += observable_cuts;

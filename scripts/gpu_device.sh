@@ -15,7 +15,7 @@
 #   python    — the Python package's GPU tests (python/tests/test_gpu.py) on this machine's python3
 #   partition — GPU partitions: their tests (PartitionGpu*: partitions on device r mod the device count,
 #               ranks with one device each) and paulistrings-partition-bench with every partition on a
-#               GPU, in-process P = 1, 2, 4 and (2+ GPUs) mpirun -np 2 with one device per rank;
+#               GPU, in-process P = 1, 2, 4 and mpirun -np 2 (host-staged; with 2+ GPUs also over NCCL);
 #               PARTITION_TERMS sets the cells' m (default 4·10^6)
 #   profile   — where the time of tfim_2d L = 18 and the kicked Ising goes, per phase of a layer
 #               (PAULISTRINGS_GPU_PROFILE=1: a synchronization after every phase)
@@ -77,6 +77,11 @@ if has partition; then
     # Unbound ranks: OMP_PROC_BIND (exported above) would pin both ranks' main threads to core 0.
     env -u OMP_PROC_BIND -u OMP_PLACES mpirun --allow-run-as-root --oversubscribe -np 2 --bind-to none \
       build-gpu/paulistrings-partition-bench 5 "$terms" 8 "$gpus" 2>&1 | tee -a "$out/partition_bench.txt"
+    if [[ $gpus -ge 2 ]]; then
+      echo "# mpirun -np 2, one GPU per rank, NCCL exchange" | tee -a "$out/partition_bench.txt"
+      env -u OMP_PROC_BIND -u OMP_PLACES mpirun --allow-run-as-root --oversubscribe -np 2 --bind-to none \
+        build-gpu/paulistrings-partition-bench 5 "$terms" 8 "$gpus" 1 2>&1 | tee -a "$out/partition_bench.txt"
+    fi
   fi
 fi
 if has profile; then

@@ -864,10 +864,8 @@ struct DeviceSum<W, C>::Impl {
     return out;
   }
 
-  /// Merges `batches` batches of rows; source(k) gives batch k's row count and device addresses (it may
-  /// fill the import buffers, which hold `largest` rows, and return them).
-  template <class Source>
-  void merge_batches(std::size_t batches, std::size_t total, std::size_t largest, Source&& source) {
+  /// Room for `total` more terms, their key index, and import buffers of `largest` rows.
+  void reserve_merge(std::size_t total, std::size_t largest) {
     if (total == 0) return;
     reserve(stored + total, true);
     reserve_table(stored + total, 1);
@@ -875,6 +873,23 @@ struct DeviceSum<W, C>::Impl {
       if (import_keys.bytes < largest * sizeof(Key)) allocate(import_keys, largest * sizeof(Key), "import keys");
       if (import_coef.bytes < largest * sizeof(C)) allocate(import_coef, largest * sizeof(C), "import coefficients");
     }
+  }
+
+  static std::pair<std::size_t, std::size_t> total_and_largest(std::span<const std::uint64_t> counts) {
+    std::size_t total = 0, largest = 0;
+    for (std::uint64_t n : counts) {
+      total += n;
+      largest = std::max<std::size_t>(largest, n);
+    }
+    return {total, largest};
+  }
+
+  /// Merges `batches` batches of rows; source(k) gives batch k's row count and device addresses (it may
+  /// fill the import buffers, which hold `largest` rows, and return them).
+  template <class Source>
+  void merge_batches(std::size_t batches, std::size_t total, std::size_t largest, Source&& source) {
+    if (total == 0) return;
+    reserve_merge(total, largest);
     zero_counters();
     unsigned long long* cone = histogram() + 2048 + 8;  // W words of the pass scratch
     check(cudaMemsetAsync(cone, 0, W * sizeof(unsigned long long), stream), "memset");
@@ -944,6 +959,17 @@ struct DeviceSum<W, C>::Impl {
     cudaGetLastError();
     peers.insert(other);
     return true;
+  }
+
+  void merge_received(std::span<const std::uint64_t> counts,
+                      const std::function<void(std::size_t, void*, void*, void*)>& receive) {
+    activate();
+    const auto [total, largest] = total_and_largest(counts);
+    merge_batches(counts.size(), total, largest, [&](std::size_t k) {
+      if (counts[k] == 0) return Batch{0, nullptr, nullptr};
+      receive(k, import_keys.ptr, import_coef.ptr, static_cast<void*>(stream));
+      return Batch{static_cast<std::size_t>(counts[k]), import_keys.ptr, import_coef.ptr};
+    });
   }
 
   void merge_partition_rows(std::span<const PeerRows> sources) {
@@ -1088,6 +1114,17 @@ std::vector<PeerRows> DeviceSum<W, C>::export_partition_rows_on_device(std::span
 template <int W, Coefficient C>
 void DeviceSum<W, C>::merge_partition_rows(std::span<const PeerRows> sources) {
   impl_->merge_partition_rows(sources);
+}
+template <int W, Coefficient C>
+void DeviceSum<W, C>::prepare_partition_merge(std::span<const std::uint64_t> counts) {
+  impl_->activate();
+  const auto [total, largest] = Impl::total_and_largest(counts);
+  impl_->reserve_merge(total, largest);
+}
+template <int W, Coefficient C>
+void DeviceSum<W, C>::merge_partition_rows(std::span<const std::uint64_t> counts,
+                                           const std::function<void(std::size_t, void*, void*, void*)>& receive) {
+  impl_->merge_received(counts, receive);
 }
 template <int W, Coefficient C>
 double DeviceSum<W, C>::apply_term_truncation(const Truncation& truncation) {

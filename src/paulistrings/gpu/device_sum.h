@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -120,6 +121,13 @@ class DeviceSum {
   std::vector<PeerRows> export_partition_rows_on_device(std::span<const PauliString<W>> rows, std::uint32_t self,
                                                         std::span<const std::uint32_t> offsets);
   void merge_partition_rows(std::span<const PeerRows> sources);
+  /// Rows that arrive on the device from elsewhere (NCCL): prepare_partition_merge reserves room for
+  /// batches of counts[k] rows (GpuOutOfMemory leaves the sum as it was), then merge_partition_rows
+  /// calls receive(k, keys, coefficients, stream) to enqueue batch k's arrival into device buffers on
+  /// the sum's CUDA stream (a cudaStream_t) and merges it after.
+  void prepare_partition_merge(std::span<const std::uint64_t> counts);
+  void merge_partition_rows(std::span<const std::uint64_t> counts,
+                            const std::function<void(std::size_t, void*, void*, void*)>& receive);
   /// The per-term test of `truncation` over every term; returns the Σ|c|² it dropped.
   double apply_term_truncation(const Truncation& truncation);
   /// counts[b] = live terms whose |c|² has the 11-bit exponent b (counts.size() == 2048).

@@ -68,6 +68,13 @@ std::vector<PeerRows> DeviceSum<W, C>::export_partition_rows_on_device(std::span
 template <int W, Coefficient C>
 void DeviceSum<W, C>::merge_partition_rows(std::span<const PeerRows>) { throw GpuUnavailable(kReason); }
 template <int W, Coefficient C>
+void DeviceSum<W, C>::prepare_partition_merge(std::span<const std::uint64_t>) { throw GpuUnavailable(kReason); }
+template <int W, Coefficient C>
+void DeviceSum<W, C>::merge_partition_rows(std::span<const std::uint64_t>,
+                                           const std::function<void(std::size_t, void*, void*, void*)>&) {
+  throw GpuUnavailable(kReason);
+}
+template <int W, Coefficient C>
 double DeviceSum<W, C>::apply_term_truncation(const Truncation&) { throw GpuUnavailable(kReason); }
 template <int W, Coefficient C>
 void DeviceSum<W, C>::exponent_histogram(std::span<std::uint64_t>) { throw GpuUnavailable(kReason); }

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -54,6 +55,15 @@ class LocalEngine {
     throw std::logic_error("this engine exchanges rows through host memory");
   }
   virtual void merge_rows_on_device(std::span<const gpu::PeerRows>) {
+    throw std::logic_error("this engine exchanges rows through host memory");
+  }
+  /// Rows that arrive on the device (NCCL): room first (may throw, nothing changed), then the merge,
+  /// where receive(k, keys, coefficients, stream) enqueues batch k's arrival.
+  virtual void prepare_merge(std::span<const std::uint64_t>) {
+    throw std::logic_error("this engine exchanges rows through host memory");
+  }
+  virtual void merge_received(std::span<const std::uint64_t>,
+                              const std::function<void(std::size_t, void*, void*, void*)>&) {
     throw std::logic_error("this engine exchanges rows through host memory");
   }
   /// counts (2048) = live terms by the exponent of |c|².
@@ -210,6 +220,11 @@ class GpuLocalEngine final : public ForwardingEngine<W, C, gpu::DeviceSum<W, C>>
   }
   void merge_rows_on_device(std::span<const gpu::PeerRows> sources) override {
     engine_.merge_partition_rows(sources);
+  }
+  void prepare_merge(std::span<const std::uint64_t> counts) override { engine_.prepare_partition_merge(counts); }
+  void merge_received(std::span<const std::uint64_t> counts,
+                      const std::function<void(std::size_t, void*, void*, void*)>& receive) override {
+    engine_.merge_partition_rows(counts, receive);
   }
   void exponent_histogram(std::span<std::uint64_t> counts) override { engine_.exponent_histogram(counts); }
   double drop_below_exponent(int bin) override { return engine_.drop_below_exponent(bin); }

@@ -6,8 +6,9 @@
 //    rows over P blocks of qubits, across which the rzz delta is remote) at m terms (strong scaling) and m·P terms (weak scaling), and
 //    rxx·ryy·rzz on one pair of a random sum; ns per term per layer from the layers' own wall time
 //    (exchanges included; the split and the gather are not), and the end-to-end time.
-// Usage: paulistrings-partition-bench [steps=5] [cell_terms=200000] [threads=0] [gpus=0]
-// gpus > 0: every partition runs the GPU engine, partition r (or rank r) on device r mod gpus.
+// Usage: paulistrings-partition-bench [steps=5] [cell_terms=200000] [threads=0] [gpus=0] [nccl=0]
+// gpus > 0: every partition runs the GPU engine, partition r (or rank r) on device r mod gpus; nccl = 1:
+// MPI ranks swap rows with NCCL (PartitionOptions::use_nccl) instead of through host memory.
 // Under mpirun (MPI build) the partitions are the ranks (a power of two) and rank 0 prints.
 
 #include <chrono>
@@ -49,6 +50,7 @@ struct Setup {
   int ranks = 1;
   int threads = 0;
   int gpus = 0;
+  bool nccl = false;
 };
 
 /// The devices of `partitions` partitions (in-process) or of this rank (MPI); empty = CPU.
@@ -102,6 +104,7 @@ void kicked_ising(const Setup& setup, std::size_t steps) {
       partition.partitions = partitions;
       partition.transport = setup.transport;
       partition.devices = devices_for(setup, partitions);
+      partition.use_nccl = setup.nccl;
       if (cut) {
         partition.row_policy = PartitionRowPolicy::cut;
         partition.cut_blocks = heavy_hex_blocks(partitions);
@@ -137,6 +140,7 @@ void run_cell(const Setup& setup, const char* name, const Circuit& circuit, cons
   partition.partitions = partitions;
   partition.transport = setup.transport;
   partition.devices = devices_for(setup, partitions);
+  partition.use_nccl = setup.nccl;
   // Cut rows over P blocks of 128 / P qubits: the cell's pair (5, 70) lies in two blocks, so every
   // delta with a Z/Y change on qubit 70 crosses (rotation_zz: every layer is remote).
   partition.row_policy = PartitionRowPolicy::cut;
@@ -204,6 +208,7 @@ int main(int argc, char** argv) {
   paulistrings::Setup setup;
   setup.threads = argc > 3 ? std::atoi(argv[3]) : 0;
   setup.gpus = argc > 4 ? std::atoi(argv[4]) : 0;
+  setup.nccl = argc > 5 && std::atoi(argv[5]) != 0;
 #ifdef PAULISTRINGS_HAS_MPI
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);

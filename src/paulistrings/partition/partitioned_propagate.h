@@ -77,6 +77,10 @@ struct PartitionOptions {
   /// (≥ 0: every partition on that device; −1: the CPU engine). Rows cross partitions through the
   /// transport, staged in host memory.
   std::vector<int> devices;
+  /// GPU ranks of a distributed run (transport not shared by one process) swap rows with NCCL on the
+  /// devices instead of through host memory (partition/nccl_exchange.h; every rank must ask alike; a
+  /// build without NCCL throws). Off by default: not yet measured on a GPU machine.
+  bool use_nccl = false;
   /// Distributed run: this rank's transport (not owned). nullptr = in-process.
   Transport* transport = nullptr;
   PartitionResult result = PartitionResult::gather;

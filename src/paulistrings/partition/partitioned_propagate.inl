@@ -16,6 +16,7 @@
 #include "paulistrings/channels/prepared_channel.h"
 #include "paulistrings/cpu/cpu_engine.h"
 #include "paulistrings/partition/local_engine.h"
+#include "paulistrings/partition/nccl_exchange.h"
 #include "paulistrings/partition/cpu_pinning.h"
 
 namespace paulistrings {
@@ -126,10 +127,16 @@ class PartitionRunner {
     });
     sync_errors();
     engine_ = engine.get();
+    std::unique_ptr<NcclExchange> nccl;
+    if (device_ >= 0 && partition_options_.use_nccl && size_ > 1 && !transport_.shares_address_space()) {
+      guard("NCCL setup", [&] { nccl = std::make_unique<NcclExchange>(transport_, device_); });
+      sync_errors();
+      nccl_ = nccl.get();
+    }
 
     result_.partitions.partitions = static_cast<std::size_t>(size_);
     result_.partitions.rows = rows_.description();
-    result_.partitions.transport = transport_.kind();
+    result_.partitions.transport = transport_.kind() + (nccl_ != nullptr ? "+nccl" : "");
     PropagationStats& stats = result_.stats;
     stats.peak_terms = global_terms();
     const std::size_t layers = circuit_.size();
@@ -170,6 +177,7 @@ class PartitionRunner {
         {"result mode", static_cast<std::uint64_t>(partition_options_.result)},
         {"hash seed", share.hash().seed()},
         {"engine (CPU or GPU)", device_ >= 0 ? 1u : 0u},
+        {"NCCL exchange (use_nccl)", partition_options_.use_nccl ? 1u : 0u},
         {"input terms (replicated input differs)", replicated ? input_fp : 0},
     };
   }
@@ -381,6 +389,8 @@ class PartitionRunner {
     double discarded = 0.0;
     if (!offsets.empty() && engine_->exchanges_on_device() && transport_.shares_address_space()) {
       discarded = device_exchange(p, table, offsets, step, channel);
+    } else if (!offsets.empty() && nccl_ != nullptr) {
+      discarded = nccl_layer(p, table, offsets, step, channel);
     } else if (offsets.empty()) {
       guard(layer_context(step, channel), [&] {
         if (partition_options_.before_layer) partition_options_.before_layer(rank_, step);
@@ -470,6 +480,42 @@ class PartitionRunner {
     return discarded;
   }
 
+  /// A remote layer of GPU ranks over NCCL: the row counts cross through the transport, then each pair
+  /// swaps the rows device to device (one NCCL group per partner, on the sum's stream) and merges them.
+  /// Room for the received rows is made, and agreed on, before any rank starts an NCCL call.
+  double nccl_layer(Pending& p, const PreparedChannel<W>& table, const std::vector<std::uint32_t>& offsets,
+                    std::size_t step, const Channel& channel) {
+    std::vector<gpu::PeerRows> outgoing;
+    guard(layer_context(step, channel), [&] {
+      if (partition_options_.before_layer) partition_options_.before_layer(rank_, step);
+      engine_->apply_layer(table, Truncation());
+      outgoing = engine_->export_rows_on_device(rows_, static_cast<std::uint32_t>(rank_), offsets);
+      for (const gpu::PeerRows& rows : outgoing) {
+        p.rows += rows.count;
+        p.bytes += rows.count * kRowBytes<W, C>;
+      }
+    });
+    sync_errors();
+    std::vector<std::uint64_t> counts(offsets.size());
+    for (std::size_t i = 0; i < offsets.size(); ++i) {
+      const std::vector<std::byte> received = transport_.exchange(
+          rank_ ^ static_cast<int>(offsets[i]), std::as_bytes(std::span<const std::uint64_t>(&outgoing[i].count, 1)));
+      if (received.size() != sizeof(std::uint64_t)) throw std::logic_error("NCCL exchange: bad row count");
+      std::memcpy(&counts[i], received.data(), sizeof(std::uint64_t));
+    }
+    guard(layer_context(step, channel), [&] { engine_->prepare_merge(counts); });
+    sync_errors();  // every rank has room: the NCCL calls below all find their partners
+    double discarded = 0.0;
+    guard(layer_context(step, channel), [&] {
+      engine_->merge_received(counts, [&](std::size_t k, void* keys, void* coefficients, void* stream) {
+        nccl_->swap(rank_ ^ static_cast<int>(offsets[k]), outgoing[k].keys, outgoing[k].coefficients,
+                    outgoing[k].count, keys, coefficients, counts[k], sizeof(PauliString<W>), sizeof(C), stream);
+      });
+      discarded = engine_->apply_term_truncation(options_.truncation);
+    });
+    return discarded;
+  }
+
   /// Rows in export buffers: both layouts (rows of key and coefficient, or keys then coefficients)
   /// hold kRowBytes per term.
   static std::uint64_t rows_in(const std::vector<std::vector<std::byte>>& buffers) {
@@ -493,6 +539,7 @@ class PartitionRunner {
   std::vector<Truncation::LayerPassStep> passes_;  // the policy's layer passes, in finalize order
   const int device_;
   LocalEngine<W, C>* engine_ = nullptr;
+  NcclExchange* nccl_ = nullptr;
   std::exception_ptr error_;
   std::string error_text_;
   std::vector<Pending> pending_;

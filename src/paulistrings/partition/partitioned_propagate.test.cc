@@ -18,6 +18,7 @@
 #include "paulistrings/circuit/kicked_ising.h"
 #include "paulistrings/gpu/device_sum.h"
 #include "paulistrings/partition/cpu_pinning.h"
+#include "paulistrings/partition/nccl_exchange.h"
 #include "paulistrings/testing/assertions.h"
 #include "paulistrings/testing/engine_cases.h"
 #include "paulistrings/testing/oracle_bridge.h"
@@ -619,6 +620,48 @@ TEST(PartitionGpu, RanksWithOneDeviceEachGatherTheCpuResult) {
           << size << " ranks, rank " << r << (staged ? ", host-staged" : ", device to device");
       EXPECT_GT(results[static_cast<std::size_t>(r)].partitions.rows_exported, 0u);
     }
+  }
+}
+
+TEST(PartitionGpu, RanksOnTwoGpusSwapRowsOverNccl) {
+  SKIP_WITHOUT_GPU();
+  if (!nccl_available()) GTEST_SKIP() << "this build has no NCCL";
+  if (gpu::device_count() < 2) GTEST_SKIP() << "NCCL needs one GPU per rank: this machine has one";
+  const SmallRun run = small_run(14);
+  PauliSum<1, double> expected = run.start;
+  propagate(expected, run.circuit, run.options);
+  std::vector<PauliSum<1, double>> gathered(2, PauliSum<1, double>(8));
+  std::vector<PartitionedPropagation> results(2);
+  const auto errors = on_ranks(2, [&](int rank, Transport& transport) {
+    HostStaged separate(transport);  // as if the ranks were processes
+    PartitionOptions partition_options;
+    partition_options.transport = &separate;
+    partition_options.devices = {rank};
+    partition_options.use_nccl = true;
+    auto& sum = gathered[static_cast<std::size_t>(rank)];
+    sum = run.start;
+    results[static_cast<std::size_t>(rank)] = propagate_partitioned(sum, run.circuit, run.options, partition_options);
+  });
+  for (std::size_t r = 0; r < 2; ++r) {
+    EXPECT_EQ(errors[r], "");
+    EXPECT_TRUE(testing::TermsMatchSummedInAnyOrder(gathered[r], expected)) << "rank " << r;
+    EXPECT_EQ(results[r].partitions.transport, "in-process+nccl");
+    EXPECT_GT(results[r].partitions.rows_exported, 0u);
+  }
+}
+
+TEST(PartitionGpu, RanksMustAgreeOnNccl) {
+  // The shape check runs before any engine or communicator exists: this needs no GPU.
+  const SmallRun run = small_run(15);
+  const auto errors = on_ranks(2, [&](int rank, Transport& transport) {
+    PartitionOptions partition_options;
+    partition_options.transport = &transport;
+    partition_options.use_nccl = rank == 0;
+    PauliSum<1, double> sum = run.start;
+    propagate_partitioned(sum, run.circuit, run.options, partition_options);
+  });
+  for (const std::string& e : errors) {
+    EXPECT_NE(e.find("the ranks disagree on the NCCL exchange (use_nccl)"), std::string::npos) << e;
   }
 }
 

@@ -25,6 +25,7 @@
 #include "paulistrings/gpu/device_sum.h"
 #include "paulistrings/io/atomic_file.h"
 #include "paulistrings/io/checkpoint.h"
+#include "paulistrings/partition/cpu_pinning.h"
 #include "paulistrings/partition/partitioned_propagate.h"
 #include "paulistrings/readout/product_state.h"
 
@@ -384,6 +385,9 @@ int execute(const RunSpec& spec, const RunControl& control) {
   const std::vector<int> devices =
       partitions > 1 ? partition_devices(task.device, partitions, launch) : std::vector<int>{};
   const int device = partitions > 1 ? -1 : resolve_device(task.device);
+  const std::vector<std::vector<int>> cpu_lists =
+      launch == nullptr && devices.empty() ? numa_partition_lists(numa_cpu_lists(), partitions)
+                                           : std::vector<std::vector<int>>{};
   if (control.every > 0 && !control.checkpoint_path) throw BadInput("--every needs --checkpoint FILE");
   const ProductState state = [&] {
     try {
@@ -495,6 +499,8 @@ int execute(const RunSpec& spec, const RunControl& control) {
         PartitionOptions partition;
         partition.partitions = task.partitions;
         partition.devices = devices;
+        // In-process partitions on the CPU: one NUMA node (or a share of the nodes) each.
+        if (launch == nullptr && devices.empty()) partition.cpu_lists = cpu_lists;
         // Distributed: partitions = ranks, every rank holds the whole input (replicated). Only a run
         // that writes checkpoints (rank 0 writes the whole sum) gathers the result; otherwise each rank
         // keeps its share and the read-out below adds the shares' expectation values.
@@ -577,7 +583,8 @@ int execute(const RunSpec& spec, const RunControl& control) {
                                                     {"remote_layers", remote},
                                                     {"rows_exported", exported},
                                                     {"bytes_exported", bytes},
-                                                    {"max_imbalance", imbalance}};
+                                                    {"max_imbalance", imbalance},
+                                                    {"numa_pinned", !cpu_lists.empty()}};
     }
     if (control.memory_limit_bytes) {
       observables[observable.name]["budget_truncations"] = observable_cuts;

@@ -4,9 +4,14 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
+#include <utility>
 
 namespace paulistrings {
 namespace {
@@ -36,6 +41,61 @@ std::vector<int> allowed_cpus() {
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof set, &set) != 0) return {};
   return cpus_of(set);
+}
+
+std::vector<std::vector<int>> numa_cpu_lists() {
+  const std::vector<int> allowed = allowed_cpus();
+  std::vector<std::pair<int, std::vector<int>>> nodes;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/sys/devices/system/node", error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() <= 4 || name.rfind("node", 0) != 0 ||
+        name.find_first_not_of("0123456789", 4) != std::string::npos) {
+      continue;
+    }
+    std::ifstream file(entry.path() / "cpulist");
+    std::string text;
+    if (!std::getline(file, text)) continue;
+    // "0-3,8-11": ranges and single CPUs.
+    std::vector<int> cpus;
+    std::istringstream ranges(text);
+    for (std::string range; std::getline(ranges, range, ',');) {
+      if (range.empty()) continue;
+      const std::size_t dash = range.find('-');
+      try {
+        const int first = std::stoi(range.substr(0, dash));
+        const int last = dash == std::string::npos ? first : std::stoi(range.substr(dash + 1));
+        for (int c = first; c <= last; ++c) {
+          if (std::binary_search(allowed.begin(), allowed.end(), c)) cpus.push_back(c);
+        }
+      } catch (const std::exception&) {
+        cpus.clear();
+        break;
+      }
+    }
+    if (!cpus.empty()) nodes.emplace_back(std::stoi(name.substr(4)), std::move(cpus));
+  }
+  std::sort(nodes.begin(), nodes.end());
+  std::vector<std::vector<int>> lists;
+  for (auto& node : nodes) lists.push_back(std::move(node.second));
+  if (lists.empty() && !allowed.empty()) lists.push_back(allowed);
+  return lists;
+}
+
+std::vector<std::vector<int>> numa_partition_lists(const std::vector<std::vector<int>>& nodes,
+                                                   std::size_t partitions) {
+  if (nodes.size() <= 1 || partitions <= 1) return {};
+  std::vector<std::vector<int>> lists(partitions);
+  if (partitions <= nodes.size()) {
+    for (std::size_t n = 0; n < nodes.size(); ++n) {
+      std::vector<int>& list = lists[n % partitions];
+      list.insert(list.end(), nodes[n].begin(), nodes[n].end());
+    }
+    for (std::vector<int>& list : lists) std::sort(list.begin(), list.end());
+  } else {
+    for (std::size_t r = 0; r < partitions; ++r) lists[r] = nodes[r % nodes.size()];
+  }
+  return lists;
 }
 
 std::string cpu_lists_problem(const std::vector<std::vector<int>>& lists, std::size_t partitions) {

@@ -12,6 +12,16 @@ namespace paulistrings {
 /// The CPUs this process may run on (sched_getaffinity of the calling thread), ascending.
 std::vector<int> allowed_cpus();
 
+/// One CPU list per NUMA node (ascending node order), intersected with allowed_cpus(); nodes with no
+/// allowed CPU are left out. Read from /sys/devices/system/node/node*/cpulist; a machine without that
+/// information gives one node holding every allowed CPU.
+std::vector<std::vector<int>> numa_cpu_lists();
+
+/// CPU lists that place `partitions` in-process partitions on NUMA nodes: with P ≤ nodes, partition r
+/// gets nodes r, r + P, r + 2P, … (every node used, none shared); with P > nodes, partition r shares
+/// node r mod nodes. Empty (no pinning) for one node or one partition.
+std::vector<std::vector<int>> numa_partition_lists(const std::vector<std::vector<int>>& nodes, std::size_t partitions);
+
 /// What is wrong with `lists` as one CPU list per partition for `partitions` partitions (empty = fine):
 /// a count that differs, an empty list, a CPU this process may not use.
 std::string cpu_lists_problem(const std::vector<std::vector<int>>& lists, std::size_t partitions);

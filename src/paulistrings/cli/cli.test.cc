@@ -350,6 +350,14 @@ TEST_F(Cli, PartitionsGiveTheSingleEngineResult) {
     EXPECT_EQ(b["observables"][name]["final_terms"], entry["final_terms"]);
     EXPECT_GT(b["observables"][name]["partitions"]["remote_layers"].get<std::size_t>(), 0u);
     EXPECT_EQ(b["observables"][name]["partitions"]["transport"], "in-process");
+    // Per partition: terms that add up to the result's, and each partition's time split.
+    const Json& by_partition = b["observables"][name]["partitions"]["final_terms_by_partition"];
+    ASSERT_EQ(by_partition.size(), 4u);
+    std::size_t terms = 0;
+    for (const Json& t : by_partition) terms += t.get<std::size_t>();
+    EXPECT_EQ(terms, b["observables"][name]["final_terms"].get<std::size_t>());
+    EXPECT_EQ(b["observables"][name]["partitions"]["transport_seconds"].size(), 4u);
+    EXPECT_EQ(b["observables"][name]["partitions"]["work_seconds"].size(), 4u);
   }
   for (const char* bad : {"--partitions 3", "--partitions 0", "--partitions 128"}) {
     const Result r = run(std::string("kicked-ising --steps 1 --theta-h 0.3 -q ") + bad);

@@ -571,11 +571,16 @@ int execute(const RunSpec& spec, const RunControl& control) {
     if (!partition_stats.empty()) {
       std::size_t remote = 0, exported = 0, bytes = 0;
       double imbalance = 1.0;
+      std::vector<double> transport_seconds(partitions, 0.0), work_seconds(partitions, 0.0);
       for (const PartitionStats& p : partition_stats) {
         remote += p.remote_layers;
         exported += p.rows_exported;
         bytes += p.bytes_exported;
         imbalance = std::max(imbalance, p.max_imbalance);
+        for (std::size_t r = 0; r < p.transport_seconds.size() && r < partitions; ++r) {
+          transport_seconds[r] += p.transport_seconds[r];
+          work_seconds[r] += p.work_seconds[r];
+        }
       }
       observables[observable.name]["partitions"] = {{"count", partitions},
                                                     {"transport", partition_stats.front().transport},
@@ -584,7 +589,10 @@ int execute(const RunSpec& spec, const RunControl& control) {
                                                     {"rows_exported", exported},
                                                     {"bytes_exported", bytes},
                                                     {"max_imbalance", imbalance},
-                                                    {"numa_pinned", !cpu_lists.empty()}};
+                                                    {"numa_pinned", !cpu_lists.empty()},
+                                                    {"final_terms_by_partition", partition_stats.back().final_terms},
+                                                    {"transport_seconds", transport_seconds},
+                                                    {"work_seconds", work_seconds}};
     }
     if (control.memory_limit_bytes) {
       observables[observable.name]["budget_truncations"] = observable_cuts;

@@ -114,6 +114,11 @@ struct PartitionStats {
   std::size_t bytes_exported = 0;
   double max_imbalance = 1.0;
   std::vector<PartitionLayerStats> layers;  ///< one per layer applied (when keep_layer_records)
+  /// Per partition (index = rank): terms at the end, and the run's wall time split into time spent in
+  /// the transport (exchanges and reductions, waiting for partners included) and the rest (its own work).
+  std::vector<std::size_t> final_terms;
+  std::vector<double> transport_seconds;
+  std::vector<double> work_seconds;
 };
 
 struct PartitionedPropagation {

@@ -74,6 +74,43 @@ std::uint64_t input_fingerprint(const PauliSum<W, C>& sum) {
   return total;
 }
 
+/// A Transport that adds up the wall time spent in its calls (waiting for the partners included).
+class TimedTransport final : public Transport {
+ public:
+  explicit TimedTransport(Transport& inner) : inner_(inner) {}
+  double seconds() const { return seconds_; }
+  int rank() const override { return inner_.rank(); }
+  int size() const override { return inner_.size(); }
+  std::string kind() const override { return inner_.kind(); }
+  bool shares_address_space() const override { return inner_.shares_address_space(); }
+  std::vector<std::byte> exchange(int partner, std::span<const std::byte> send) override {
+    return timed([&] { return inner_.exchange(partner, send); });
+  }
+  void all_reduce_sum(std::span<std::uint64_t> values) override {
+    timed([&] { inner_.all_reduce_sum(values); });
+  }
+  void all_reduce_max(std::span<std::uint64_t> values) override {
+    timed([&] { inner_.all_reduce_max(values); });
+  }
+  void all_reduce_sum(std::span<double> values) override {
+    timed([&] { inner_.all_reduce_sum(values); });
+  }
+
+ private:
+  template <class F>
+  auto timed(F&& f) -> decltype(f()) {
+    struct Add {
+      double& total;
+      std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+      ~Add() { total += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
+    } add{seconds_};
+    return f();
+  }
+
+  Transport& inner_;
+  double seconds_ = 0.0;
+};
+
 /// Runs one partition of a partitioned propagation against its Transport.
 template <int W, Coefficient C>
 class PartitionRunner {
@@ -83,7 +120,8 @@ class PartitionRunner {
   PartitionRunner(Transport& transport, const PartitionRows& rows, const Circuit& circuit,
                   const PropagateOptions& options, const PartitionOptions& partition_options, bool callbacks,
                   int device = -1)
-      : transport_(transport),
+      : timed_(transport),
+        transport_(timed_),
         rows_(rows),
         circuit_(circuit),
         options_(options),
@@ -146,6 +184,7 @@ class PartitionRunner {
     }
     flush();
     stats.final_terms = global_terms();
+    per_partition_stats(Clock::now());
     engine_->export_to(share);
     return std::move(result_);
   }
@@ -210,6 +249,24 @@ class PartitionRunner {
     std::uint64_t terms = engine_ ? engine_->size() : 0;
     transport_.all_reduce_sum(std::span<std::uint64_t>(&terms, 1));
     return terms;
+  }
+
+  /// Every partition's final terms and time split (one slot per rank, filled by its owner, summed).
+  void per_partition_stats(Clock::time_point end) {
+    const std::size_t P = static_cast<std::size_t>(size_), me = static_cast<std::size_t>(rank_);
+    const double transport_seconds = timed_.seconds();
+    const double total = std::chrono::duration<double>(end - started_).count();
+    std::vector<std::uint64_t> terms(P, 0);
+    std::vector<double> seconds(2 * P, 0.0);
+    terms[me] = engine_->size();
+    seconds[me] = transport_seconds;
+    seconds[P + me] = std::max(0.0, total - transport_seconds);
+    transport_.all_reduce_sum(std::span<std::uint64_t>(terms));
+    transport_.all_reduce_sum(std::span<double>(seconds));
+    PartitionStats& partitions = result_.partitions;
+    partitions.final_terms.assign(terms.begin(), terms.end());
+    partitions.transport_seconds.assign(seconds.begin(), seconds.begin() + static_cast<std::ptrdiff_t>(P));
+    partitions.work_seconds.assign(seconds.begin() + static_cast<std::ptrdiff_t>(P), seconds.end());
   }
 
   /// Completes the buffered layer records with global counts, calls on_layer, records them.
@@ -528,6 +585,7 @@ class PartitionRunner {
     return std::string("layer ").append(std::to_string(step)).append(" (").append(channel.name()).append(")");
   }
 
+  TimedTransport timed_;
   Transport& transport_;
   const PartitionRows& rows_;
   const Circuit& circuit_;
@@ -536,6 +594,7 @@ class PartitionRunner {
   const bool callbacks_;
   const int rank_;
   const int size_;
+  Clock::time_point started_ = Clock::now();
   std::vector<Truncation::LayerPassStep> passes_;  // the policy's layer passes, in finalize order
   const int device_;
   LocalEngine<W, C>* engine_ = nullptr;

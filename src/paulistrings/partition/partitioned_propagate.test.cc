@@ -124,6 +124,15 @@ void check_partitions(int seed, bool gpu = false) {
       }
       EXPECT_EQ(run.partitions.partitions, partitions);
       EXPECT_EQ(run.partitions.remote_layers + run.partitions.local_layers, circuit.size());
+      // Per partition: the final terms add up to the result, and every partition's time is accounted.
+      ASSERT_EQ(run.partitions.final_terms.size(), partitions);
+      std::size_t terms = 0;
+      for (std::size_t r = 0; r < partitions; ++r) {
+        terms += run.partitions.final_terms[r];
+        EXPECT_GE(run.partitions.transport_seconds[r], 0.0);
+        EXPECT_GE(run.partitions.work_seconds[r], 0.0);
+      }
+      EXPECT_EQ(terms, expected.size());
       if (partitions == 1) {
         EXPECT_EQ(run.partitions.rows_exported, 0u);
       }

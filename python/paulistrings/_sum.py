@@ -17,7 +17,7 @@ import numpy as np
 
 from . import _core
 from ._circuit import TOO_WIDE, Circuit
-from ._system import cuda_available, numa_nodes
+from ._system import numa_nodes
 from ._util import coefficient, index, qubit, qubit_list, real, type_name
 from .truncation import Truncation
 
@@ -215,12 +215,13 @@ def p(label) -> PauliString:
 
 @dataclass(frozen=True, repr=False)
 class PartitionStats:
-    """What a partitioned run (``partitions=`` of 2 or more, or ``comm=``) exchanged; ``None`` in
-    ``PropagationStats.partition`` for an unpartitioned run.
+    """What a partitioned run (``partitions=`` of 2 or more, a list of several devices, or ``comm=``)
+    exchanged; ``None`` in ``PropagationStats.partition`` for an unpartitioned run.
 
     The original's fields: ``partitions`` (P, a power of two; the communicator's size under
     ``comm=``), ``rank``/``size`` (this rank and the group size under ``comm=``, else ``None``),
-    ``devices`` (always ``None``: no device partitions in this build), and per applied layer k:
+    ``devices`` (the CUDA ordinal of each partition of a GPU run: the ``device=`` list in-process,
+    ``[this rank's device]`` under ``comm=``; ``None`` for a CPU run), and per applied layer k:
     ``local[k]`` (no row crossed a partition boundary), ``rows_exported[k]`` and
     ``bytes_exported[k]`` (summed over all partitions, also under ``comm=``), ``imbalance[k]``
     (largest over mean partition size after the layer; 1.0 = perfect, global also under
@@ -234,7 +235,10 @@ class PartitionStats:
     with and without an exchange),
     ``total_rows_exported``, ``total_bytes_exported``, ``max_imbalance``, and per layer
     ``partners[k]`` (distinct partner offsets, i.e. exchanges per partition) and ``max_terms[k]``
-    (terms of the largest partition after the layer).
+    (terms of the largest partition after the layer); and per partition r (index = rank):
+    ``final_terms[r]`` (its terms at the end), ``transport_seconds[r]`` (wall time in exchanges and
+    reductions, waiting for partners included) and ``work_seconds[r]`` (the rest of its wall time),
+    summed over checkpoint segments.
     """
 
     partitions: int
@@ -257,6 +261,9 @@ class PartitionStats:
     max_imbalance: float
     partners: list
     max_terms: list
+    final_terms: list
+    transport_seconds: list
+    work_seconds: list
 
     def __repr__(self) -> str:
         where = f", rank={self.rank}, size={self.size}" if self.rank is not None else ""
@@ -687,8 +694,18 @@ class PauliSum:
         (``{"x": [...], "z": [...]}``: seeded rows reading no bit of the listed qubits — both the
         x and z bits of each listed qubit are left out). Exact ``topn`` runs partitioned (a
         distributed selection); ``collapse_sample`` needs one partition (``ValueError``);
-        ``device=`` with ``partitions=``/``comm=`` is a ``ValueError``; ``checkpoint``/``resume``
-        work with ``partitions=`` but not with ``comm=``.
+        ``checkpoint``/``resume`` work with ``partitions=`` but not with ``comm=``.
+
+        ``device=``: None runs on the CPU; an int k (or ``[k]``) on CUDA device k (upload, propagate,
+        download). A list of P ordinals (P a power of two up to 64; repeats share a device, e.g.
+        ``[0, 0]``) runs P GPU partitions in this process, partition r on ``device[r]``, rows
+        crossing partitions exchanged device to device; results agree with the CPU to rounding.
+        ``"auto"`` is devices 0..k−1, k the largest power of two ≤ the visible devices (one device:
+        the single-device engine), and the CPU when ``cuda_available()`` is False. Under ``comm=``,
+        ``device=k`` (or ``[k]``) runs this rank's partition on device k, a list of one device per
+        rank puts rank r on ``device[r]``; ``"auto"`` is a ``ValueError`` there. ``device=`` with
+        ``partitions=`` is a ``ValueError`` (the device list sets the partition count). Without a
+        usable GPU every device value but None and ``"auto"`` raises ``RuntimeError`` with the reason.
         """
         out, _ = self._run(circuit, policy, direction, target_bucket_len, min_buckets, partitions, pin_memory,
                            partition_row_seed, partition_row_blocks, partition_row_exclude, comm, result, device,
@@ -776,10 +793,15 @@ class PauliSum:
         callback = _log_layer if _log.isEnabledFor(logging.DEBUG) else None
         poll = threading.current_thread() is threading.main_thread()
         if info:
+            runs_on = f"{threads or 'all'} threads"
+            if plan.devices is not None and plan.comm is None:
+                runs_on = f"CUDA devices {plan.devices}"
+            elif plan.devices is not None:
+                runs_on = f"CUDA device {plan.devices[plan.rank if len(plan.devices) > 1 else 0]}"
             if plan.comm is not None:
-                where = f"rank {plan.rank} of {plan.count} (MPI), {threads or 'all'} threads"
+                where = f"rank {plan.rank} of {plan.count} (MPI), {runs_on}"
             elif plan.count > 1:
-                where = f"{plan.count} partitions, {threads or 'all'} threads"
+                where = f"{plan.count} partitions, {runs_on}"
             elif ordinal >= 0:
                 where = f"CUDA device {ordinal}"
             else:
@@ -796,7 +818,8 @@ class PauliSum:
         if plan.partitioned:
             partition_args = dict(partitions=plan.count, row_policy=plan.row_policy, row_seed=plan.row_seed,
                                   excluded_qubits=plan.excluded or [], cut_blocks=plan.blocks or [],
-                                  comm=plan.comm, result=plan.result, cpu_lists=plan.cpu_lists or [])
+                                  comm=plan.comm, result=plan.result, cpu_lists=plan.cpu_lists or [],
+                                  devices=plan.devices or [])
         while True:
             res = _core.propagate(work, gates, core_policy, direction, target_bucket_len, min_buckets, threads,
                                   keep_records, callback, poll, start, every, max_terms, auto_truncate, ordinal,
@@ -1021,6 +1044,14 @@ def _power_of_two(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
 
 
+def _power_of_two_at_most(n: int) -> int:
+    """The largest power of two ≤ n and ≤ 64 (the most partitions a run takes); 1 when n < 2."""
+    count = 1
+    while count * 2 <= min(n, 64):
+        count *= 2
+    return count
+
+
 @dataclass
 class _Partitioning:
     """How a propagate call is partitioned (``_check_distribution``); ``count == 1`` and no comm:
@@ -1037,16 +1068,20 @@ class _Partitioning:
     mpi: object = None  # the mpi4py.MPI module under comm=
     rank: int = 0
     result: str = "gather"
+    # GPU partitions (the library's PartitionOptions::devices): in-process partition r on devices[r];
+    # under comm= this rank's device, or one per rank. None: the CPU engine.
+    devices: list = None
 
     @property
     def partitioned(self) -> bool:
-        return self.count > 1 or self.comm is not None or bool(self.cpu_lists)
+        return self.count > 1 or self.comm is not None or bool(self.cpu_lists) or bool(self.devices)
 
 
 def _check_distribution(policy, partitions, pin_memory, row_seed, row_blocks, row_exclude, comm, result,
                         device):
-    """Checks the distribution arguments; returns ``(ordinal, partitioning)``: the CUDA ordinal that
-    runs the layers (−1: the CPU) and a ``_Partitioning``."""
+    """Checks the distribution arguments; returns ``(ordinal, partitioning)``: the CUDA ordinal of an
+    unpartitioned device run (−1: the CPU, or partitions) and a ``_Partitioning`` (its ``devices``:
+    the GPU partitions)."""
     if not isinstance(result, str) or result not in ("gather", "local"):
         raise ValueError(f"result must be 'gather' or 'local', got {result!r}")
     if not isinstance(pin_memory, bool):
@@ -1054,10 +1089,7 @@ def _check_distribution(policy, partitions, pin_memory, row_seed, row_blocks, ro
     if comm is not None and partitions is not None:
         raise ValueError("comm= and partitions= are mutually exclusive (under comm= each rank is one partition)")
     if device is not None and partitions is not None:
-        raise ValueError("device= and partitions= are mutually exclusive (several devices are the partitions)")
-    if device is not None and comm is not None:
-        raise ValueError("device= and comm= are mutually exclusive: distributed propagation runs on the CPU "
-                         "(one GPU per rank is not available in this build)")
+        raise ValueError(_device_with_partitions(device, partitions))
 
     plan = _Partitioning(result=result)
     plan.count, plan.cpus = _partition_count(partitions)
@@ -1065,9 +1097,11 @@ def _check_distribution(policy, partitions, pin_memory, row_seed, row_blocks, ro
         plan.cpu_lists = [[operator.index(c) for c in cpus] for cpus in partitions]
     elif isinstance(partitions, str) and plan.count > 1:
         plan.cpu_lists = numa_nodes()[: plan.count]  # "auto": partition r on NUMA node r's CPUs
-    several_devices = isinstance(device, (list, tuple)) and len(device) > 1
+    ordinal, devices = _resolve_device(device, distributed=comm is not None)
+    if devices is not None and comm is None:
+        plan.count, plan.devices = len(devices), devices  # in-process GPU partitions: the list sets P
     if (row_seed is not None or row_blocks is not None or row_exclude is not None) and not (
-        plan.count > 1 or comm is not None or several_devices
+        plan.count > 1 or comm is not None
     ):
         raise ValueError(
             "partition_row_seed / partition_row_blocks / partition_row_exclude need a partitioned run "
@@ -1093,13 +1127,16 @@ def _check_distribution(policy, partitions, pin_memory, row_seed, row_blocks, ro
         plan.excluded = sorted(excluded)
         plan.row_policy = "seeded_excluding"
 
-    ordinal = _resolve_device(device)
     if comm is not None:
         plan.mpi, size, plan.rank = _mpi_comm(comm)
         if not _power_of_two(size) or size > 64:
             raise ValueError(f"comm=: the communicator must have a power-of-two size up to 64 (one partition "
                              f"per rank), got {size} ranks")
         plan.comm, plan.count = comm, size
+        if devices is not None and len(devices) not in (1, size):
+            raise ValueError(f"device={device!r} with comm=: give one device (this rank's) or one per rank "
+                             f"({size} ranks), got {len(devices)} devices")
+        plan.devices = devices
     if plan.blocks is not None and plan.partitioned and len(plan.blocks) != plan.count:
         raise ValueError(f"partition_row_blocks: expected {plan.count} blocks (one per partition), "
                          f"got {len(plan.blocks)}")
@@ -1108,6 +1145,9 @@ def _check_distribution(policy, partitions, pin_memory, row_seed, row_blocks, ro
             f"collapse_sample needs one partition (its sampling pass is sequential), got {plan.count} "
             "partitions; run unpartitioned or use another truncation"
         )
+    if ordinal >= 0 or devices is not None:
+        # Last, so that a bad combination of arguments is reported as such on any machine.
+        _require_cuda(f"device={device!r}")
     return ordinal, plan
 
 
@@ -1133,11 +1173,7 @@ def _partition_count(partitions):
         if partitions != "auto":
             raise ValueError(f"partitions must be None, 'auto', a power-of-two int or a list of CPU lists, "
                              f"got {partitions!r}")
-        nodes = len(numa_nodes())
-        count = 1
-        while count * 2 <= nodes and count * 2 <= 64:
-            count *= 2
-        return count, 0
+        return _power_of_two_at_most(len(numa_nodes())), 0
     if _is_int(partitions):
         k = operator.index(partitions)
         if not _power_of_two(k) or k > 64:
@@ -1164,7 +1200,7 @@ def _partition_count(partitions):
                     f"got {type_name(partitions)}")
 
 
-_DEVICE_KINDS = "None, an int, a one-element list of ints or 'auto'"
+_DEVICE_KINDS = "None, an int, a list of ints or 'auto'"
 
 
 def _device_ordinal(value, what: str = "device") -> int:
@@ -1187,34 +1223,54 @@ def _require_cuda(what: str) -> None:
         raise RuntimeError(f"{what}: GPU propagation is not available: {_core.cuda_unavailable_reason()}")
 
 
-def _resolve_device(device) -> int:
-    """The ``device=`` argument of propagate as a CUDA ordinal, or −1 for the CPU: None → CPU; an int
-    or a one-element list [k] → device k; 'auto' → device 0 when ``cuda_available()``, else the CPU.
-    Several devices are the partitioned multi-GPU engine, not in this build yet."""
+def _resolve_device(device, distributed: bool = False):
+    """The ``device=`` argument of propagate as ``(ordinal, devices)``: ``ordinal`` the CUDA device of an
+    unpartitioned run (−1: the CPU, or a partitioned run), ``devices`` the ordinals of GPU partitions
+    (the library's ``PartitionOptions::devices``; None: the CPU engine).
+
+    None → the CPU. An int k or [k] → device k: in-process the single-device engine (unpartitioned),
+    under comm= (``distributed``) this rank's device. A list of P ordinals (P a power of two up to
+    64, repeats share a device) → P GPU partitions in this process, or under comm= one device per
+    rank. 'auto' → devices 0..k−1, k the largest power of two ≤ the visible devices (k = 1: the
+    single-device engine); the CPU when ``cuda_available()`` is False, as before device lists.
+    Checks the values only: the caller requires CUDA (``_require_cuda``) once every argument is checked."""
     if device is None:
-        return -1
+        return -1, None
     if isinstance(device, bool):
         raise TypeError(f"device must be {_DEVICE_KINDS}, got bool")
     if isinstance(device, str):
         if device != "auto":
             raise ValueError(f"device must be {_DEVICE_KINDS}, got {device!r}")
-        return 0 if cuda_available() else -1
+        if distributed:
+            # Which GPU is this rank's depends on how ranks are placed on nodes: the caller knows.
+            raise ValueError("device='auto' cannot be combined with comm=: pass this rank's CUDA device "
+                             "(device=k, e.g. the node-local rank) or one device per rank")
+        visible = _core.cuda_device_count()
+        if visible == 0:
+            return -1, None  # no usable GPU: the CPU, as "auto" has always meant
+        count = _power_of_two_at_most(visible)
+        return (0, None) if count == 1 else (-1, list(range(count)))
     if _is_int(device):
-        ordinal = _device_ordinal(device)
+        ids = [_device_ordinal(device)]
     elif isinstance(device, (list, tuple)):
-        ids = [_device_ordinal(d) for d in device]
+        ids = [_device_ordinal(d, f"device[{i}]") for i, d in enumerate(device)]
         if not _power_of_two(len(ids)) or len(ids) > 64:
-            raise ValueError(f"device: a list of devices must have a power-of-two length up to 64, got {len(ids)}")
-        if len(ids) > 1:
-            raise NotImplementedError(
-                f"device={list(ids)!r}: the partitioned multi-GPU engine is not available in this build yet; "
-                f"run on one device (device={ids[0]} or device=[{ids[0]}])"
-            )
-        ordinal = ids[0]
+            raise ValueError(f"device: a list of devices must have a power-of-two length up to 64 (one device "
+                             f"per partition), got {len(ids)}")
     else:
         raise TypeError(f"device must be {_DEVICE_KINDS}, got {type_name(device)}")
-    _require_cuda(f"device={device!r}")
-    return ordinal
+    if len(ids) == 1 and not distributed:
+        return ids[0], None
+    return -1, ids
+
+
+def _device_with_partitions(device, partitions) -> str:
+    """The ValueError message of device= together with partitions=: GPU partitions are a device list."""
+    count = operator.index(partitions) if _is_int(partitions) and not isinstance(partitions, bool) else None
+    first = operator.index(device) if _is_int(device) and not isinstance(device, bool) else 0
+    example = f"device=[{first}] * {count}" if count is not None else f"device=[{first}, {first}]"
+    return (f"device= and partitions= are mutually exclusive: for GPU partitions pass a list of devices, one "
+            f"per partition (the list sets the partition count; repeats share a device), e.g. {example}")
 
 
 def _threads(threads) -> int:
@@ -1305,7 +1361,7 @@ def _partition_stats(records) -> Optional[PartitionStats]:
         partitions=first["partitions"],
         rank=first["rank"],
         size=first["size"],
-        devices=None,
+        devices=first["devices"],
         local=[not remote for remote in cat("layer_remote")],
         rows_exported=cat("layer_rows_exported"),
         bytes_exported=cat("layer_bytes_exported"),
@@ -1322,6 +1378,9 @@ def _partition_stats(records) -> Optional[PartitionStats]:
         max_imbalance=max(p["max_imbalance"] for p in parts),
         partners=cat("layer_partners"),
         max_terms=cat("layer_max_terms"),
+        final_terms=list(parts[-1]["final_terms"]),
+        transport_seconds=[sum(t) for t in zip(*(p["transport_seconds"] for p in parts))],
+        work_seconds=[sum(t) for t in zip(*(p["work_seconds"] for p in parts))],
     )
 
 

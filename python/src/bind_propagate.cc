@@ -1,7 +1,8 @@
 // _core.propagate: the driver call behind PauliSum.propagate / propagate_with_stats (on the CPU, or
-// with device ≥ 0 on that CUDA device: upload, propagate, download; with partitions > 1 or an mpi4py
-// communicator through propagate_partitioned, the result dict then carrying "partition"); run_propagation
-// is shared with the resident GPU sum (bind_gpu.cc).
+// with device ≥ 0 on that CUDA device: upload, propagate, download; with partitions > 1, a device list
+// (GPU partitions: PartitionOptions::devices) or an mpi4py communicator through propagate_partitioned,
+// the result dict then carrying "partition"); run_propagation is shared with the resident GPU sum
+// (bind_gpu.cc).
 //
 // The GIL is released for the whole run. Python is re-entered from the driver thread only
 //  - per layer, when the caller passes a layer callback (DEBUG logging of `paulistrings.propagate`
@@ -206,8 +207,21 @@ std::uint64_t run_fingerprint(const AnyPauliSum& observable, const Circuit& circ
   return h;
 }
 
-/// PartitionStats as a dict (per-layer lists only when the run kept layer records); rank and size are
-/// None here (the caller sets them for an MPI run).
+/// The CUDA ordinal of each partition this process ran (PartitionStats.devices): in-process the device
+/// list (every partition on `device` when the list is empty), under a transport this rank's entry; None
+/// for a CPU run. The library's own rules (partitioned_propagate.h: PartitionOptions::devices).
+py::object partition_devices(const std::vector<int>& devices, int device, std::size_t partitions,
+                             std::optional<int> rank) {
+  if (devices.empty()) {
+    if (device < 0) return py::none();
+    return py::cast(std::vector<int>(rank ? 1 : partitions, device));
+  }
+  if (!rank) return py::cast(devices);
+  return py::cast(std::vector<int>{devices.size() == 1 ? devices[0] : devices[static_cast<std::size_t>(*rank)]});
+}
+
+/// PartitionStats as a dict (per-layer lists only when the run kept layer records); rank, size and
+/// devices are None here (the caller sets them for an MPI run or a GPU run).
 py::dict partition_dict(const PartitionStats& p) {
   py::dict d;
   d["partitions"] = p.partitions;
@@ -220,6 +234,10 @@ py::dict partition_dict(const PartitionStats& p) {
   d["max_imbalance"] = p.max_imbalance;
   d["rank"] = py::none();
   d["size"] = py::none();
+  d["devices"] = py::none();
+  d["final_terms"] = p.final_terms;
+  d["transport_seconds"] = p.transport_seconds;
+  d["work_seconds"] = p.work_seconds;
   std::vector<std::size_t> application_index, partners, rows, bytes, max_terms;
   std::vector<bool> remote;
   std::vector<double> imbalance;
@@ -274,7 +292,8 @@ void register_propagate(py::module_& m) {
          std::size_t max_terms, bool auto_truncate, int device, std::size_t partitions,
          const std::string& row_policy, std::optional<std::uint64_t> row_seed,
          std::vector<std::size_t> excluded_qubits, std::vector<std::vector<std::size_t>> cut_blocks,
-         py::object comm, const std::string& result, std::vector<std::vector<int>> cpu_lists) {
+         py::object comm, const std::string& result, std::vector<std::vector<int>> cpu_lists,
+         std::vector<int> devices) {
         RunArguments args;
         args.direction = direction;
         args.target_bucket_len = target_bucket_len;
@@ -288,16 +307,17 @@ void register_propagate(py::module_& m) {
         args.stop_every = stop_every;
         args.max_terms = max_terms;
         args.auto_truncate = auto_truncate;
-        if (partitions <= 1 && comm.is_none() && cpu_lists.empty()) {
+        if (partitions <= 1 && comm.is_none() && cpu_lists.empty() && devices.empty()) {
           // device ≥ 0: propagate() uploads, runs on that CUDA device and downloads into `sum`.
           return run_propagation(circuit, policy, args, [&](const PropagateOptions& options) {
             return propagate(sum, circuit, options);
           });
         }
         // Partitioned: in-process partitions (threads of this process), or one partition per MPI rank
-        // of the mpi4py communicator `comm` (collective).
-        if (device >= 0)
-          throw std::invalid_argument("partitioned propagation runs on the CPU (device= must be None)");
+        // of the mpi4py communicator `comm` (collective). Each partition runs the CPU engine, or the GPU
+        // engine on devices[r] (in-process: the list sets the partition count; under comm one entry for
+        // this rank or one per rank), or on `device` for every partition when the list is empty; the
+        // library checks the list against the partition count.
         PartitionOptions partition;
         partition.partitions = partitions;
         partition.row_policy = parse_row_policy(row_policy);
@@ -306,6 +326,7 @@ void register_propagate(py::module_& m) {
         partition.cut_blocks = std::move(cut_blocks);
         partition.cpu_lists = std::move(cpu_lists);
         partition.result = parse_result(result);
+        partition.devices = devices;
         std::function<std::unique_ptr<Transport>()> make_transport;
         if (!comm.is_none()) make_transport = mpi_transport_factory(comm);  // GIL held: reads the object
         PartitionStats partition_stats;
@@ -327,6 +348,7 @@ void register_propagate(py::module_& m) {
           stats["rank"] = *rank;
           stats["size"] = *size;
         }
+        stats["devices"] = partition_devices(devices, device, partition_stats.partitions, rank);
         out["partition"] = stats;
         return out;
       },
@@ -337,7 +359,8 @@ void register_propagate(py::module_& m) {
       py::arg("row_policy") = "seeded", py::arg("row_seed") = py::none(),
       py::arg("excluded_qubits") = std::vector<std::size_t>{},
       py::arg("cut_blocks") = std::vector<std::vector<std::size_t>>{}, py::arg("comm") = py::none(),
-      py::arg("result") = "gather", py::arg("cpu_lists") = std::vector<std::vector<int>>{});
+      py::arg("result") = "gather", py::arg("cpu_lists") = std::vector<std::vector<int>>{},
+      py::arg("devices") = std::vector<int>{});
 
   m.def("mpi4py_support", &mpi4py_support);
 

@@ -4,7 +4,9 @@ Every rank propagates the same seeded random cases unpartitioned, with ``comm=CO
 result="gather"`` (checked here against the unpartitioned sum, term by term to 1e-12 relative) and
 with ``result="local"`` (its share, written to OUTDIR/rank<r>.json for the test to add up), and
 checks the documented errors of comm= runs, including ranks that pass different circuits (an error
-on every rank, not a hang).
+on every rank, not a hang). With a GPU, every rank also runs its partition on device 0 (``device=0``
+and one device per rank, ``device=[0, 0]``) and checks the gathered sum; without one, ``device=``
+must raise the RuntimeError of a machine without CUDA on every rank.
 """
 
 import json
@@ -104,6 +106,23 @@ def main():
     expect(ValueError, "mutually exclusive", comm=comm, partitions=2)
     expect(ValueError, "not supported with comm=", comm=comm, checkpoint=os.devnull)
     expect(ValueError, "expected 2 blocks", comm=comm, partition_row_blocks=[[0], [1], [2], [3]])
+    expect(ValueError, "one per rank", comm=comm, device=[0, 0, 0, 0])
+    expect(ValueError, "comm=", comm=comm, device="auto")
+    # GPU partitions under comm=: this rank's device (both ranks share device 0 on a one-GPU machine).
+    if paulistrings.cuda_available():
+        rng = np.random.default_rng(600)  # the same case on every rank
+        gc = random_circuit(9, 30, rng)
+        gobs = random_observable(9, rng)
+        expected = gobs.propagate(gc, direction="heisenberg")
+        for device in (0, [0, 0]):
+            got, st = gobs.propagate_with_stats(gc, direction="heisenberg", comm=comm, device=device)
+            problem = same_terms(got, expected)
+            if problem:
+                errors.append(f"device={device} over MPI: {problem}")
+            if st.partition.devices != [0]:
+                errors.append(f"device={device} over MPI: PartitionStats.devices is {st.partition.devices}")
+    else:
+        expect(RuntimeError, "GPU propagation is not available", comm=comm, device=0)
     try:
         s.anticommute_histogram([0], comm=comm)
         errors.append("anticommute_histogram(comm=) did not raise")

@@ -628,7 +628,7 @@ def test_distributed_and_gpu_arguments_raise_clear_errors():
         s.propagate(c, result="scatter")
     with pytest.raises(ValueError):
         s.propagate(c, comm=object(), partitions=2)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"device=\[0\] \* 2"):  # GPU partitions are a device list
         s.propagate(c, device=0, partitions=2)
     # comm= that is not an mpi4py communicator: TypeError where the build has MPI, else the
     # RuntimeError of a build without it.
@@ -638,14 +638,12 @@ def test_distributed_and_gpu_arguments_raise_clear_errors():
     with pytest.raises(no_comm, match="mpi4py" if paulistrings._core.mpi else "MPI"):
         s.propagate_with_stats(c, comm=object(), result="local")
     # device= and to_device on machines with and without a GPU: test_gpu.py
-    with pytest.raises(NotImplementedError, match="multi-GPU"):
-        s.propagate(c, device=[0, 1])
     with pytest.raises(TypeError):
         s.propagate(c, device=True)
     with pytest.raises(ValueError):
         s.propagate(c, device=[0, 1, 2])
     if not paulistrings.cuda_available():
-        for device in (0, [0], 3):
+        for device in (0, [0], 3, [0, 1], [0, 0, 0, 0]):
             with pytest.raises(RuntimeError, match="CUDA"):
                 s.propagate(c, device=device)
         assert len(s.propagate(c, device="auto")) == 1  # falls back to the CPU

@@ -1,10 +1,11 @@
-"""GPU propagation from Python: ``cuda_available()``, ``device=`` of ``PauliSum.propagate`` and the
-resident ``GpuPauliSum``.
+"""GPU propagation from Python: ``cuda_available()``, ``device=`` of ``PauliSum.propagate`` (one
+device, or a device list: GPU partitions) and the resident ``GpuPauliSum``.
 
 Without a usable GPU (a build without CUDA, or no device) every GPU path fails with a RuntimeError
 that carries the reason, and ``device="auto"`` runs on the CPU; the tests of that case skip where a
-GPU is present. With a GPU, device runs and the resident sum must match the CPU engine term by term
-to 1e-12 on random circuits; those tests skip ("no GPU: <reason>") elsewhere.
+GPU is present. With a GPU, device runs, GPU partitions and the resident sum must match the CPU
+engine term by term to 1e-12 on random circuits; those tests skip ("no GPU: <reason>") elsewhere,
+and the ones that need two devices skip with fewer.
 """
 
 import logging
@@ -154,16 +155,34 @@ def test_bad_device_values_raise_documented_errors():
         s.propagate(c, device=1.5)
     with pytest.raises(TypeError, match="dict"):
         s.propagate(c, device={})
-    with pytest.raises(NotImplementedError, match="partitioned multi-GPU engine"):
-        s.propagate(c, device=[0, 1])
-    with pytest.raises(NotImplementedError, match="partitioned multi-GPU engine"):
-        s.propagate_with_stats(c, device=(0, 0, 1, 1))
     with pytest.raises(ValueError, match="power-of-two"):
         s.propagate(c, device=[0, 1, 2])
     with pytest.raises(ValueError, match="power-of-two"):
         s.propagate(c, device=[])
-    with pytest.raises(ValueError, match="mutually exclusive"):
+    with pytest.raises(ValueError, match="power-of-two"):
+        s.propagate(c, device=[0] * 128)
+    with pytest.raises(OverflowError, match=r"device\[1\].*-1"):
+        s.propagate(c, device=[0, -1])
+    with pytest.raises(TypeError, match=r"device\[1\].*float"):
+        s.propagate(c, device=(0, 1.5))
+    with pytest.raises(TypeError, match="str"):
+        s.propagate(c, device=["0", "1"])
+    # GPU partitions are a device list: device=int with partitions= names the list to pass.
+    with pytest.raises(ValueError, match=r"mutually exclusive.*device=\[0\] \* 2"):
         s.propagate(c, device=0, partitions=2)
+    with pytest.raises(ValueError, match=r"device=\[3\] \* 4"):
+        s.propagate(c, device=3, partitions=4)
+    with pytest.raises(ValueError, match="mutually exclusive"):
+        s.propagate(c, device=[0, 0], partitions=2)
+    # These are argument errors on every machine, checked before CUDA is required.
+    with pytest.raises(ValueError, match="partitioned run"):
+        s.propagate(c, device=[0], partition_row_seed=3)  # one device: unpartitioned
+    with pytest.raises(ValueError, match="expected 2 blocks"):
+        s.propagate(c, device=[0, 0], partition_row_blocks=[[0], [1], [0]])
+    with pytest.raises(ValueError, match="collapse_sample"):
+        s.propagate(c, truncation.collapse_sample(2, 1), device=[0, 0])
+    with pytest.raises(ValueError, match="comm="):
+        s.propagate(c, device="auto", comm=object())
     with pytest.raises(OverflowError, match="-1"):
         s.to_device(-1)
     with pytest.raises(TypeError, match="bool"):
@@ -188,6 +207,14 @@ def test_device_auto_gives_the_cpu_result_or_the_gpu_result():
     else:
         assert_close(auto, cpu)
     assert stats.layers == len(c) and stats.final_terms == len(auto)
+    # Several visible devices: GPU partitions on devices 0..k-1, k the largest power of two of them.
+    k = 1
+    while k * 2 <= min(gpu_count(), 64):
+        k *= 2
+    if k == 1:
+        assert stats.partition is None  # the CPU, or the single-device engine
+    else:
+        assert stats.partition.devices == list(range(k)) and stats.partition.partitions == k
 
 
 # ---------------------------------------------------------------- without a GPU
@@ -213,6 +240,9 @@ def test_without_gpu_every_gpu_path_raises_with_the_reason(no_gpu):
         lambda: s.propagate(c, device=0),
         lambda: s.propagate(c, device=1),
         lambda: s.propagate(c, device=[0]),
+        lambda: s.propagate(c, device=[0, 0]),
+        lambda: s.propagate(c, device=[0, 1]),
+        lambda: s.propagate_with_stats(c, device=(0, 0, 1, 1), partition_row_blocks=[[0], [1], [0], [1]]),
         lambda: s.propagate_with_stats(c, device=0),
         lambda: s.propagate(c, truncation.coeff(1e-3), "heisenberg", device=0),
     ):
@@ -237,6 +267,14 @@ def test_without_gpu_the_core_raises_runtime_error(no_gpu):
                         0, True, 0)
     with pytest.raises(RuntimeError, match="CUDA"):
         _core.describe_device(0)
+    # GPU partitions: the library's partition throws gpu::GpuUnavailable; its check of the list
+    # against the partition count comes first.
+    with pytest.raises(RuntimeError, match="CUDA"):
+        _core.propagate(s._s.copy(), c._c, _core.Truncation(), "forward", 1024, 128, 0, False, None, False, 0, 0,
+                        0, True, -1, partitions=2, devices=[0, 0])
+    with pytest.raises(ValueError, match="partitions = 4 but 2 devices"):
+        _core.propagate(s._s.copy(), c._c, _core.Truncation(), "forward", 1024, 128, 0, False, None, False, 0, 0,
+                        0, True, -1, partitions=4, devices=[0, 0])
 
 
 # ---------------------------------------------------------------- with a GPU
@@ -428,3 +466,78 @@ def test_resident_ctrl_c_stops_after_a_layer_and_keeps_it(gpu):
     else:
         pytest.fail(f"the resident sum is not the state after {seen} or {seen + 1} layers")
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+# ---------------------------------------------------------------- GPU partitions (device lists)
+
+
+def crossing_case(seed, n, complex_coefficients=False):
+    """A random circuit over the whole width (most layers move rows between partitions) and an
+    observable for it."""
+    rng = np.random.default_rng(seed)
+    return random_circuit(n, 60, rng), random_observable(n, rng, count=8, complex_coefficients=complex_coefficients)
+
+
+def assert_partitioned_like_cpu(obs, c, devices, policy=None, direction="heisenberg", **kwargs):
+    """GPU partitions on `devices` give the CPU engine's single-partition result to rounding, and
+    PartitionStats names the devices and counts the rows that crossed partitions."""
+    cpu, cpu_stats = obs.propagate_with_stats(c, policy, direction)
+    out, stats = obs.propagate_with_stats(c, policy, direction, device=devices, **kwargs)
+    assert_close(out, cpu)
+    assert stats.layers == len(c) and stats.final_terms == len(out)
+    assert stats.total_discarded_weight == pytest.approx(cpu_stats.total_discarded_weight, abs=1e-9)
+    p = stats.partition
+    assert p.devices == list(devices) and p.partitions == len(devices)
+    assert p.transport == "in-process" and p.rank is None and p.size is None
+    assert p.remote_layers > 0 and p.total_rows_exported == sum(p.rows_exported) > 0
+    assert len(p.rows_exported) == len(p.local) == stats.layers
+    return stats
+
+
+@pytest.mark.parametrize("devices", [[0, 0], [0, 0, 0, 0]], ids=["2-on-0", "4-on-0"])
+@pytest.mark.parametrize("n", [12, 70, 150])
+@pytest.mark.parametrize("direction", ["forward", "heisenberg"])
+def test_device_partitions_sharing_a_device_match_cpu(gpu, devices, n, direction):
+    c, obs = crossing_case(300 + n + len(devices), n, complex_coefficients=n == 70)
+    assert_partitioned_like_cpu(obs, c, devices, direction=direction)
+
+
+@pytest.mark.parametrize("policy", [
+    truncation.coeff(1e-4),
+    truncation.weight(4),
+    truncation.topn(60),
+    truncation.approx_topn(60),
+    truncation.coeff(1e-5) & truncation.topn(80),
+], ids=["coeff", "weight", "topn", "approx_topn", "coeff&topn"])
+def test_device_partitions_truncation_match_cpu(gpu, policy):
+    c, obs = crossing_case(41, 10)
+    assert_partitioned_like_cpu(obs, c, (0, 0, 0, 0), policy)
+
+
+def test_device_partitions_rows_checkpoints_and_errors(gpu, tmp_path, caplog):
+    c, obs = crossing_case(52, 8)
+    # Cut rows (one block of qubits per partition) and seeded rows of another seed.
+    with caplog.at_level(logging.INFO, logger="paulistrings.propagate"):
+        assert_partitioned_like_cpu(obs, c, [0, 0], partition_row_blocks=[[0, 1, 2, 3], [4, 5, 6, 7]])
+    assert any("2 partitions, CUDA devices [0, 0]" in r.getMessage() for r in caplog.records)
+    stats = assert_partitioned_like_cpu(obs, c, [0, 0], partition_row_seed=7)
+    assert stats.partition.rows.startswith("seeded(")
+    # Checkpoint segments: the stats of the segments joined, the result unchanged.
+    path = tmp_path / "parts.ckpt"
+    stats = assert_partitioned_like_cpu(obs, c, [0, 0], checkpoint=path, checkpoint_every=17)
+    assert path.exists() and len(stats.partition.local) == len(c)
+    # An ordinal that does not exist: the library's GpuUnavailable, naming it.
+    with pytest.raises(RuntimeError, match=f"CUDA device {gpu_count()} does not exist"):
+        obs.propagate(c, device=[0, gpu_count()])
+    assert_close(obs.propagate(c, device=[0]), obs.propagate(c))  # one device: unpartitioned
+    assert obs.propagate_with_stats(c, device=[0])[1].partition is None
+
+
+@pytest.mark.parametrize("devices", [[0, 1], [0, 1, 0, 1], [1, 0]])
+def test_device_partitions_on_two_gpus_match_cpu(devices):
+    if gpu_count() < 2:
+        pytest.skip(f"needs 2 GPUs, {gpu_count()} visible" + (": " + _core.cuda_unavailable_reason()
+                                                                 if gpu_count() == 0 else ""))
+    c, obs = crossing_case(61, 70)
+    assert_partitioned_like_cpu(obs, c, devices)
+    assert_partitioned_like_cpu(obs, c, devices, truncation.approx_topn(50), "forward")

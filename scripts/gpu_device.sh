@@ -17,6 +17,9 @@
 #               ranks with one device each) and paulistrings-partition-bench with every partition on a
 #               GPU, in-process P = 1, 2, 4 and mpirun -np 2 (host-staged; with 2+ GPUs also over NCCL);
 #               PARTITION_TERMS sets the cells' m (default 4·10^6)
+#   cpu_partition — partitions on this machine's CPU cores (issue 7's 16-core runs): in-process P = 1,
+#               2, 4 and mpirun -np 2, 4 (each rank bound to cores/np cores), kicked Ising random vs
+#               cut rows and the cells at CPU_PARTITION_TERMS terms (default 10^6)
 #   profile   — where the time of tfim_2d L = 18 and the kicked Ising goes, per phase of a layer
 #               (PAULISTRINGS_GPU_PROFILE=1: a synchronization after every phase)
 set -uo pipefail
@@ -35,7 +38,7 @@ has() { [[ ",$modes," == *",$1,"* ]]; }
 export PATH=/usr/local/cuda/bin:$PATH
 targets=(paulistrings-gpu-bench paulistrings-workloads)
 (has tests || has sanitize || has partition) && targets+=(paulistrings-tests paulistrings-cli)
-has partition && targets+=(paulistrings-partition-bench)
+(has partition || has cpu_partition) && targets+=(paulistrings-partition-bench)
 python=(-DPAULISTRINGS_BUILD_PYTHON=OFF)
 if has python; then
   # The GPU machine's python3 (a virtual environment) carries pybind11 as a package, not as a system CMake
@@ -82,6 +85,21 @@ if has partition; then
       env -u OMP_PROC_BIND -u OMP_PLACES mpirun --allow-run-as-root --oversubscribe -np 2 --bind-to none \
         build-gpu/paulistrings-partition-bench 5 "$terms" 8 "$gpus" 1 2>&1 | tee -a "$out/partition_bench.txt"
     fi
+  fi
+fi
+if has cpu_partition; then
+  cores=$(nproc)
+  terms=${CPU_PARTITION_TERMS:-1000000}
+  echo "# in-process, $cores threads" | tee "$out/cpu_partition.txt"
+  build-gpu/paulistrings-partition-bench 5 "$terms" "$cores" 2>&1 | tee -a "$out/cpu_partition.txt"
+  if command -v mpirun > /dev/null; then
+    for np in 2 4; do  # np 1 is the in-process P = 1 above
+      per=$(( cores / np ))
+      echo "# mpirun -np $np, $per cores and threads per rank" | tee -a "$out/cpu_partition.txt"
+      env -u OMP_PROC_BIND -u OMP_PLACES mpirun --allow-run-as-root --oversubscribe -np "$np" \
+        --map-by "slot:PE=$per" --bind-to core \
+        build-gpu/paulistrings-partition-bench 5 "$terms" "$per" 2>&1 | tee -a "$out/cpu_partition.txt"
+    done
   fi
 fi
 if has profile; then

@@ -499,8 +499,7 @@ int execute(const RunSpec& spec, const RunControl& control) {
         PartitionOptions partition;
         partition.partitions = task.partitions;
         partition.devices = devices;
-        // In-process partitions on the CPU: one NUMA node (or a share of the nodes) each.
-        if (launch == nullptr && devices.empty()) partition.cpu_lists = cpu_lists;
+        partition.cpu_lists = cpu_lists;  // in-process CPU partitions: NUMA nodes (empty otherwise)
         // Distributed: partitions = ranks, every rank holds the whole input (replicated). Only a run
         // that writes checkpoints (rank 0 writes the whole sum) gathers the result; otherwise each rank
         // keeps its share and the read-out below adds the shares' expectation values.

@@ -162,6 +162,8 @@ struct DeviceSum<W, C>::Impl {
   Buffer counters, scratch;      // LayerCounters; histograms, totals, support words
   kernels::LayerCounters* host_counters = nullptr;  // pinned
   unsigned long long* host_scratch = nullptr;       // pinned, 2048 + 8 + W words
+  /// The pass scratch: a 2048-bin histogram, 8 words of totals, then W words of a merge's light cone.
+  static constexpr std::size_t kConeWord = 2048 + 8;
   std::size_t bytes_now = 0, bytes_peak = 0;
   double discarded = 0.0;  // Σ|c|² dropped since the last reset (settle_counters adds)
 
@@ -186,10 +188,10 @@ struct DeviceSum<W, C>::Impl {
     check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
     try {
       allocate(counters, sizeof(kernels::LayerCounters), "layer counters");
-      allocate(scratch, (2048 + 8 + W) * sizeof(unsigned long long), "pass scratch");
+      allocate(scratch, (kConeWord + W) * sizeof(unsigned long long), "pass scratch");
       check(cudaMallocHost(reinterpret_cast<void**>(&host_counters), sizeof(kernels::LayerCounters)),
             "cudaMallocHost");
-      check(cudaMallocHost(reinterpret_cast<void**>(&host_scratch), (2048 + 8 + W) * sizeof(unsigned long long)),
+      check(cudaMallocHost(reinterpret_cast<void**>(&host_scratch), (kConeWord + W) * sizeof(unsigned long long)),
             "cudaMallocHost");
       upload(host);
     } catch (...) {
@@ -714,12 +716,17 @@ struct DeviceSum<W, C>::Impl {
 
   unsigned long long* histogram() const { return static_cast<unsigned long long*>(scratch.ptr); }
 
-  void approx_topn_cut(std::size_t n) {
-    Launch::exponent_histogram(coef.ptr, stored, histogram(), stream);
-    check(cudaMemcpyAsync(host_scratch, histogram(), 2048 * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
+  /// Reads the first `bins` words of the device histogram into host_scratch (a synchronization).
+  void fetch_histogram(std::size_t bins) {
+    check(cudaMemcpyAsync(host_scratch, histogram(), bins * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
                           stream),
           "read histogram");
     check(cudaStreamSynchronize(stream), "histogram");
+  }
+
+  void approx_topn_cut(std::size_t n) {
+    Launch::exponent_histogram(coef.ptr, stored, histogram(), stream);
+    fetch_histogram(2048);
     std::size_t running = 0;
     int lowest = 2048;  // the same walk as approx_topn_lowest_bin on the CPU
     for (int bin = 2047; bin >= 0; --bin) {
@@ -742,10 +749,7 @@ struct DeviceSum<W, C>::Impl {
     std::size_t rank = n, larger = 0, equal = 0;
     for (int shift = 56; shift >= 0; shift -= 8) {
       Launch::digit_histogram(coef.ptr, stored, prefix, mask, shift, histogram(), stream);
-      check(cudaMemcpyAsync(host_scratch, histogram(), 256 * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
-                            stream),
-            "read digits");
-      check(cudaStreamSynchronize(stream), "digits");
+      fetch_histogram(256);
       if (shift == 56) {
         std::size_t candidates = 0;
         for (int d = 0; d < 256; ++d) candidates += host_scratch[d];
@@ -891,7 +895,7 @@ struct DeviceSum<W, C>::Impl {
     if (total == 0) return;
     reserve_merge(total, largest);
     zero_counters();
-    unsigned long long* cone = histogram() + 2048 + 8;  // W words of the pass scratch
+    unsigned long long* cone = histogram() + kConeWord;
     check(cudaMemsetAsync(cone, 0, W * sizeof(unsigned long long), stream), "memset");
     kernels::LayerArgs<W> a = args(Truncation());
     Launch::key_index(a, stream);
@@ -902,11 +906,11 @@ struct DeviceSum<W, C>::Impl {
       Launch::merge_rows(a, static_cast<const Key*>(row_keys), row_coef, n, cone, stream);
     }
     check(cudaMemsetAsync(owner.ptr, 0, table_capacity * sizeof(std::uint32_t), stream), "clear key index");
-    check(cudaMemcpyAsync(host_scratch + 2048 + 8, cone, W * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
+    check(cudaMemcpyAsync(host_scratch + kConeWord, cone, W * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
                           stream),
           "read light cone");
     settle_counters();
-    for (int w = 0; w < W; ++w) support[w] |= host_scratch[2048 + 8 + w];
+    for (int w = 0; w < W; ++w) support[w] |= host_scratch[kConeWord + w];
     tested_valid = false;  // received terms have not met the policy
   }
 
@@ -1008,10 +1012,7 @@ struct DeviceSum<W, C>::Impl {
   }
 
   void read_histogram(std::span<std::uint64_t> counts) {
-    check(cudaMemcpyAsync(host_scratch, histogram(), counts.size() * sizeof(unsigned long long),
-                          cudaMemcpyDeviceToHost, stream),
-          "read histogram");
-    check(cudaStreamSynchronize(stream), "histogram");
+    fetch_histogram(counts.size());
     for (std::size_t k = 0; k < counts.size(); ++k) counts[k] = host_scratch[k];
   }
 

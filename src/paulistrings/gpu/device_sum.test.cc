@@ -15,15 +15,12 @@
 #include "paulistrings/engine/propagate.h"
 #include "paulistrings/testing/assertions.h"
 #include "paulistrings/testing/engine_cases.h"
+#include "paulistrings/testing/gpu.h"
 #include "paulistrings/testing/oracle_bridge.h"
 
 namespace paulistrings {
 namespace {
 
-#define SKIP_WITHOUT_GPU()                                                            \
-  do {                                                                                \
-    if (gpu::device_count() == 0) GTEST_SKIP() << "no GPU: " << gpu::unavailable_reason(); \
-  } while (false)
 
 template <int W, Coefficient C>
 void check_against_reference(int seed) {

@@ -3,8 +3,8 @@
 //  - the 127-qubit kicked Ising (Heisenberg ⟨Z62⟩, θh = 5π/16, |c| cutoff 2^-12) end to end: wall time,
 //    rows and bytes exported, imbalance, for random and cut rows;
 //  - cells at 128 qubits (W = 2): rotation_zz and su4 (DESIGN §6, steady-state sums, 4 layers; cut
-//    rows over P blocks of qubits, across which the rzz delta is remote) at m terms (strong scaling) and m·P terms (weak scaling), and
-//    rxx·ryy·rzz on one pair of a random sum; ns per term per layer from the layers' own wall time
+//    rows over P blocks of qubits, across which the rzz delta is remote) at m terms (strong scaling)
+//    and m·P terms (weak scaling), and rxx·ryy·rzz on one pair of a random sum; ns per term per layer from the layers' own wall time
 //    (exchanges included; the split and the gather are not), and the end-to-end time.
 // Usage: paulistrings-partition-bench [steps=5] [cell_terms=200000] [threads=0] [gpus=0] [nccl=0]
 // gpus > 0: every partition runs the GPU engine, partition r (or rank r) on device r mod gpus; nccl = 1:
@@ -53,13 +53,20 @@ struct Setup {
   bool nccl = false;
 };
 
-/// The devices of `partitions` partitions (in-process) or of this rank (MPI); empty = CPU.
-std::vector<int> devices_for(const Setup& setup, std::size_t partitions) {
-  std::vector<int> devices;
-  if (setup.gpus <= 0) return devices;
-  if (setup.transport) return {setup.rank % setup.gpus};
-  for (std::size_t r = 0; r < partitions; ++r) devices.push_back(static_cast<int>(r) % setup.gpus);
-  return devices;
+/// The options every run of `partitions` partitions starts from: the transport (MPI) and the devices
+/// (in-process partition r, or this rank, on GPU r mod gpus; none for the CPU).
+PartitionOptions partition_options(const Setup& setup, std::size_t partitions) {
+  PartitionOptions partition;
+  partition.partitions = partitions;
+  partition.transport = setup.transport;
+  partition.use_nccl = setup.nccl;
+  if (setup.gpus <= 0) return partition;
+  if (setup.transport) {
+    partition.devices = {setup.rank % setup.gpus};
+  } else {
+    for (std::size_t r = 0; r < partitions; ++r) partition.devices.push_back(static_cast<int>(r) % setup.gpus);
+  }
+  return partition;
 }
 
 /// Σ of the layers' own wall time (partition 0 / this rank; exchanges included).
@@ -100,11 +107,7 @@ void kicked_ising(const Setup& setup, std::size_t steps) {
     if (partitions == 1 && setup.rank == 0) std::printf("kicked Ising, %zu steps, P=1\n", steps);
     for (bool cut : {false, true}) {
       if (partitions == 1 && cut) continue;
-      PartitionOptions partition;
-      partition.partitions = partitions;
-      partition.transport = setup.transport;
-      partition.devices = devices_for(setup, partitions);
-      partition.use_nccl = setup.nccl;
+      PartitionOptions partition = partition_options(setup, partitions);
       if (cut) {
         partition.row_policy = PartitionRowPolicy::cut;
         partition.cut_blocks = heavy_hex_blocks(partitions);
@@ -136,11 +139,7 @@ void kicked_ising(const Setup& setup, std::size_t steps) {
 
 void run_cell(const Setup& setup, const char* name, const Circuit& circuit, const PauliSum<2, double>& start_sum,
               std::size_t partitions, const char* scaling) {
-  PartitionOptions partition;
-  partition.partitions = partitions;
-  partition.transport = setup.transport;
-  partition.devices = devices_for(setup, partitions);
-  partition.use_nccl = setup.nccl;
+  PartitionOptions partition = partition_options(setup, partitions);
   // Cut rows over P blocks of 128 / P qubits: the cell's pair (5, 70) lies in two blocks, so every
   // delta with a Z/Y change on qubit 70 crosses (rotation_zz: every layer is remote).
   partition.row_policy = PartitionRowPolicy::cut;

@@ -444,15 +444,15 @@ class PartitionRunner {
       communicated = true;
     }
     double discarded = 0.0;
-    if (!offsets.empty() && engine_->exchanges_on_device() && transport_.shares_address_space()) {
-      discarded = device_exchange(p, table, offsets, step, channel);
-    } else if (!offsets.empty() && nccl_ != nullptr) {
-      discarded = nccl_layer(p, table, offsets, step, channel);
-    } else if (offsets.empty()) {
+    if (offsets.empty()) {
       guard(layer_context(step, channel), [&] {
         if (partition_options_.before_layer) partition_options_.before_layer(rank_, step);
         discarded = engine_->apply_layer(table, options_.truncation);
       });
+    } else if (engine_->exchanges_on_device() && transport_.shares_address_space()) {
+      discarded = device_exchange(p, table, offsets, step, channel);
+    } else if (nccl_ != nullptr) {
+      discarded = nccl_layer(p, table, offsets, step, channel);
     } else {
       // Apply without the per-term test (a coefficient is final only once the partners' rows are in),
       // then move the outputs owned by partition rank ⊕ s into the buffer for partner s.
@@ -505,11 +505,12 @@ class PartitionRunner {
     return false;
   }
 
-  /// A remote layer of GPU partitions in one process: the partners swap the device addresses of their
-  /// exports (a few bytes through the transport) and each merge reads the partners' rows on the device.
-  /// A second swap after the merges keeps every export buffer unchanged until its readers are done.
-  double device_exchange(Pending& p, const PreparedChannel<W>& table, const std::vector<std::uint32_t>& offsets,
-                         std::size_t step, const Channel& channel) {
+  /// The first half of a remote GPU layer: the channel without the per-term test, then the outputs owned
+  /// by other partitions moved into this engine's device export (counted in `p`). Errors are agreed on
+  /// before returning, so no partition is left waiting for a failed partner.
+  std::vector<gpu::PeerRows> export_on_device(Pending& p, const PreparedChannel<W>& table,
+                                              const std::vector<std::uint32_t>& offsets, std::size_t step,
+                                              const Channel& channel) {
     std::vector<gpu::PeerRows> outgoing;
     guard(layer_context(step, channel), [&] {
       if (partition_options_.before_layer) partition_options_.before_layer(rank_, step);
@@ -520,14 +521,32 @@ class PartitionRunner {
         p.bytes += rows.count * kRowBytes<W, C>;
       }
     });
-    sync_errors();  // a partition that failed above must not leave its partners waiting
-    std::vector<gpu::PeerRows> incoming(offsets.size());
+    sync_errors();
+    return outgoing;
+  }
+
+  /// Sends mine[i] to partner rank ⊕ offsets[i] and returns what each partner sent (one small value of
+  /// a trivially copyable type per partner, through the transport).
+  template <class T>
+  std::vector<T> swap_with_partners(const std::vector<std::uint32_t>& offsets, const std::vector<T>& mine,
+                                    const char* what) {
+    std::vector<T> theirs(offsets.size());
     for (std::size_t i = 0; i < offsets.size(); ++i) {
       const std::vector<std::byte> received = transport_.exchange(
-          rank_ ^ static_cast<int>(offsets[i]), std::as_bytes(std::span<const gpu::PeerRows>(&outgoing[i], 1)));
-      if (received.size() != sizeof(gpu::PeerRows)) throw std::logic_error("device exchange: bad descriptor");
-      std::memcpy(&incoming[i], received.data(), sizeof(gpu::PeerRows));
+          rank_ ^ static_cast<int>(offsets[i]), std::as_bytes(std::span<const T>(&mine[i], 1)));
+      if (received.size() != sizeof(T)) throw std::logic_error(std::string(what) + ": bad message size");
+      std::memcpy(&theirs[i], received.data(), sizeof(T));
     }
+    return theirs;
+  }
+
+  /// A remote layer of GPU partitions in one process: the partners swap the device addresses of their
+  /// exports (a few bytes through the transport) and each merge reads the partners' rows on the device.
+  /// A second swap after the merges keeps every export buffer unchanged until its readers are done.
+  double device_exchange(Pending& p, const PreparedChannel<W>& table, const std::vector<std::uint32_t>& offsets,
+                         std::size_t step, const Channel& channel) {
+    const std::vector<gpu::PeerRows> outgoing = export_on_device(p, table, offsets, step, channel);
+    const std::vector<gpu::PeerRows> incoming = swap_with_partners(offsets, outgoing, "device exchange");
     double discarded = 0.0;
     guard(layer_context(step, channel), [&] {
       engine_->merge_rows_on_device(incoming);
@@ -542,24 +561,10 @@ class PartitionRunner {
   /// Room for the received rows is made, and agreed on, before any rank starts an NCCL call.
   double nccl_layer(Pending& p, const PreparedChannel<W>& table, const std::vector<std::uint32_t>& offsets,
                     std::size_t step, const Channel& channel) {
-    std::vector<gpu::PeerRows> outgoing;
-    guard(layer_context(step, channel), [&] {
-      if (partition_options_.before_layer) partition_options_.before_layer(rank_, step);
-      engine_->apply_layer(table, Truncation());
-      outgoing = engine_->export_rows_on_device(rows_, static_cast<std::uint32_t>(rank_), offsets);
-      for (const gpu::PeerRows& rows : outgoing) {
-        p.rows += rows.count;
-        p.bytes += rows.count * kRowBytes<W, C>;
-      }
-    });
-    sync_errors();
-    std::vector<std::uint64_t> counts(offsets.size());
-    for (std::size_t i = 0; i < offsets.size(); ++i) {
-      const std::vector<std::byte> received = transport_.exchange(
-          rank_ ^ static_cast<int>(offsets[i]), std::as_bytes(std::span<const std::uint64_t>(&outgoing[i].count, 1)));
-      if (received.size() != sizeof(std::uint64_t)) throw std::logic_error("NCCL exchange: bad row count");
-      std::memcpy(&counts[i], received.data(), sizeof(std::uint64_t));
-    }
+    const std::vector<gpu::PeerRows> outgoing = export_on_device(p, table, offsets, step, channel);
+    std::vector<std::uint64_t> mine(offsets.size());
+    for (std::size_t i = 0; i < offsets.size(); ++i) mine[i] = outgoing[i].count;
+    const std::vector<std::uint64_t> counts = swap_with_partners(offsets, mine, "NCCL exchange");
     guard(layer_context(step, channel), [&] { engine_->prepare_merge(counts); });
     sync_errors();  // every rank has room: the NCCL calls below all find their partners
     double discarded = 0.0;

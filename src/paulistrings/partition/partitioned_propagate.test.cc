@@ -21,6 +21,7 @@
 #include "paulistrings/partition/nccl_exchange.h"
 #include "paulistrings/testing/assertions.h"
 #include "paulistrings/testing/engine_cases.h"
+#include "paulistrings/testing/gpu.h"
 #include "paulistrings/testing/oracle_bridge.h"
 
 namespace paulistrings {
@@ -144,61 +145,43 @@ void check_partitions(int seed, bool gpu = false) {
   }
 }
 
-class PartitionedAgainstSingle : public ::testing::TestWithParam<int> {};
-
-TEST_P(PartitionedAgainstSingle, SameTermsForOneTwoAndFourPartitions) {
-  const int seed = GetParam();
-  switch (seed % 5) {
+/// The width and coefficient type of a seed: five kinds on the CPU, a sixth (W = 16, complex) on GPUs.
+void check_partitions_for_seed(int seed, bool gpu) {
+  switch (seed % (gpu ? 6 : 5)) {
     case 0:
-      check_partitions<1, double>(seed);
+      check_partitions<1, double>(seed, gpu);
       break;
     case 1:
-      check_partitions<2, double>(seed);
+      check_partitions<2, double>(seed, gpu);
       break;
     case 2:
-      check_partitions<1, Complex>(seed);
+      check_partitions<1, Complex>(seed, gpu);
       break;
     case 3:
-      check_partitions<2, Complex>(seed);
+      check_partitions<2, Complex>(seed, gpu);
+      break;
+    case 4:
+      check_partitions<4, double>(seed, gpu);
       break;
     default:
-      check_partitions<4, double>(seed);
+      check_partitions<16, Complex>(seed, gpu);
       break;
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Partition, PartitionedAgainstSingle, ::testing::Range(0, 120));
+class PartitionedAgainstSingle : public ::testing::TestWithParam<int> {};
 
-#define SKIP_WITHOUT_GPU()                                                                     \
-  do {                                                                                         \
-    if (gpu::device_count() == 0) GTEST_SKIP() << "no GPU: " << gpu::unavailable_reason(); \
-  } while (false)
+TEST_P(PartitionedAgainstSingle, SameTermsForOneTwoAndFourPartitions) {
+  check_partitions_for_seed(GetParam(), false);
+}
+
+INSTANTIATE_TEST_SUITE_P(Partition, PartitionedAgainstSingle, ::testing::Range(0, 120));
 
 class PartitionGpuAgainstSingle : public ::testing::TestWithParam<int> {};
 
 TEST_P(PartitionGpuAgainstSingle, GpuPartitionsMatchTheCpuEngine) {
   SKIP_WITHOUT_GPU();
-  const int seed = GetParam();
-  switch (seed % 6) {
-    case 0:
-      check_partitions<1, double>(seed, true);
-      break;
-    case 1:
-      check_partitions<2, double>(seed, true);
-      break;
-    case 2:
-      check_partitions<1, Complex>(seed, true);
-      break;
-    case 3:
-      check_partitions<2, Complex>(seed, true);
-      break;
-    case 4:
-      check_partitions<4, double>(seed, true);
-      break;
-    default:
-      check_partitions<16, Complex>(seed, true);
-      break;
-  }
+  check_partitions_for_seed(GetParam(), true);
 }
 
 INSTANTIATE_TEST_SUITE_P(Partition, PartitionGpuAgainstSingle, ::testing::Range(0, 100));

@@ -44,6 +44,23 @@ struct CpuEngineOptions {
 /// Number of CPUs in the process's affinity mask (at least 1).
 int available_cpus();
 
+/// Rows laid out by bucket of a 2^bits-bucket hash (the partition exchange's layout): the rows of bucket
+/// b are [offsets[b], offsets[b + 1]) of `keys` (PauliString<W> objects, packed) and `coefficients` (C,
+/// packed), read with memcpy so that any byte buffer (e.g. one received over MPI) can hold them.
+struct BucketedRows {
+  int bits = 0;
+  const std::uint64_t* offsets = nullptr;  ///< 2^bits + 1 entries, offsets[0] = 0
+  const std::byte* keys = nullptr;
+  const std::byte* coefficients = nullptr;
+  std::uint64_t rows() const { return offsets[std::size_t{1} << bits]; }
+};
+
+/// Where extract_grouped writes group g's rows: keys[offset] and coefficients[offset] (bytes, packed).
+struct GroupDestination {
+  std::byte* keys = nullptr;
+  std::byte* coefficients = nullptr;
+};
+
 template <int W, Coefficient C>
 class CpuEngine {
  public:
@@ -74,6 +91,13 @@ class CpuEngine {
   /// storage order) and removes it from the engine. `leaves` may be called from several threads at once.
   template <class Predicate>
   void extract_if(Predicate&& leaves, std::vector<PauliString<W>>& keys, std::vector<C>& coefficients);
+  /// Moves every term with group(key) < groups out of the engine (group(key) == groups: the term stays),
+  /// laid out bucket by bucket: first counts[g · B + b] = terms of group g in bucket b (B = 2^bucket_bits())
+  /// is handed to place(counts), which returns one GroupDestination per group; then the terms of group
+  /// g are written there in (bucket, storage) order, packed. Buckets run in parallel (group may be called
+  /// from several threads at once, twice per term); the layout does not depend on the thread count.
+  template <class GroupOf, class Place>
+  void extract_grouped(std::uint32_t groups, GroupOf&& group, Place&& place);
   /// Removes every term with drop(key, coefficient) true (drop may be called from several threads at
   /// once); returns their Σ|c|² (summed per bucket, then in bucket order, so the bits do not depend on the
   /// thread count).
@@ -83,6 +107,13 @@ class CpuEngine {
   /// a new key is appended to its bucket. Exact zeros may result (apply_term_truncation drops them).
   /// Widens the light cone by the keys and refines the buckets when the mean bucket grows too long.
   void merge_terms(std::span<const PauliString<W>> keys, std::span<const C> coefficients);
+  /// merge_terms for rows laid out by this engine's bucket hash (the same seed): the engine first
+  /// refines to the largest `bits` of the runs, then merges every bucket's rows straight from the runs in
+  /// parallel (runs in the given order, rows in order); a run with fewer bits than the engine is re-hashed
+  /// (merge_terms). Equal keys within one run are allowed.
+  void merge_bucketed(std::span<const BucketedRows> runs);
+  /// Grow-only refinement to at least 2^bits buckets (the partitions' agreed bucket count).
+  void refine_to(int bits);
   /// The per-term truncation test on every term plus the exact-zero drop; returns the Σ|c|² removed.
   double apply_term_truncation(const Truncation& truncation);
 
@@ -95,6 +126,11 @@ class CpuEngine {
   double coset_layer(const PreparedChannel<W>& table, const Truncation& truncation);
   double rotation_layer(const PreparedChannel<W>& table, const Truncation& truncation);
   void refine_if_needed();
+  /// Adds `count` rows to one bucket through a slot index of its keys: rows(f) calls f(key, c) for each
+  /// row in order. Returns how many keys were new; ORs the rows' keys into `support`.
+  template <class Rows>
+  std::size_t merge_into_bucket(Bucket<W, C>& bucket, Scratch& scratch, std::size_t count, Rows&& rows,
+                                std::array<std::uint64_t, W>& support);
   /// Below this many terms a layer runs on the calling thread: a parallel region costs more than
   /// the work (the small-sum direct path).
   bool parallel_worthwhile() const { return threads_ > 1 && size_ >= options_.parallel_threshold; }

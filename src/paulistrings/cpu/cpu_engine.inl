@@ -2,10 +2,13 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
+#include <cstring>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace paulistrings {
 namespace cpu_detail {
@@ -896,7 +899,6 @@ void CpuEngine<W, C>::merge_terms(std::span<const PauliString<W>> keys, std::spa
   for (std::size_t i = 0; i < keys.size(); ++i) {
     bucket_of[i] = static_cast<std::uint32_t>(store_.hash()(keys[i], store_.bits()));
     ++start[bucket_of[i] + 1];
-    for (int w = 0; w < W; ++w) support_[w] |= keys[i].x[w] | keys[i].z[w];
   }
   for (std::size_t b = 0; b < buckets; ++b) start[b + 1] += start[b];
   std::vector<std::uint32_t> order(keys.size());
@@ -905,35 +907,167 @@ void CpuEngine<W, C>::merge_terms(std::span<const PauliString<W>> keys, std::spa
     for (std::size_t i = 0; i < keys.size(); ++i) order[next[bucket_of[i]]++] = static_cast<std::uint32_t>(i);
   }
   std::size_t added = 0;
+  std::array<std::uint64_t, W> support{};
 #pragma omp parallel num_threads(threads_) reduction(+ : added) if (parallel_worthwhile())
   {
     Scratch& scratch = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
+    std::array<std::uint64_t, W> seen{};
 #pragma omp for schedule(dynamic, 16)
     for (std::size_t b = 0; b < buckets; ++b) {
       if (start[b] == start[b + 1]) continue;
-      Bucket<W, C>& bucket = store_.bucket(b);
-      scratch.reset_slots(bucket.size() + (start[b + 1] - start[b]));
-      for (std::size_t t = 0; t < bucket.size(); ++t)
-        scratch.insert_slot(bucket.keys[t], static_cast<std::int32_t>(t));
-      for (std::size_t r = start[b]; r < start[b + 1]; ++r) {
-        const std::size_t i = order[r];
-        const std::int32_t found = scratch.find_slot(
-            keys[i], [&](std::int32_t t) { return bucket.keys[static_cast<std::size_t>(t)] == keys[i]; });
-        if (found >= 0) {
-          bucket.coefficients[static_cast<std::size_t>(found)] += coefficients[i];
-        } else {
-          scratch.insert_slot(keys[i], static_cast<std::int32_t>(bucket.size()));
-          bucket.keys.push_back(keys[i]);
-          bucket.coefficients.push_back(coefficients[i]);
-          ++added;
-        }
-      }
+      added += merge_into_bucket(store_.bucket(b), scratch, start[b + 1] - start[b], [&](auto&& add) {
+        for (std::size_t r = start[b]; r < start[b + 1]; ++r) add(keys[order[r]], coefficients[order[r]]);
+      }, seen);
     }
+#pragma omp critical(paulistrings_merge_support)
+    for (int w = 0; w < W; ++w) support[static_cast<std::size_t>(w)] |= seen[static_cast<std::size_t>(w)];
   }
+  for (int w = 0; w < W; ++w) support_[w] |= support[static_cast<std::size_t>(w)];
   size_ += added;
   // Merged coefficients were never tested against any policy.
   tested_valid_ = false;
   refine_if_needed();
+}
+
+template <int W, Coefficient C>
+template <class Rows>
+std::size_t CpuEngine<W, C>::merge_into_bucket(Bucket<W, C>& bucket, Scratch& scratch, std::size_t count,
+                                               Rows&& rows, std::array<std::uint64_t, W>& support) {
+  scratch.reset_slots(bucket.size() + count);
+  for (std::size_t t = 0; t < bucket.size(); ++t) scratch.insert_slot(bucket.keys[t], static_cast<std::int32_t>(t));
+  std::size_t added = 0;
+  rows([&](const PauliString<W>& key, const C& c) {
+    const std::int32_t found =
+        scratch.find_slot(key, [&](std::int32_t t) { return bucket.keys[static_cast<std::size_t>(t)] == key; });
+    if (found >= 0) {
+      bucket.coefficients[static_cast<std::size_t>(found)] += c;
+      return;
+    }
+    scratch.insert_slot(key, static_cast<std::int32_t>(bucket.size()));
+    bucket.keys.push_back(key);
+    bucket.coefficients.push_back(c);
+    for (int w = 0; w < W; ++w) support[static_cast<std::size_t>(w)] |= key.x[w] | key.z[w];
+    ++added;
+  });
+  return added;
+}
+
+template <int W, Coefficient C>
+template <class GroupOf, class Place>
+void CpuEngine<W, C>::extract_grouped(std::uint32_t groups, GroupOf&& group, Place&& place) {
+  const std::size_t buckets = store_.num_buckets();
+  // Pass 1: terms per (group, bucket); the prefix sums then give every bucket's place in its group.
+  std::vector<std::uint64_t> counts(static_cast<std::size_t>(groups) * buckets, 0);
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) if (parallel_worthwhile())
+  for (std::size_t b = 0; b < buckets; ++b) {
+    const Bucket<W, C>& bucket = store_.bucket(b);
+    for (std::size_t t = 0; t < bucket.size(); ++t) {
+      const std::uint32_t g = group(bucket.keys[t]);
+      if (g < groups) ++counts[g * buckets + b];
+    }
+  }
+  const std::vector<GroupDestination> destinations = place(std::span<const std::uint64_t>(counts));
+  if (destinations.size() != groups) throw std::logic_error("extract_grouped: one destination per group");
+  std::vector<std::uint64_t>& next = counts;  // becomes the write position of every (group, bucket)
+  for (std::size_t g = 0; g < groups; ++g) {
+    std::uint64_t running = 0;
+    for (std::size_t b = 0; b < buckets; ++b) running += std::exchange(next[g * buckets + b], running);
+  }
+  // Pass 2: leaving terms written to their places, staying terms compacted in place.
+  std::size_t total = 0;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) reduction(+ : total) if (parallel_worthwhile())
+  for (std::size_t b = 0; b < buckets; ++b) {
+    Bucket<W, C>& bucket = store_.bucket(b);
+    std::size_t out = 0;
+    for (std::size_t t = 0; t < bucket.size(); ++t) {
+      const std::uint32_t g = group(bucket.keys[t]);
+      if (g < groups) {
+        const std::uint64_t at = next[g * buckets + b]++;
+        std::memcpy(destinations[g].keys + at * sizeof(PauliString<W>), &bucket.keys[t], sizeof(PauliString<W>));
+        std::memcpy(destinations[g].coefficients + at * sizeof(C), &bucket.coefficients[t], sizeof(C));
+        continue;
+      }
+      bucket.keys[out] = bucket.keys[t];
+      bucket.coefficients[out] = bucket.coefficients[t];
+      ++out;
+    }
+    bucket.keys.resize(out);
+    bucket.coefficients.resize(out);
+    total += out;
+  }
+  size_ = total;
+}
+
+template <int W, Coefficient C>
+void CpuEngine<W, C>::refine_to(int bits) {
+  if (bits > store_.bits()) store_.refine(bits, parallel_worthwhile() ? threads_ : 1);
+}
+
+template <int W, Coefficient C>
+void CpuEngine<W, C>::merge_bucketed(std::span<const BucketedRows> runs) {
+  int bits = store_.bits();
+  for (const BucketedRows& run : runs) bits = std::max(bits, run.bits);
+  refine_to(bits);
+  const std::size_t buckets = store_.num_buckets();
+  // Runs with the engine's bucket count merge bucket by bucket straight from their bytes; a coarser run
+  // (a partner that had not refined yet) goes through merge_terms, which hashes every row.
+  std::vector<const BucketedRows*> direct;
+  std::vector<PauliString<W>> rehashed_keys;
+  std::vector<C> rehashed_coefficients;
+  for (const BucketedRows& run : runs) {
+    if (run.bits == store_.bits()) {
+      direct.push_back(&run);
+      continue;
+    }
+    const std::uint64_t n = run.rows();
+    for (std::uint64_t i = 0; i < n; ++i) {
+      PauliString<W> key;
+      C c;
+      std::memcpy(&key, run.keys + i * sizeof(PauliString<W>), sizeof(PauliString<W>));
+      std::memcpy(&c, run.coefficients + i * sizeof(C), sizeof(C));
+      rehashed_keys.push_back(key);
+      rehashed_coefficients.push_back(c);
+    }
+  }
+  std::size_t incoming = 0;
+  for (const BucketedRows* run : direct) incoming += run->rows();
+  if (incoming > 0) {
+    const bool parallel = threads_ > 1 && size_ + incoming >= options_.parallel_threshold;
+    std::size_t added = 0;
+    std::array<std::uint64_t, W> support{};
+#pragma omp parallel num_threads(threads_) reduction(+ : added) if (parallel)
+    {
+      Scratch& scratch = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
+      std::array<std::uint64_t, W> seen{};
+#pragma omp for schedule(dynamic, 16)
+      for (std::size_t b = 0; b < buckets; ++b) {
+        std::size_t count = 0;
+        for (const BucketedRows* run : direct) count += run->offsets[b + 1] - run->offsets[b];
+        if (count == 0) continue;
+        added += merge_into_bucket(store_.bucket(b), scratch, count, [&](auto&& add) {
+          for (const BucketedRows* run : direct) {
+            for (std::uint64_t i = run->offsets[b]; i < run->offsets[b + 1]; ++i) {
+              PauliString<W> key;
+              C c;
+              std::memcpy(&key, run->keys + i * sizeof(PauliString<W>), sizeof(PauliString<W>));
+              std::memcpy(&c, run->coefficients + i * sizeof(C), sizeof(C));
+              add(key, c);
+            }
+          }
+        }, seen);
+      }
+#pragma omp critical(paulistrings_merge_support)
+      for (int w = 0; w < W; ++w) support[static_cast<std::size_t>(w)] |= seen[static_cast<std::size_t>(w)];
+    }
+    for (int w = 0; w < W; ++w) support_[w] |= support[static_cast<std::size_t>(w)];
+    size_ += added;
+    tested_valid_ = false;
+  }
+  if (!rehashed_keys.empty()) {
+    merge_terms(rehashed_keys, rehashed_coefficients);
+  } else {
+    refine_if_needed();
+  }
 }
 
 template <int W, Coefficient C>

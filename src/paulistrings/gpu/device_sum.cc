@@ -920,7 +920,7 @@ struct DeviceSum<W, C>::Impl {
     const void* coef;
   };
 
-  void merge_partition_rows(std::span<const std::vector<std::byte>> buffers) {
+  void merge_partition_rows(std::span<const std::span<const std::byte>> buffers) {
     activate();
     constexpr std::size_t kRow = sizeof(Key) + sizeof(C);
     std::size_t total = 0, largest = 0;
@@ -969,8 +969,13 @@ struct DeviceSum<W, C>::Impl {
                       const std::function<void(std::size_t, void*, void*, void*)>& receive) {
     activate();
     const auto [total, largest] = total_and_largest(counts);
+    // receive(k) runs for every batch, empty ones included: it is a swap, and the partner may be waiting
+    // for this sum's rows even when none come back (an NCCL send needs its receive, and vice versa).
+    if (total == 0) {
+      for (std::size_t k = 0; k < counts.size(); ++k) receive(k, nullptr, nullptr, static_cast<void*>(stream));
+      return;
+    }
     merge_batches(counts.size(), total, largest, [&](std::size_t k) {
-      if (counts[k] == 0) return Batch{0, nullptr, nullptr};
       receive(k, import_keys.ptr, import_coef.ptr, static_cast<void*>(stream));
       return Batch{static_cast<std::size_t>(counts[k]), import_keys.ptr, import_coef.ptr};
     });
@@ -1103,7 +1108,7 @@ std::vector<std::vector<std::byte>> DeviceSum<W, C>::export_partition_rows(std::
   return impl_->export_partition_rows(rows, self, offsets);
 }
 template <int W, Coefficient C>
-void DeviceSum<W, C>::merge_partition_rows(std::span<const std::vector<std::byte>> buffers) {
+void DeviceSum<W, C>::merge_partition_rows(std::span<const std::span<const std::byte>> buffers) {
   impl_->merge_partition_rows(buffers);
 }
 template <int W, Coefficient C>

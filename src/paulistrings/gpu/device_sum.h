@@ -114,7 +114,7 @@ class DeviceSum {
                                                             std::span<const std::uint32_t> offsets);
   /// Adds terms in export_partition_rows' layout, buffer by buffer (keys distinct within a buffer):
   /// a key already present gets the coefficient added, a new key is appended. No truncation.
-  void merge_partition_rows(std::span<const std::vector<std::byte>> buffers);
+  void merge_partition_rows(std::span<const std::span<const std::byte>> buffers);
   /// The same two steps without the host, for sums of one process: the export stays in this sum's
   /// device buffers (valid until its next export), and the merge reads other sums' exports directly
   /// (same device, or a peer with peer access, which the merge enables) or copies them across first.
@@ -124,7 +124,8 @@ class DeviceSum {
   /// Rows that arrive on the device from elsewhere (NCCL): prepare_partition_merge reserves room for
   /// batches of counts[k] rows (GpuOutOfMemory leaves the sum as it was), then merge_partition_rows
   /// calls receive(k, keys, coefficients, stream) to enqueue batch k's arrival into device buffers on
-  /// the sum's CUDA stream (a cudaStream_t) and merges it after.
+  /// the sum's CUDA stream (a cudaStream_t) and merges it after. receive runs for every k, also when
+  /// counts[k] = 0 (then keys and coefficients may be null): an exchange may send without receiving.
   void prepare_partition_merge(std::span<const std::uint64_t> counts);
   void merge_partition_rows(std::span<const std::uint64_t> counts,
                             const std::function<void(std::size_t, void*, void*, void*)>& receive);

@@ -6,10 +6,13 @@
 // Per layer the driver calls apply_layer (a local layer, or a remote one without the per-term test),
 // export_rows / merge_rows around the exchange of a remote layer, apply_term_truncation after it, and
 // for a truncation across partitions the histogram and cut calls (the counts are all-reduced between
-// them). Buffers are opaque bytes to the driver: the CPU engine sends rows (key, coefficient), the GPU
-// engine n keys then n coefficients; every rank of a run uses the same engine (part of the shape check).
+// them). Buffers are opaque bytes to the driver: the CPU engine sends its rows laid out by bucket
+// (BucketedView: the partitions agree on the bucket count, so the receiver merges bucket by bucket
+// without hashing), the GPU engine n keys then n coefficients; every rank of a run uses the same engine
+// (part of the shape check).
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstddef>
@@ -31,6 +34,12 @@
 
 namespace paulistrings::partition_detail {
 
+/// One export buffer (the engine's format) and the number of rows it holds.
+struct ExportedRows {
+  std::span<const std::byte> bytes;
+  std::uint64_t rows = 0;
+};
+
 template <int W, Coefficient C>
 class LocalEngine {
  public:
@@ -42,11 +51,17 @@ class LocalEngine {
   virtual LayerPassResult finalize_layer(const Truncation& truncation) = 0;
   virtual double apply_term_truncation(const Truncation& truncation) = 0;
   /// Moves out every term whose partition differs from `self`: one buffer per entry of `offsets`,
-  /// holding the terms of partition self ⊕ offsets[k].
-  virtual std::vector<std::vector<std::byte>> export_rows(const PartitionRows& rows, std::uint32_t self,
-                                                          std::span<const std::uint32_t> offsets) = 0;
+  /// holding the terms of partition self ⊕ offsets[k]. The buffers belong to the engine and stay
+  /// unchanged until its next export (partitions of one process read them in place).
+  virtual std::vector<ExportedRows> export_rows(const PartitionRows& rows, std::uint32_t self,
+                                                std::span<const std::uint32_t> offsets) = 0;
   /// Adds received buffers (equal keys sum).
-  virtual void merge_rows(std::span<const std::vector<std::byte>> buffers) = 0;
+  virtual void merge_rows(std::span<const std::span<const std::byte>> buffers) = 0;
+  /// The bucket count 2^bits of a bucketed engine (the CPU engine), 0 otherwise; refine_to grows it to
+  /// at least 2^bits (the partitions agree on the largest, so exported rows arrive in the receiver's
+  /// bucket layout).
+  virtual int bucket_bits() const { return 0; }
+  virtual void refine_to(int) {}
   /// GPU engines of one process exchange device addresses instead of bytes: the export stays on the
   /// device (valid until this engine's next export) and the merge reads the partners' exports.
   virtual bool exchanges_on_device() const { return false; }
@@ -114,6 +129,88 @@ void read_rows(std::span<const std::byte> buffer, std::vector<PauliString<W>>& k
   }
 }
 
+/// A byte buffer that keeps its capacity across layers and is not zero-filled when it grows.
+class ExportBuffer {
+ public:
+  std::byte* resize(std::size_t bytes) {
+    if (bytes > capacity_) {
+      capacity_ = std::max(bytes, capacity_ + capacity_ / 4);
+      data_ = std::make_unique_for_overwrite<std::byte[]>(capacity_);
+    }
+    size_ = bytes;
+    return data_.get();
+  }
+  std::span<const std::byte> bytes() const { return {data_.get(), size_}; }
+
+ private:
+  std::unique_ptr<std::byte[]> data_;
+  std::size_t size_ = 0, capacity_ = 0;
+};
+
+/// The CPU engine's exchange buffer: rows laid out by bucket of the sender's (agreed) bucket count —
+/// a header {tag, bits, rows}, 2^bits + 1 bucket offsets (uint64), the keys, then the coefficients —
+/// so the receiver merges bucket by bucket without hashing a row.
+inline constexpr std::uint64_t kBucketedRowsTag = 0x7073'726f'7773'0001ULL;
+inline constexpr std::size_t kBucketedHeaderWords = 3;
+
+template <int W, Coefficient C>
+std::size_t bucketed_bytes(int bits, std::uint64_t rows) {
+  return 8 * (kBucketedHeaderWords + (std::size_t{1} << bits) + 1) + rows * kRowBytes<W, C>;
+}
+
+/// Writes the header and the offsets of a buffer for `counts` (rows per bucket, 2^bits entries, stride
+/// `stride` apart) and returns where its keys and coefficients go.
+template <int W, Coefficient C>
+GroupDestination write_bucketed_header(std::byte* buffer, int bits, std::uint64_t rows, const std::uint64_t* counts,
+                                       std::size_t stride) {
+  const std::size_t buckets = std::size_t{1} << bits;
+  const std::uint64_t header[kBucketedHeaderWords] = {kBucketedRowsTag, static_cast<std::uint64_t>(bits), rows};
+  std::memcpy(buffer, header, sizeof(header));
+  std::byte* offsets = buffer + sizeof(header);
+  std::uint64_t running = 0;
+  for (std::size_t b = 0; b <= buckets; ++b) {
+    std::memcpy(offsets + 8 * b, &running, 8);
+    if (b < buckets) running += counts[b * stride];
+  }
+  std::byte* keys = offsets + 8 * (buckets + 1);
+  return {keys, keys + rows * sizeof(PauliString<W>)};
+}
+
+/// A received buffer read back: the offsets copied out, the rows left in place. Throws
+/// std::runtime_error for a buffer that is not one (wrong tag, sizes that do not add up).
+template <int W, Coefficient C>
+class BucketedView {
+ public:
+  explicit BucketedView(std::span<const std::byte> buffer) {
+    std::uint64_t header[kBucketedHeaderWords] = {};
+    if (buffer.size() < sizeof(header)) fail(buffer.size());
+    std::memcpy(header, buffer.data(), sizeof(header));
+    if (header[0] != kBucketedRowsTag || header[1] > 40) fail(buffer.size());
+    const int bits = static_cast<int>(header[1]);
+    if (buffer.size() != bucketed_bytes<W, C>(bits, header[2])) fail(buffer.size());
+    offsets_.resize((std::size_t{1} << bits) + 1);
+    std::memcpy(offsets_.data(), buffer.data() + sizeof(header), 8 * offsets_.size());
+    for (std::size_t b = 1; b < offsets_.size(); ++b) {
+      if (offsets_[b] < offsets_[b - 1]) fail(buffer.size());
+    }
+    if (offsets_.front() != 0 || offsets_.back() != header[2]) fail(buffer.size());
+    rows_.bits = bits;
+    rows_.offsets = offsets_.data();
+    rows_.keys = buffer.data() + sizeof(header) + 8 * offsets_.size();
+    rows_.coefficients = rows_.keys + header[2] * sizeof(PauliString<W>);
+  }
+  const BucketedRows& rows() const { return rows_; }
+
+ private:
+  [[noreturn]] static void fail(std::size_t bytes) {
+    throw std::runtime_error(std::string("partition exchange: a received buffer of ")
+                                 .append(std::to_string(bytes))
+                                 .append(" bytes is not a bucketed row buffer of this run's width"));
+  }
+  std::vector<std::uint64_t> offsets_;
+  BucketedRows rows_;
+};
+
 /// The calls both engines answer under the same names.
 template <int W, Coefficient C, class Engine>
 class ForwardingEngine : public LocalEngine<W, C> {
@@ -139,31 +236,51 @@ class CpuLocalEngine final : public ForwardingEngine<W, C, CpuEngine<W, C>> {
   CpuLocalEngine(const PauliSum<W, C>& share, const CpuEngineOptions& options)
       : ForwardingEngine<W, C, CpuEngine<W, C>>(share, options) {}
   std::uint64_t kind() const override { return 0; }
-  std::vector<std::vector<std::byte>> export_rows(const PartitionRows& rows, std::uint32_t self,
-                                                  std::span<const std::uint32_t> offsets) override {
-    std::vector<PauliString<W>> keys;
-    std::vector<C> values;
-    engine_.extract_if([&](const PauliString<W>& key) { return rows.part(key) != self; }, keys, values);
-    // Rows grouped by partner offset, each group in extraction order.
-    std::vector<std::uint32_t> slot_of_offset(rows.count(), 0);
-    for (std::size_t i = 0; i < offsets.size(); ++i) slot_of_offset[offsets[i]] = static_cast<std::uint32_t>(i);
-    std::vector<std::vector<PauliString<W>>> group_keys(offsets.size());
-    std::vector<std::vector<C>> group_values(offsets.size());
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-      const std::uint32_t slot = slot_of_offset[rows.part(keys[i]) ^ self];
-      group_keys[slot].push_back(keys[i]);
-      group_values[slot].push_back(values[i]);
-    }
-    std::vector<std::vector<std::byte>> out(offsets.size());
-    for (std::size_t i = 0; i < offsets.size(); ++i) append_rows<W, C>(out[i], group_keys[i], group_values[i]);
+  std::vector<ExportedRows> export_rows(const PartitionRows& rows, std::uint32_t self,
+                                        std::span<const std::uint32_t> offsets) override {
+    // Group k = the terms of partner self ⊕ offsets[k]; offset 0 stays; an offset the layer does not
+    // name (cannot happen for outputs of its deltas) is an error.
+    const auto groups = static_cast<std::uint32_t>(offsets.size());
+    constexpr std::uint32_t kUnnamed = ~std::uint32_t{0};
+    std::vector<std::uint32_t> slot_of_offset(rows.count(), kUnnamed);
+    slot_of_offset[0] = groups;
+    for (std::uint32_t k = 0; k < groups; ++k) slot_of_offset[offsets[k]] = k;
+    std::atomic<bool> unnamed{false};
+    const int bits = engine_.bucket_bits();
+    const std::size_t buckets = std::size_t{1} << bits;
+    buffers_.resize(groups);
+    std::vector<ExportedRows> out(groups);
+    engine_.extract_grouped(
+        groups,
+        [&](const PauliString<W>& key) {
+          const std::uint32_t slot = slot_of_offset[rows.part(key) ^ self];
+          if (slot != kUnnamed) return slot;
+          unnamed.store(true, std::memory_order_relaxed);
+          return groups;
+        },
+        [&](std::span<const std::uint64_t> counts) {
+          std::vector<GroupDestination> destinations(groups);
+          for (std::uint32_t k = 0; k < groups; ++k) {
+            std::uint64_t n = 0;
+            for (std::size_t b = 0; b < buckets; ++b) n += counts[k * buckets + b];
+            std::byte* buffer = buffers_[k].resize(bucketed_bytes<W, C>(bits, n));
+            destinations[k] = write_bucketed_header<W, C>(buffer, bits, n, counts.data() + k * buckets, 1);
+            out[k] = {buffers_[k].bytes(), n};
+          }
+          return destinations;
+        });
+    if (unnamed.load()) throw std::logic_error("partition export: a term belongs to a partition no delta names");
     return out;
   }
-  void merge_rows(std::span<const std::vector<std::byte>> buffers) override {
-    std::vector<PauliString<W>> keys;
-    std::vector<C> values;
-    for (const auto& buffer : buffers) read_rows<W, C>(buffer, keys, values);
-    engine_.merge_terms(keys, values);
+  void merge_rows(std::span<const std::span<const std::byte>> buffers) override {
+    std::vector<BucketedView<W, C>> views;
+    views.reserve(buffers.size());
+    std::vector<BucketedRows> runs;
+    for (std::span<const std::byte> buffer : buffers) runs.push_back(views.emplace_back(buffer).rows());
+    engine_.merge_bucketed(runs);
   }
+  int bucket_bits() const override { return engine_.bucket_bits(); }
+  void refine_to(int bits) override { engine_.refine_to(bits); }
   void exponent_histogram(std::span<std::uint64_t> counts) override {
     std::fill(counts.begin(), counts.end(), 0);
     engine_.for_each_term([&](const PauliString<W>&, const C& c) { ++counts[exponent_bin(magnitude_squared(c))]; });
@@ -200,6 +317,7 @@ class CpuLocalEngine final : public ForwardingEngine<W, C, CpuEngine<W, C>> {
  private:
   using ForwardingEngine<W, C, CpuEngine<W, C>>::engine_;
   std::vector<std::uint64_t> candidates_;
+  std::vector<ExportBuffer> buffers_;  // one per partner of the last export
 };
 
 template <int W, Coefficient C>
@@ -208,11 +326,16 @@ class GpuLocalEngine final : public ForwardingEngine<W, C, gpu::DeviceSum<W, C>>
   GpuLocalEngine(const PauliSum<W, C>& share, int device)
       : ForwardingEngine<W, C, gpu::DeviceSum<W, C>>(share, device) {}
   std::uint64_t kind() const override { return 1; }
-  std::vector<std::vector<std::byte>> export_rows(const PartitionRows& rows, std::uint32_t self,
-                                                  std::span<const std::uint32_t> offsets) override {
-    return engine_.export_partition_rows(rows_of(rows), self, offsets);
+  std::vector<ExportedRows> export_rows(const PartitionRows& rows, std::uint32_t self,
+                                        std::span<const std::uint32_t> offsets) override {
+    exported_ = engine_.export_partition_rows(rows_of(rows), self, offsets);
+    std::vector<ExportedRows> out;
+    for (const auto& buffer : exported_) out.push_back({buffer, buffer.size() / kRowBytes<W, C>});
+    return out;
   }
-  void merge_rows(std::span<const std::vector<std::byte>> buffers) override { engine_.merge_partition_rows(buffers); }
+  void merge_rows(std::span<const std::span<const std::byte>> buffers) override {
+    engine_.merge_partition_rows(buffers);
+  }
   bool exchanges_on_device() const override { return true; }
   std::vector<gpu::PeerRows> export_rows_on_device(const PartitionRows& rows, std::uint32_t self,
                                                    std::span<const std::uint32_t> offsets) override {
@@ -243,6 +366,7 @@ class GpuLocalEngine final : public ForwardingEngine<W, C, gpu::DeviceSum<W, C>>
 
   using ForwardingEngine<W, C, gpu::DeviceSum<W, C>>::engine_;
   std::vector<PauliString<W>> rows_;
+  std::vector<std::vector<std::byte>> exported_;  // the last host export, kept until the next
 };
 
 }  // namespace paulistrings::partition_detail

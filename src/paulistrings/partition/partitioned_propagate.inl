@@ -237,8 +237,9 @@ class PartitionRunner {
     }
   }
 
-  void sync_errors() {
-    const std::optional<AgreedError> agreed = agree_on_error(transport_, error_text_);
+  /// Error agreement; `maxima` are max-reduced in the same reduction.
+  void sync_errors(std::span<std::uint64_t> maxima = {}) {
+    const std::optional<AgreedError> agreed = agree_on_error(transport_, error_text_, maxima);
     if (!agreed) return;
     if (error_ && agreed->rank == rank_) std::rethrow_exception(error_);
     throw PartitionPeerFailure(agreed->rank, peer_failure_message(agreed->rank, size_, agreed->message));
@@ -454,26 +455,7 @@ class PartitionRunner {
     } else if (nccl_ != nullptr) {
       discarded = nccl_layer(p, table, offsets, step, channel);
     } else {
-      // Apply without the per-term test (a coefficient is final only once the partners' rows are in),
-      // then move the outputs owned by partition rank ⊕ s into the buffer for partner s.
-      std::vector<std::vector<std::byte>> outgoing(offsets.size());
-      guard(layer_context(step, channel), [&] {
-        if (partition_options_.before_layer) partition_options_.before_layer(rank_, step);
-        engine_->apply_layer(table, Truncation());
-        outgoing = engine_->export_rows(rows_, static_cast<std::uint32_t>(rank_), offsets);
-        for (const auto& buffer : outgoing) p.bytes += buffer.size();
-        p.rows += rows_in(outgoing);
-      });
-      sync_errors();  // a partition that failed above must not leave its partners waiting
-      std::vector<std::vector<std::byte>> incoming(offsets.size());
-      for (std::size_t i = 0; i < offsets.size(); ++i) {
-        incoming[i] = transport_.exchange(rank_ ^ static_cast<int>(offsets[i]), outgoing[i]);
-        outgoing[i] = {};
-      }
-      guard(layer_context(step, channel), [&] {
-        engine_->merge_rows(incoming);
-        discarded = engine_->apply_term_truncation(options_.truncation);
-      });
+      discarded = host_exchange(p, table, offsets, step, channel);
     }
     LayerPassResult pass;
     if (options_.truncation.has_layer_pass()) {
@@ -503,6 +485,59 @@ class PartitionRunner {
       }
     }
     return false;
+  }
+
+  /// A remote layer whose rows cross in host memory (CPU partitions; GPU ranks without NCCL). The channel
+  /// is applied without the per-term test (a coefficient is final only once the partners' rows are in);
+  /// then the partitions agree on the bucket count (the largest, in the error agreement's reduction),
+  /// export the outputs owned by each partner rank ⊕ s laid out by bucket, and swap them: partitions of
+  /// one process swap the buffers' addresses and merge from the partner's buffer in place (a second swap
+  /// keeps it unchanged until the reader is done), ranks swap the bytes. Then the per-term test.
+  double host_exchange(Pending& p, const PreparedChannel<W>& table, const std::vector<std::uint32_t>& offsets,
+                       std::size_t step, const Channel& channel) {
+    guard(layer_context(step, channel), [&] {
+      if (partition_options_.before_layer) partition_options_.before_layer(rank_, step);
+      engine_->apply_layer(table, Truncation());
+    });
+    std::uint64_t bits = static_cast<std::uint64_t>(engine_->bucket_bits());
+    sync_errors(std::span<std::uint64_t>(&bits, 1));
+    std::vector<ExportedRows> outgoing;
+    guard(layer_context(step, channel), [&] {
+      engine_->refine_to(static_cast<int>(bits));
+      outgoing = engine_->export_rows(rows_, static_cast<std::uint32_t>(rank_), offsets);
+      for (const ExportedRows& rows : outgoing) {
+        p.bytes += rows.bytes.size();
+        p.rows += rows.rows;
+      }
+    });
+    sync_errors();  // a partition that failed above must not leave its partners waiting
+    double discarded = 0.0;
+    const auto merge = [&](std::span<const std::span<const std::byte>> incoming) {
+      guard(layer_context(step, channel), [&] {
+        engine_->merge_rows(incoming);
+        discarded = engine_->apply_term_truncation(options_.truncation);
+      });
+    };
+    if (transport_.shares_address_space()) {
+      struct Address {
+        const std::byte* data;
+        std::size_t size;
+      };
+      std::vector<Address> mine(offsets.size());
+      for (std::size_t i = 0; i < offsets.size(); ++i) mine[i] = {outgoing[i].bytes.data(), outgoing[i].bytes.size()};
+      const std::vector<Address> theirs = swap_with_partners(offsets, mine, "in-process exchange");
+      std::vector<std::span<const std::byte>> incoming;
+      for (const Address& a : theirs) incoming.emplace_back(a.data, a.size);
+      merge(incoming);
+      for (std::size_t i = 0; i < offsets.size(); ++i) transport_.exchange(rank_ ^ static_cast<int>(offsets[i]), {});
+    } else {
+      std::vector<std::vector<std::byte>> received(offsets.size());
+      for (std::size_t i = 0; i < offsets.size(); ++i) {
+        received[i] = transport_.exchange(rank_ ^ static_cast<int>(offsets[i]), outgoing[i].bytes);
+      }
+      merge(std::vector<std::span<const std::byte>>(received.begin(), received.end()));
+    }
+    return discarded;
   }
 
   /// The first half of a remote GPU layer: the channel without the per-term test, then the outputs owned
@@ -576,14 +611,6 @@ class PartitionRunner {
       discarded = engine_->apply_term_truncation(options_.truncation);
     });
     return discarded;
-  }
-
-  /// Rows in export buffers: both layouts (rows of key and coefficient, or keys then coefficients)
-  /// hold kRowBytes per term.
-  static std::uint64_t rows_in(const std::vector<std::vector<std::byte>>& buffers) {
-    std::uint64_t bytes = 0;
-    for (const auto& buffer : buffers) bytes += buffer.size();
-    return bytes / kRowBytes<W, C>;
   }
 
   static std::string layer_context(std::size_t step, const Channel& channel) {

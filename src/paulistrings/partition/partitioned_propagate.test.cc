@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -248,9 +249,19 @@ TEST(PartitionedPropagate, StatisticsCountExportedRowsAndImbalance) {
   for (const PartitionLayerStats& layer : stats.layers) {
     rows += layer.rows_exported;
     remote += layer.remote;
-    EXPECT_EQ(layer.bytes_exported, layer.rows_exported * (sizeof(PauliString<1>) + sizeof(double)));
+    // Bytes = the rows plus, per buffer (one per partner and partition), the bucketed layout's header of
+    // 3 words and 2^bits + 1 bucket offsets, with the bits agreed by every partition (≥ 7: min_buckets).
+    const std::size_t row_bytes = layer.rows_exported * (sizeof(PauliString<1>) + sizeof(double));
     if (!layer.remote) {
       EXPECT_EQ(layer.rows_exported, 0u);
+      EXPECT_EQ(layer.bytes_exported, 0u);
+    } else {
+      ASSERT_GT(layer.bytes_exported, row_bytes);
+      const std::size_t buffers = 2 * layer.partners;
+      const std::size_t overhead = layer.bytes_exported - row_bytes;
+      ASSERT_EQ(overhead % (8 * buffers), 0u);
+      const std::size_t offsets = overhead / (8 * buffers) - 4;  // 2^bits buckets
+      EXPECT_TRUE(std::has_single_bit(offsets) && offsets >= 128) << offsets;
     }
     EXPECT_GE(layer.imbalance, 1.0);
     EXPECT_LE(layer.imbalance, 2.0);
@@ -619,26 +630,32 @@ TEST(PartitionGpu, RanksOnTwoGpusSwapRowsOverNccl) {
   SKIP_WITHOUT_GPU();
   if (!nccl_available()) GTEST_SKIP() << "this build has no NCCL";
   if (gpu::device_count() < 2) GTEST_SKIP() << "NCCL needs one GPU per rank: this machine has one";
-  const SmallRun run = small_run(14);
-  PauliSum<1, double> expected = run.start;
-  propagate(expected, run.circuit, run.options);
-  std::vector<PauliSum<1, double>> gathered(2, PauliSum<1, double>(8));
-  std::vector<PartitionedPropagation> results(2);
-  const auto errors = on_ranks(2, [&](int rank, Transport& transport) {
-    HostStaged separate(transport);  // as if the ranks were processes
-    PartitionOptions partition_options;
-    partition_options.transport = &separate;
-    partition_options.devices = {rank};
-    partition_options.use_nccl = true;
-    auto& sum = gathered[static_cast<std::size_t>(rank)];
-    sum = run.start;
-    results[static_cast<std::size_t>(rank)] = propagate_partitioned(sum, run.circuit, run.options, partition_options);
-  });
-  for (std::size_t r = 0; r < 2; ++r) {
-    EXPECT_EQ(errors[r], "");
-    EXPECT_TRUE(testing::TermsMatchSummedInAnyOrder(gathered[r], expected)) << "rank " << r;
-    EXPECT_EQ(results[r].partitions.transport, "in-process+nccl");
-    EXPECT_GT(results[r].partitions.rows_exported, 0u);
+  SmallRun run = small_run(14);
+  // A random sum (both ranks send and receive), then one string: a rank starts empty, so early remote
+  // layers send one way only — the swap must still run on the rank that receives nothing.
+  for (const bool one_string : {false, true}) {
+    SCOPED_TRACE(one_string ? "one string" : "random sum");
+    if (one_string) run.start = PauliSum<1, double>::from_labels(8, {{"Z3", 1.0}});
+    PauliSum<1, double> expected = run.start;
+    propagate(expected, run.circuit, run.options);
+    std::vector<PauliSum<1, double>> gathered(2, PauliSum<1, double>(8));
+    std::vector<PartitionedPropagation> results(2);
+    const auto errors = on_ranks(2, [&](int rank, Transport& transport) {
+      HostStaged separate(transport);  // as if the ranks were processes
+      PartitionOptions partition_options;
+      partition_options.transport = &separate;
+      partition_options.devices = {rank};
+      partition_options.use_nccl = true;
+      auto& sum = gathered[static_cast<std::size_t>(rank)];
+      sum = run.start;
+      results[static_cast<std::size_t>(rank)] = propagate_partitioned(sum, run.circuit, run.options, partition_options);
+    });
+    for (std::size_t r = 0; r < 2; ++r) {
+      EXPECT_EQ(errors[r], "");
+      EXPECT_TRUE(testing::TermsMatchSummedInAnyOrder(gathered[r], expected)) << "rank " << r;
+      EXPECT_EQ(results[r].partitions.transport, "in-process+nccl");
+      EXPECT_GT(results[r].partitions.rows_exported, 0u);
+    }
   }
 }
 

@@ -13,12 +13,22 @@
 
 namespace paulistrings {
 
-std::optional<AgreedError> agree_on_error(Transport& transport, const std::string& local_error) {
+std::optional<AgreedError> agree_on_error(Transport& transport, const std::string& local_error,
+                                          std::span<std::uint64_t> maxima) {
   const int size = transport.size();
   const int rank = transport.rank();
   // Lowest failing rank r is reported as size − r, so a max finds it (0 = nobody failed).
   std::uint64_t code = local_error.empty() ? 0 : static_cast<std::uint64_t>(size - rank);
-  transport.all_reduce_max(std::span<std::uint64_t>(&code, 1));
+  if (maxima.empty()) {
+    transport.all_reduce_max(std::span<std::uint64_t>(&code, 1));
+  } else {
+    std::vector<std::uint64_t> words(maxima.size() + 1);
+    words[0] = code;
+    std::copy(maxima.begin(), maxima.end(), words.begin() + 1);
+    transport.all_reduce_max(std::span<std::uint64_t>(words));
+    code = words[0];
+    std::copy(words.begin() + 1, words.end(), maxima.begin());
+  }
   if (code == 0) return std::nullopt;
   AgreedError agreed;
   agreed.rank = size - static_cast<int>(code);

@@ -63,7 +63,9 @@ inline constexpr std::size_t kAgreedMessageBytes = 480;
 
 /// Collective. `local_error` empty = this rank is fine. Returns the lowest failing rank and its message,
 /// or nullopt when no rank failed (one max-reduction of one word; a second of 60 words on failure).
-std::optional<AgreedError> agree_on_error(Transport& transport, const std::string& local_error);
+/// `maxima`, when given, is max-reduced in the same first reduction (a value agreed at no extra call).
+std::optional<AgreedError> agree_on_error(Transport& transport, const std::string& local_error,
+                                          std::span<std::uint64_t> maxima = {});
 
 /// P partitions in one process, each driven by its own thread (which runs its own OpenMP team). The
 /// group is shared by those threads; transport(r) is partition r's view. When a partition's thread

@@ -16,10 +16,11 @@
 #   partition — GPU partitions: their tests (PartitionGpu*: partitions on device r mod the device count,
 #               ranks with one device each) and paulistrings-partition-bench with every partition on a
 #               GPU, in-process P = 1, 2, 4 and mpirun -np 2 (host-staged; with 2+ GPUs also over NCCL);
-#               PARTITION_TERMS sets the cells' m (default 4·10^6)
+#               PARTITION_TERMS sets the cells' m (default 4·10^6); PARTITION_MEMCHECK=0 skips memcheck
 #   cpu_partition — partitions on this machine's CPU cores (issue 7's 16-core runs): in-process P = 1,
 #               2, 4 and mpirun -np 2, 4 (each rank bound to cores/np cores), kicked Ising random vs
-#               cut rows and the cells at CPU_PARTITION_TERMS terms (default 10^6)
+#               cut rows and the cells at CPU_PARTITION_TERMS terms (default 4·10^6) on CPU_PARTITION_CORES
+#               cores (default all)
 #   profile   — where the time of tfim_2d L = 18 and the kicked Ising goes, per phase of a layer
 #               (PAULISTRINGS_GPU_PROFILE=1: a synchronization after every phase)
 set -uo pipefail
@@ -28,6 +29,8 @@ modes="${1:-tests,cells}"
 out="${OUT:-gpu-out}"
 mkdir -p "$out"
 has() { [[ ",$modes," == *",$1,"* ]]; }
+# Progress with times, in a file that comes back even when the call runs out of time.
+note() { echo "$(date -u +%H:%M:%S) $*" | tee -a "$out/progress.txt"; }
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown) (working tree may differ)"
@@ -36,7 +39,9 @@ has() { [[ ",$modes," == *",$1,"* ]]; }
   nvcc --version | tail -1; g++ --version | head -1; cmake --version | head -1
 } > "$out/machine.txt" 2>&1
 export PATH=/usr/local/cuda/bin:$PATH
-targets=(paulistrings-gpu-bench paulistrings-workloads)
+targets=()
+(has cells || has quick || has big || has kicked || has grow || has profile || has workloads) &&
+  targets+=(paulistrings-gpu-bench paulistrings-workloads)
 (has tests || has sanitize || has partition) && targets+=(paulistrings-tests paulistrings-cli)
 (has partition || has cpu_partition) && targets+=(paulistrings-partition-bench)
 python=(-DPAULISTRINGS_BUILD_PYTHON=OFF)
@@ -53,7 +58,7 @@ cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAULISTRINGS_CUDA=
   > "$out/build.log" 2>&1 &&
   cmake --build build-gpu --target "${targets[@]}" >> "$out/build.log" 2>&1 ||
   { tail -40 "$out/build.log"; exit 1; }
-echo "build: $(( $(date +%s) - start )) s"
+note "build: $(( $(date +%s) - start )) s"
 export OMP_PROC_BIND=close OMP_PLACES=cores
 
 if has tests; then
@@ -67,31 +72,45 @@ if has tests; then
 fi
 if has partition; then
   gpus=$(nvidia-smi -L | wc -l)
-  build-gpu/paulistrings-tests --gtest_filter='*PartitionGpu*:PartitionedDistributed.*' --gtest_brief=1 2>&1 |
-    tail -15 | tee "$out/partition_tests.txt"
-  compute-sanitizer --tool memcheck --error-exitcode 3 build-gpu/paulistrings-tests \
-    --gtest_filter='PartitionGpu.RanksWithOneDeviceEach*:Partition/PartitionGpuAgainstSingle.*/1*' --gtest_brief=1 \
-    2>&1 | tail -6 | tee -a "$out/partition_tests.txt"
+  note "partition tests"
+  timeout 300 build-gpu/paulistrings-tests --gtest_filter='*PartitionGpu*:PartitionedDistributed.*' --gtest_brief=1 \
+    2>&1 | tail -15 | tee "$out/partition_tests.txt"
+  if [[ ${PARTITION_MEMCHECK:-1} != 0 ]]; then
+    compute-sanitizer --tool memcheck --error-exitcode 3 build-gpu/paulistrings-tests \
+      --gtest_filter='PartitionGpu.RanksWithOneDeviceEach*:Partition/PartitionGpuAgainstSingle.*/1*' --gtest_brief=1 \
+      2>&1 | tail -6 | tee -a "$out/partition_tests.txt"
+  fi
   terms=${PARTITION_TERMS:-4000000}
-  echo "# in-process, $gpus GPU(s): partition r on device r mod $gpus" | tee "$out/partition_bench.txt"
-  build-gpu/paulistrings-partition-bench 5 "$terms" 0 "$gpus" 2>&1 | tee -a "$out/partition_bench.txt"
-  if command -v mpirun > /dev/null; then
+  note "partition bench"
+  : > "$out/partition_bench.txt"
+  if [[ ${PARTITION_BENCH:-all} != nccl ]]; then  # PARTITION_BENCH=nccl: only the NCCL run below
+    echo "# in-process, $gpus GPU(s): partition r on device r mod $gpus" | tee -a "$out/partition_bench.txt"
+    build-gpu/paulistrings-partition-bench 5 "$terms" 0 "$gpus" 2>&1 | tee -a "$out/partition_bench.txt"
+  fi
+  # MPI ranks unbound: OMP_PROC_BIND (exported above) would pin both ranks' main threads to core 0.
+  if command -v mpirun > /dev/null && [[ ${PARTITION_BENCH:-all} != nccl ]]; then
     echo "# mpirun -np 2, rank r on device r mod $gpus (host-staged exchange)" | tee -a "$out/partition_bench.txt"
-    # Unbound ranks: OMP_PROC_BIND (exported above) would pin both ranks' main threads to core 0.
     env -u OMP_PROC_BIND -u OMP_PLACES mpirun --allow-run-as-root --oversubscribe -np 2 --bind-to none \
       build-gpu/paulistrings-partition-bench 5 "$terms" 8 "$gpus" 2>&1 | tee -a "$out/partition_bench.txt"
-    if [[ $gpus -ge 2 ]]; then
-      echo "# mpirun -np 2, one GPU per rank, NCCL exchange" | tee -a "$out/partition_bench.txt"
-      env -u OMP_PROC_BIND -u OMP_PLACES mpirun --allow-run-as-root --oversubscribe -np 2 --bind-to none \
-        build-gpu/paulistrings-partition-bench 5 "$terms" 8 "$gpus" 1 2>&1 | tee -a "$out/partition_bench.txt"
-    fi
   fi
+  if command -v mpirun > /dev/null && [[ $gpus -ge 2 ]]; then
+    note "NCCL bench"
+    echo "# mpirun -np 2, one GPU per rank, NCCL exchange" | tee -a "$out/partition_bench.txt"
+    env -u OMP_PROC_BIND -u OMP_PLACES timeout 180 mpirun --allow-run-as-root --oversubscribe -np 2 --bind-to none \
+      build-gpu/paulistrings-partition-bench 5 "$terms" 8 "$gpus" 1 2>&1 | tee -a "$out/partition_bench.txt"
+  fi
+  note "partition done"
 fi
 if has cpu_partition; then
-  cores=$(nproc)
-  terms=${CPU_PARTITION_TERMS:-1000000}
+  note "cpu_partition"
+  cores=${CPU_PARTITION_CORES:-$(nproc)}
+  terms=${CPU_PARTITION_TERMS:-4000000}
+  # In-process partitions pin themselves to contiguous core blocks (the bench); OpenMP must not place
+  # their teams itself.
   echo "# in-process, $cores threads" | tee "$out/cpu_partition.txt"
-  build-gpu/paulistrings-partition-bench 5 "$terms" "$cores" 2>&1 | tee -a "$out/cpu_partition.txt"
+  env -u OMP_PROC_BIND -u OMP_PLACES taskset -c "0-$(( cores - 1 ))" \
+    build-gpu/paulistrings-partition-bench 5 "$terms" "$cores" 2>&1 |
+    tee -a "$out/cpu_partition.txt"
   if command -v mpirun > /dev/null; then
     for np in 2 4; do  # np 1 is the in-process P = 1 above
       per=$(( cores / np ))
@@ -139,8 +158,10 @@ if has workloads; then
   } 2>&1 | tee "$out/workloads.txt"
 fi
 if has python; then
+  note "python"
   PYTHONPATH=build-gpu/python PAULISTRINGS_CLI=build-gpu/paulistrings OMP_WAIT_POLICY=passive \
-    python3 -m pytest -q -p no:cacheprovider python/tests/test_gpu.py 2>&1 | tail -30 | tee "$out/python_gpu.txt"
+    python3 -X faulthandler -m pytest -v -p no:cacheprovider python/tests/test_gpu.py > "$out/python_gpu.txt" 2>&1
+  grep -E "FAILED|ERROR|Fatal|passed|failed" "$out/python_gpu.txt" | tail -30
 fi
 if has grow; then
   build-gpu/paulistrings-gpu-bench --cells none --grow-to 1e9 2>&1 | tee "$out/grow.txt"

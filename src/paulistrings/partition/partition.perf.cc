@@ -9,7 +9,8 @@
 // Usage: paulistrings-partition-bench [steps=5] [cell_terms=200000] [threads=0] [gpus=0] [nccl=0]
 // gpus > 0: every partition runs the GPU engine, partition r (or rank r) on device r mod gpus; nccl = 1:
 // MPI ranks swap rows with NCCL (PartitionOptions::use_nccl) instead of through host memory.
-// Under mpirun (MPI build) the partitions are the ranks (a power of two) and rank 0 prints.
+// Under mpirun (MPI build) the partitions are the ranks (a power of two) and rank 0 prints. In-process
+// CPU partitions (P > 1) are pinned to contiguous blocks of the process's CPUs.
 
 #include <chrono>
 #include <cmath>
@@ -22,6 +23,7 @@
 
 #include "paulistrings/circuit/kicked_ising.h"
 #include "paulistrings/cpu/bench_cells.h"
+#include "paulistrings/partition/cpu_pinning.h"
 #include "paulistrings/partition/partitioned_propagate.h"
 #ifdef PAULISTRINGS_HAS_MPI
 #include "paulistrings/partition/mpi_transport.h"
@@ -60,7 +62,16 @@ PartitionOptions partition_options(const Setup& setup, std::size_t partitions) {
   partition.partitions = partitions;
   partition.transport = setup.transport;
   partition.use_nccl = setup.nccl;
-  if (setup.gpus <= 0) return partition;
+  if (setup.gpus <= 0) {
+    // In-process CPU partitions each on their own contiguous block of this process's CPUs (threads,
+    // caches and first-touched memory stay with the partition), as the CLI pins them to NUMA nodes.
+    const std::vector<int> cpus = allowed_cpus();
+    if (!setup.transport && partitions > 1 && cpus.size() >= partitions) {
+      partition.cpu_lists.resize(partitions);
+      for (std::size_t i = 0; i < cpus.size(); ++i) partition.cpu_lists[i * partitions / cpus.size()].push_back(cpus[i]);
+    }
+    return partition;
+  }
   if (setup.transport) {
     partition.devices = {setup.rank % setup.gpus};
   } else {

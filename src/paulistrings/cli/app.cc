@@ -34,6 +34,8 @@ struct CommonOptions {
   std::size_t every = 0;
   std::optional<int> threads;
   std::optional<std::size_t> partitions;
+  std::optional<std::string> partition_rows;
+  bool nccl = false;
   bool no_auto_truncate = false;
   bool quiet = false;
 };
@@ -44,6 +46,10 @@ void add_common(CLI::App& command, CommonOptions& o) {
   command.add_option("--threads", o.threads, "CPU threads (0 = every core allowed)");
   command.add_option("--device", o.device, "cpu | gpu | auto | N (GPU index)");
   command.add_option("--partitions", o.partitions, "in-process partitions (a power of two; on GPUs with --device gpu | N)");
+  command.add_option("--partition-rows", o.partition_rows,
+                     "rows of a partitioned run: seeded[:SEED] | exclude:QUBITS | cut:BLOCK/BLOCK/... | cutx:... "
+                     "(QUBITS and BLOCK: comma-separated qubits and ranges A-B; one block per partition)");
+  command.add_flag("--nccl", o.nccl, "GPU ranks under mpirun swap rows with NCCL (every rank alike)");
   command.add_option("--checkpoint", o.checkpoint,
                      "checkpoint file, written every --every layers and on SIGINT/SIGTERM");
   command.add_option("--every", o.every, "layers between checkpoints");
@@ -68,6 +74,69 @@ RunControl control_from(const CommonOptions& o) {
   return control;
 }
 
+/// "3,5,10-12" → {3, 5, 10, 11, 12} (BadInput naming `flag` otherwise).
+std::vector<std::size_t> parse_qubit_list(const std::string& text, const std::string& flag) {
+  std::vector<std::size_t> qubits;
+  const auto bad = [&](const std::string& why) {
+    return BadInput(flag + ": " + why + " in '" + text + "' (expected qubits and ranges such as 0,3,5-9)");
+  };
+  const auto number = [&](const std::string& item) {
+    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos || item.size() > 9)
+      throw bad("'" + item + "' is not a qubit index");
+    return static_cast<std::size_t>(std::stoul(item));
+  };
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, comma - start);
+    if (const std::size_t dash = item.find('-'); dash != std::string::npos) {
+      const std::size_t first = number(item.substr(0, dash)), last = number(item.substr(dash + 1));
+      if (last < first) throw bad("range '" + item + "' runs backwards");
+      for (std::size_t q = first; q <= last; ++q) qubits.push_back(q);
+    } else {
+      qubits.push_back(number(item));
+    }
+    start = comma + 1;
+  }
+  return qubits;
+}
+
+/// --partition-rows: seeded[:SEED] | exclude:QUBITS | cut:BLOCK/BLOCK/… | cutx:…
+io::TaskPartitionRows parse_partition_rows(const std::string& spec) {
+  const std::string flag = "--partition-rows";
+  const std::size_t colon = spec.find(':');
+  const std::string kind = spec.substr(0, colon);
+  const std::string rest = colon == std::string::npos ? std::string() : spec.substr(colon + 1);
+  io::TaskPartitionRows rows;
+  if (kind == "seeded") {
+    if (colon != std::string::npos) {
+      if (rest.empty() || rest.find_first_not_of("0123456789") != std::string::npos || rest.size() > 19)
+        throw BadInput(flag + ": seed '" + rest + "' is not a non-negative integer");
+      rows.seed = std::stoull(rest);
+    }
+    return rows;
+  }
+  if (colon == std::string::npos || rest.empty())
+    throw BadInput(flag + ": '" + spec + "' names no qubits (seeded[:SEED] | exclude:QUBITS | cut:BLOCK/BLOCK/...)");
+  if (kind == "exclude") {
+    rows.policy = "seeded_excluding";
+    rows.excluded_qubits = parse_qubit_list(rest, flag);
+    return rows;
+  }
+  if (kind == "cut" || kind == "cutx") {
+    rows.policy = "cut";
+    rows.basis = kind == "cutx" ? 'x' : 'z';
+    std::size_t start = 0;
+    while (start <= rest.size()) {
+      const std::size_t slash = std::min(rest.find('/', start), rest.size());
+      rows.blocks.push_back(parse_qubit_list(rest.substr(start, slash - start), flag));
+      start = slash + 1;
+    }
+    return rows;
+  }
+  throw BadInput(flag + ": unknown policy '" + kind + "' (seeded[:SEED] | exclude:QUBITS | cut:BLOCK/BLOCK/... | cutx:...)");
+}
+
 void apply_overrides(io::Task& task, const CommonOptions& o) {
   if (o.threads) {
     if (*o.threads < 0)
@@ -80,6 +149,8 @@ void apply_overrides(io::Task& task, const CommonOptions& o) {
       throw BadInput("--partitions must be a power of two from 1 to 64, got " + std::to_string(n));
     task.partitions = n;
   }
+  if (o.partition_rows) task.partition_rows = parse_partition_rows(*o.partition_rows);
+  if (o.nccl) task.nccl = true;
   if (o.device) {
     const std::string& d = *o.device;
     const bool index = !d.empty() && d.find_first_not_of("0123456789") == std::string::npos;

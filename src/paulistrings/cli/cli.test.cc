@@ -366,6 +366,46 @@ TEST_F(Cli, PartitionsGiveTheSingleEngineResult) {
   }
 }
 
+// --partition-rows chooses the rows: the heavy-hex cut at qubit 52 makes 4 of the kicked-Ising step's
+// 271 layers remote (random rows: 139), with the same value; bad specs and flags that need a
+// partitioned run (or GPU ranks under mpirun, for --nccl) are bad input.
+TEST_F(Cli, PartitionRowsChooseTheCutAndNcclNeedsGpuRanks) {
+  const Result one = run("kicked-ising --steps 2 --theta-h 0.3 --threads 2 -q --observable Z62");
+  const Result cut =
+      run("kicked-ising --steps 2 --theta-h 0.3 --threads 2 -q --observable Z62 --partitions 2 "
+          "--partition-rows cut:0-51/52-126");
+  const Result seeded =
+      run("kicked-ising --steps 2 --theta-h 0.3 --threads 2 -q --observable Z62 --partitions 2 "
+          "--partition-rows seeded:7");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  ASSERT_EQ(cut.exit_code, 0) << cut.err;
+  ASSERT_EQ(seeded.exit_code, 0) << seeded.err;
+  const Json a = parse(one.out), b = parse(cut.out), c = parse(seeded.out);
+  for (auto& [name, entry] : a["observables"].items()) {
+    EXPECT_NEAR(value_of(b["observables"][name]["value"]).real(), value_of(entry["value"]).real(), 1e-12);
+    EXPECT_NEAR(value_of(c["observables"][name]["value"]).real(), value_of(entry["value"]).real(), 1e-12);
+    EXPECT_EQ(b["observables"][name]["partitions"]["remote_layers"], 8u);  // 4 a step
+    EXPECT_EQ(b["observables"][name]["partitions"]["rows"].get<std::string>().rfind("cut(2 blocks, z)", 0), 0u);
+    EXPECT_EQ(c["observables"][name]["partitions"]["rows"], "seeded(7)");
+    EXPECT_GT(c["observables"][name]["partitions"]["remote_layers"].get<std::size_t>(), 8u);
+  }
+  const std::string base = "kicked-ising --steps 1 --theta-h 0.3 -q ";
+  for (const auto& [flags, message] : std::vector<std::pair<std::string, std::string>>{
+           {"--partitions 2 --partition-rows cut:0-51/52-126/3", "needs 2 blocks, got 3"},
+           {"--partitions 2 --partition-rows cut:0-9,x", "'x' is not a qubit index"},
+           {"--partitions 2 --partition-rows cut:9-3/4", "runs backwards"},
+           {"--partitions 2 --partition-rows seeded:abc", "seed 'abc'"},
+           {"--partitions 2 --partition-rows diagonal:1", "unknown policy 'diagonal'"},
+           {"--partitions 2 --partition-rows exclude", "names no qubits"},
+           {"--partition-rows cut:0-51/52-126", "need a partitioned run"},
+           {"--partitions 2 --nccl", "run under mpirun with --device gpu"},
+       }) {
+    const Result r = run(base + flags);
+    EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << flags << ": " << r.err;
+  }
+}
+
 // --partitions N with --device gpu puts partition r on GPU r mod (GPUs); without one, or for a GPU
 // that does not exist, the run fails with the reason (exit 1, as without partitions).
 TEST_F(Cli, PartitionsOnGpusGiveTheCpuResultOrSayWhyNot) {

@@ -385,6 +385,13 @@ int execute(const RunSpec& spec, const RunControl& control) {
   const std::vector<int> devices =
       partitions > 1 ? partition_devices(task.device, partitions, launch) : std::vector<int>{};
   const int device = partitions > 1 ? -1 : resolve_device(task.device);
+  if (partitions == 1 && task.partition_rows != io::TaskPartitionRows{}) {
+    throw BadInput("partition rows (--partition-rows or run.partition_rows) need a partitioned run "
+                   "(--partitions N, run.partitions or mpirun -np N)");
+  }
+  if (task.nccl && (launch == nullptr || devices.empty())) {
+    throw BadInput("NCCL (--nccl or run.nccl) swaps rows between GPU ranks: run under mpirun with --device gpu | N");
+  }
   const std::vector<std::vector<int>> cpu_lists =
       launch == nullptr && devices.empty() ? numa_partition_lists(numa_cpu_lists(), partitions)
                                            : std::vector<std::vector<int>>{};
@@ -503,6 +510,15 @@ int execute(const RunSpec& spec, const RunControl& control) {
         // Distributed: partitions = ranks, every rank holds the whole input (replicated). Only a run
         // that writes checkpoints (rank 0 writes the whole sum) gathers the result; otherwise each rank
         // keeps its share and the read-out below adds the shares' expectation values.
+        const io::TaskPartitionRows& rows = task.partition_rows;
+        partition.row_policy = rows.policy == "cut"                ? PartitionRowPolicy::cut
+                               : rows.policy == "seeded_excluding" ? PartitionRowPolicy::seeded_excluding
+                                                                   : PartitionRowPolicy::seeded;
+        if (rows.seed) partition.row_seed = *rows.seed;
+        partition.excluded_qubits = rows.excluded_qubits;
+        partition.cut_blocks = rows.blocks;
+        partition.cut_basis = rows.basis;
+        partition.use_nccl = task.nccl;
         partition.transport = transport;
         partition.input = PartitionInput::replicated;
         partition.result = checkpointing ? PartitionResult::gather : PartitionResult::local;

@@ -671,7 +671,8 @@ class TaskReader {
 
   void read_run(const Json& value, Task& task) const {
     expect_object(value, "run", "an object {\"direction\": ..., \"threads\": ..., \"state\": ...}");
-    check_keys(value, "run", {"direction", "threads", "state", "device", "partitions"}, "the run object");
+    check_keys(value, "run", {"direction", "threads", "state", "device", "partitions", "partition_rows", "nccl"},
+               "the run object");
     const Json& direction = require(value, "run", "direction", "\"forward\" or \"heisenberg\"");
     if (direction == "forward") {
       task.direction = Direction::forward;
@@ -695,6 +696,11 @@ class TaskReader {
         fail("run.partitions", std::string("expected ") + what + got(*partitions));
       task.partitions = static_cast<std::size_t>(n);
     }
+    if (const Json* rows = find(value, "partition_rows")) task.partition_rows = read_partition_rows(*rows);
+    if (const Json* nccl = find(value, "nccl")) {
+      if (!nccl->is_boolean()) fail("run.nccl", std::string("expected true or false") + got(*nccl));
+      task.nccl = nccl->get<bool>();
+    }
     if (const Json* device = find(value, "device")) {
       const char* what = "\"cpu\", \"gpu\", \"auto\" or a device index (a non-negative integer)";
       if (*device == "cpu" || *device == "gpu" || *device == "auto") {
@@ -705,6 +711,50 @@ class TaskReader {
         fail("run.device", std::string("expected ") + what + got(*device));
       }
     }
+  }
+
+  TaskPartitionRows read_partition_rows(const Json& value) const {
+    const std::string path = "run.partition_rows";
+    expect_object(value, path, "an object {\"policy\": \"seeded\" | \"seeded_excluding\" | \"cut\", ...}");
+    check_keys(value, path, {"policy", "seed", "excluded_qubits", "blocks", "basis"}, "the partition_rows object");
+    TaskPartitionRows rows;
+    const char* policies = "\"seeded\", \"seeded_excluding\" or \"cut\"";
+    rows.policy = read_string(require(value, path, "policy", policies), join(path, "policy"), policies);
+    if (rows.policy != "seeded" && rows.policy != "seeded_excluding" && rows.policy != "cut")
+      fail(join(path, "policy"), std::string("expected ") + policies + ", got " + quote(rows.policy));
+    const bool cut = rows.policy == "cut";
+    const auto only_for = [&](const char* key, bool allowed, const char* policy) {
+      if (find(value, key) && !allowed)
+        fail(join(path, key), std::string("only a ") + policy + " policy takes \"" + key + "\"");
+    };
+    only_for("seed", !cut, "seeded or seeded_excluding");
+    only_for("excluded_qubits", rows.policy == "seeded_excluding", "seeded_excluding");
+    only_for("blocks", cut, "cut");
+    only_for("basis", cut, "cut");
+    if (const Json* seed = find(value, "seed")) rows.seed = read_unsigned(*seed, join(path, "seed"), "a seed (a non-negative integer)");
+    const auto qubit_list = [&](const Json& list, const std::string& at) {
+      if (!list.is_array()) fail(at, std::string("expected a list of qubit indices") + got(list));
+      std::vector<std::size_t> qubits;
+      for (std::size_t k = 0; k < list.size(); ++k)
+        qubits.push_back(read_unsigned(list[k], indexed(at, k), "a qubit index (a non-negative integer)"));
+      return qubits;
+    };
+    if (rows.policy == "seeded_excluding") {
+      rows.excluded_qubits = qubit_list(require(value, path, "excluded_qubits", "a list of qubit indices"),
+                                        join(path, "excluded_qubits"));
+    }
+    if (cut) {
+      const Json& blocks = require(value, path, "blocks", "a list of qubit blocks, one per partition");
+      const std::string at = join(path, "blocks");
+      if (!blocks.is_array() || blocks.empty())
+        fail(at, std::string("expected a non-empty list of qubit blocks, one per partition") + got(blocks));
+      for (std::size_t b = 0; b < blocks.size(); ++b) rows.blocks.push_back(qubit_list(blocks[b], indexed(at, b)));
+      if (const Json* basis = find(value, "basis")) {
+        if (*basis != "z" && *basis != "x") fail(join(path, "basis"), std::string("expected \"z\" or \"x\"") + got(*basis));
+        rows.basis = basis->get<std::string>()[0];
+      }
+    }
+    return rows;
   }
 
   std::string read_state(const Json& value) const {
@@ -972,6 +1022,19 @@ std::string task_to_json(const Task& task) {
     run["device"] = std::stoull(task.device);
   }
   if (task.partitions != 1) run["partitions"] = task.partitions;
+  if (task.partition_rows != TaskPartitionRows{}) {
+    const TaskPartitionRows& rows = task.partition_rows;
+    Json object = Json::object();
+    object["policy"] = rows.policy;
+    if (rows.seed) object["seed"] = *rows.seed;
+    if (rows.policy == "seeded_excluding") object["excluded_qubits"] = rows.excluded_qubits;
+    if (rows.policy == "cut") {
+      object["blocks"] = rows.blocks;
+      object["basis"] = std::string(1, rows.basis);
+    }
+    run["partition_rows"] = object;
+  }
+  if (task.nccl) run["nccl"] = true;
   members.emplace_back("run", run.dump());
 
   std::string out = "{\n";

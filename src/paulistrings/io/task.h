@@ -7,6 +7,10 @@
 //   "truncation": {"top_n": int, "approx_top_n": int} beside v1's max_weight / min_abs_coeff
 //   "run": {"threads": int (0 = all cores), "device": "cpu"|"gpu"|"auto"|int,
 //           "partitions": int (a power of two: in-process partitions, partition/),
+//           "partition_rows": {"policy": "seeded" | "seeded_excluding" | "cut", "seed": int,
+//                              "excluded_qubits": [q, …] (seeded_excluding), "blocks": [[q, …], …]
+//                              (cut: one block per partition), "basis": "z" | "x" (cut)},
+//           "nccl": bool (GPU ranks under mpirun swap rows with NCCL),
 //           "state": uniform name ("z+") or per-qubit label ("0+r1…"), or a list of per-qubit names}
 //   gates beyond v1's vocabulary, named as Circuit's factories: sx sxdg cy iswap iswapdg ecr rxx ryy
 //   rzz (+theta), and "stim_file" circuits (resolved relative to the task file).
@@ -37,6 +41,16 @@ struct TaskTruncation {
   Truncation policy() const;
 };
 
+/// How a partitioned run chooses its partition rows (PartitionOptions::row_policy and its fields).
+struct TaskPartitionRows {
+  std::string policy = "seeded";  ///< "seeded", "seeded_excluding" or "cut"
+  std::optional<std::uint64_t> seed;
+  std::vector<std::size_t> excluded_qubits;
+  std::vector<std::vector<std::size_t>> blocks;
+  char basis = 'z';
+  bool operator==(const TaskPartitionRows&) const = default;
+};
+
 struct NamedObservable {
   std::string name;
   ObservableTerms terms;
@@ -54,6 +68,8 @@ struct Task {
   int threads = 1;                              ///< v1 default 1; 0 = every allowed core
   std::string device = "cpu";                   ///< "cpu", "gpu", "auto" or a device index
   std::size_t partitions = 1;                   ///< in-process partitions (a power of two)
+  TaskPartitionRows partition_rows;             ///< rows of a partitioned run (seeded by default)
+  bool nccl = false;                            ///< GPU ranks swap rows with NCCL
   std::string state = "z+";                     ///< uniform name or per-qubit label
 };
 

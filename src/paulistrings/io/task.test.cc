@@ -307,6 +307,21 @@ TEST(TaskJson, RunExtensionsThreadsDeviceAndStateForms) {
   EXPECT_EQ(run(R"({"direction": "forward", "device": 3})").device, "3");
   EXPECT_EQ(run(R"({"direction": "forward"})").partitions, 1u);
   EXPECT_EQ(run(R"({"direction": "forward", "partitions": 4})").partitions, 4u);
+  EXPECT_EQ(run(R"({"direction": "forward"})").partition_rows, TaskPartitionRows{});
+  EXPECT_FALSE(run(R"({"direction": "forward"})").nccl);
+  EXPECT_TRUE(run(R"({"direction": "forward", "nccl": true})").nccl);
+  const TaskPartitionRows cut =
+      run(R"({"direction": "forward", "partition_rows": {"policy": "cut", "blocks": [[0, 1], [2, 3]], "basis": "x"}})")
+          .partition_rows;
+  EXPECT_EQ(cut.policy, "cut");
+  EXPECT_EQ(cut.blocks, (std::vector<std::vector<std::size_t>>{{0, 1}, {2, 3}}));
+  EXPECT_EQ(cut.basis, 'x');
+  const TaskPartitionRows excluding =
+      run(R"({"direction": "forward", "partition_rows": {"policy": "seeded_excluding", "seed": 9, "excluded_qubits": [3]}})")
+          .partition_rows;
+  EXPECT_EQ(excluding.policy, "seeded_excluding");
+  EXPECT_EQ(excluding.seed, std::optional<std::uint64_t>(9));
+  EXPECT_EQ(excluding.excluded_qubits, std::vector<std::size_t>{3});
   EXPECT_EQ(run(R"({"direction": "forward", "state": "X+"})").state, "X+");
   EXPECT_EQ(run(R"({"direction": "forward", "state": "y+"})").state, "y+");
   EXPECT_EQ(run(R"({"direction": "forward", "state": "01-l"})").state, "01-l");
@@ -547,6 +562,19 @@ TEST(TaskJson, TaskToJsonWritesPlainV1WhenNoExtensionIsUsed) {
   partitioned.partitions = 8;
   EXPECT_NE(task_to_json(partitioned).find(R"("partitions":8)"), std::string::npos);
   EXPECT_EQ(parse_task(task_to_json(partitioned)).partitions, 8u);
+  // Partition rows and NCCL round-trip; the defaults are not written.
+  EXPECT_EQ(text.find("partition_rows"), std::string::npos);
+  EXPECT_EQ(text.find("nccl"), std::string::npos);
+  for (const TaskPartitionRows& rows :
+       {TaskPartitionRows{"seeded", 5, {}, {}, 'z'}, TaskPartitionRows{"seeded_excluding", {}, {1, 2}, {}, 'z'},
+        TaskPartitionRows{"cut", {}, {}, {{0}, {1, 2, 3}}, 'x'}}) {
+    Task with_rows = partitioned;
+    with_rows.partition_rows = rows;
+    with_rows.nccl = true;
+    const Task back = parse_task(task_to_json(with_rows));
+    EXPECT_EQ(back.partition_rows, rows) << task_to_json(with_rows);
+    EXPECT_TRUE(back.nccl);
+  }
 }
 
 TEST(TaskJson, WritersRejectWhatTheSchemaCannotHold) {
@@ -712,6 +740,24 @@ TEST(TaskJson, MalformedTasksNameTheFieldAndWhatWasExpected) {
        {"run.partitions: expected a power of two", "got the integer 3"}},
       {run(R"({"direction": "forward", "partitions": 0})"), {"run.partitions: expected a power of two"}},
       {run(R"({"direction": "forward", "partitions": "2"})"), {"run.partitions: expected"}},
+      {run(R"({"direction": "forward", "nccl": 1})"), {"run.nccl: expected true or false"}},
+      {run(R"({"direction": "forward", "partition_rows": "cut"})"), {"run.partition_rows: expected an object"}},
+      {run(R"({"direction": "forward", "partition_rows": {"seed": 3}})"),
+       {"run.partition_rows.policy: missing required field"}},
+      {run(R"({"direction": "forward", "partition_rows": {"policy": "diagonal"}})"),
+       {"run.partition_rows.policy: expected \"seeded\"", "\"diagonal\""}},
+      {run(R"({"direction": "forward", "partition_rows": {"policy": "cut", "seed": 3, "blocks": [[0]]}})"),
+       {"run.partition_rows.seed: only a seeded or seeded_excluding policy"}},
+      {run(R"({"direction": "forward", "partition_rows": {"policy": "cut"}})"),
+       {"run.partition_rows.blocks: missing required field"}},
+      {run(R"({"direction": "forward", "partition_rows": {"policy": "cut", "blocks": [[0], [1, -1]]}})"),
+       {"run.partition_rows.blocks[1][1]: expected a qubit index"}},
+      {run(R"({"direction": "forward", "partition_rows": {"policy": "cut", "blocks": [[0]], "basis": "y"}})"),
+       {"run.partition_rows.basis: expected \"z\" or \"x\""}},
+      {run(R"({"direction": "forward", "partition_rows": {"policy": "seeded", "excluded_qubits": [1]}})"),
+       {"run.partition_rows.excluded_qubits: only a seeded_excluding policy"}},
+      {run(R"({"direction": "forward", "partition_rows": {"policy": "seeded", "colour": 1}})"),
+       {"unknown key \"colour\""}},
       {R"({"version": 1, "n_qubits": 3, "circuit": {"gates": []}, "run": "forward"})",
        {"run: expected an object"}},
       // Labels and coefficients.

@@ -668,6 +668,7 @@ class PauliSum:
         auto_truncate=True,
         engine=None,
         small_sum_threshold=None,
+        nccl=False,
     ) -> "PauliSum":
         """Propagate through ``circuit`` and return the evolved sum (``self`` is unchanged).
 
@@ -706,11 +707,14 @@ class PauliSum:
         rank puts rank r on ``device[r]``; ``"auto"`` is a ``ValueError`` there. ``device=`` with
         ``partitions=`` is a ``ValueError`` (the device list sets the partition count). Without a
         usable GPU every device value but None and ``"auto"`` raises ``RuntimeError`` with the reason.
+        ``nccl=True`` (under ``comm=`` with ``device=``, every rank alike): the ranks swap rows device to
+        device with NCCL instead of through host memory (faster on large remote layers, slower on many
+        small ones; a ``ValueError`` elsewhere, ``RuntimeError`` from a build without NCCL).
         """
         out, _ = self._run(circuit, policy, direction, target_bucket_len, min_buckets, partitions, pin_memory,
                            partition_row_seed, partition_row_blocks, partition_row_exclude, comm, result, device,
                            threads, checkpoint, checkpoint_every, resume, memory_limit, auto_truncate, engine,
-                           small_sum_threshold, keep_records=False)
+                           small_sum_threshold, keep_records=False, nccl=nccl)
         return out
 
     def propagate_with_stats(
@@ -737,17 +741,18 @@ class PauliSum:
         auto_truncate=True,
         engine=None,
         small_sum_threshold=None,
+        nccl=False,
     ):
         """``propagate`` plus a ``PropagationStats`` record: returns ``(PauliSum, PropagationStats)``."""
         return self._run(circuit, policy, direction, target_bucket_len, min_buckets, partitions, pin_memory,
                          partition_row_seed, partition_row_blocks, partition_row_exclude, comm, result, device,
                          threads, checkpoint, checkpoint_every, resume, memory_limit, auto_truncate, engine,
-                         small_sum_threshold, keep_records=True)
+                         small_sum_threshold, keep_records=True, nccl=nccl)
 
     def _run(self, circuit, policy, direction, target_bucket_len, min_buckets, partitions, pin_memory,
              partition_row_seed, partition_row_blocks, partition_row_exclude, comm, result, device, threads,
              checkpoint, checkpoint_every, resume, memory_limit, auto_truncate, engine, small_sum_threshold,
-             keep_records):
+             keep_records, nccl=False):
         if not isinstance(circuit, Circuit):
             raise TypeError(f"propagate expects a Circuit, got {type_name(circuit)}")
         if policy is not None and not isinstance(policy, Truncation):
@@ -765,6 +770,10 @@ class PauliSum:
         ordinal, plan = _check_distribution(policy, partitions, pin_memory, partition_row_seed,
                                             partition_row_blocks, partition_row_exclude, comm, result, device)
         threads = _threads(threads)
+        if not isinstance(nccl, bool):
+            raise TypeError(f"nccl must be a bool, got {type_name(nccl)}")
+        if nccl and (plan.comm is None or plan.devices is None):
+            raise ValueError("nccl=True swaps rows between GPU ranks: it needs comm= and device=")
         every = _checkpoint_every(checkpoint, checkpoint_every)
         if plan.comm is not None and (checkpoint is not None or resume is not None):
             raise ValueError("checkpoint= and resume= are not supported with comm= (each rank holds only its "
@@ -819,7 +828,7 @@ class PauliSum:
             partition_args = dict(partitions=plan.count, row_policy=plan.row_policy, row_seed=plan.row_seed,
                                   excluded_qubits=plan.excluded or [], cut_blocks=plan.blocks or [],
                                   comm=plan.comm, result=plan.result, cpu_lists=plan.cpu_lists or [],
-                                  devices=plan.devices or [])
+                                  devices=plan.devices or [], use_nccl=nccl)
         while True:
             res = _core.propagate(work, gates, core_policy, direction, target_bucket_len, min_buckets, threads,
                                   keep_records, callback, poll, start, every, max_terms, auto_truncate, ordinal,

@@ -19,7 +19,7 @@ import pytest
 
 import paulistrings
 from paulistrings import Circuit, PartitionStats, PauliSum, _core, truncation
-from test_gpu import random_circuit, random_observable  # the random circuits of the device tests
+from test_gpu import assert_close, random_circuit, random_observable  # the device tests' helpers
 
 REL = 1e-12
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -298,6 +298,14 @@ def test_partitions_bad_arguments_raise_documented_errors():
         s.propagate(c, partitions=2, partition_row_seed=-1)
     with pytest.raises(OverflowError):
         s.propagate(c, partitions=2, partition_row_seed=2**64)
+    # NCCL is for GPU ranks under comm=: anywhere else it is an argument error.
+    with pytest.raises(TypeError, match="nccl must be a bool"):
+        s.propagate(c, nccl=1)
+    with pytest.raises(ValueError, match="needs comm= and device="):
+        s.propagate(c, nccl=True)
+    with pytest.raises(ValueError, match="needs comm= and device="):
+        s.propagate(c, partitions=2, nccl=True)
+    assert_close(s.propagate(c, nccl=False), s.propagate(c))
     with pytest.raises(ValueError, match="mutually exclusive"):
         s.propagate(c, partitions=2, device=0)
     with pytest.raises(ValueError, match="comm="):  # which GPU is a rank's is the caller's choice

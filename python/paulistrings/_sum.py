@@ -669,6 +669,7 @@ class PauliSum:
         engine=None,
         small_sum_threshold=None,
         nccl=False,
+        input="replicated",
     ) -> "PauliSum":
         """Propagate through ``circuit`` and return the evolved sum (``self`` is unchanged).
 
@@ -710,11 +711,15 @@ class PauliSum:
         ``nccl=True`` (under ``comm=`` with ``device=``, every rank alike): the ranks swap rows device to
         device with NCCL instead of through host memory (faster on large remote layers, slower on many
         small ones; a ``ValueError`` elsewhere, ``RuntimeError`` from a build without NCCL).
+        ``input=`` under ``comm=`` says what each rank passes: ``"replicated"`` (default) the whole sum,
+        ``"scattered"`` any part of it (the parts add up to the whole, e.g. the lines of a file each rank
+        read; the library routes every term to its owner first), ``"share"`` exactly its own partition's
+        terms. The last two are the distributed load path: no rank holds the whole input.
         """
         out, _ = self._run(circuit, policy, direction, target_bucket_len, min_buckets, partitions, pin_memory,
                            partition_row_seed, partition_row_blocks, partition_row_exclude, comm, result, device,
                            threads, checkpoint, checkpoint_every, resume, memory_limit, auto_truncate, engine,
-                           small_sum_threshold, keep_records=False, nccl=nccl)
+                           small_sum_threshold, keep_records=False, nccl=nccl, input=input)
         return out
 
     def propagate_with_stats(
@@ -742,17 +747,18 @@ class PauliSum:
         engine=None,
         small_sum_threshold=None,
         nccl=False,
+        input="replicated",
     ):
         """``propagate`` plus a ``PropagationStats`` record: returns ``(PauliSum, PropagationStats)``."""
         return self._run(circuit, policy, direction, target_bucket_len, min_buckets, partitions, pin_memory,
                          partition_row_seed, partition_row_blocks, partition_row_exclude, comm, result, device,
                          threads, checkpoint, checkpoint_every, resume, memory_limit, auto_truncate, engine,
-                         small_sum_threshold, keep_records=True, nccl=nccl)
+                         small_sum_threshold, keep_records=True, nccl=nccl, input=input)
 
     def _run(self, circuit, policy, direction, target_bucket_len, min_buckets, partitions, pin_memory,
              partition_row_seed, partition_row_blocks, partition_row_exclude, comm, result, device, threads,
              checkpoint, checkpoint_every, resume, memory_limit, auto_truncate, engine, small_sum_threshold,
-             keep_records, nccl=False):
+             keep_records, nccl=False, input="replicated"):
         if not isinstance(circuit, Circuit):
             raise TypeError(f"propagate expects a Circuit, got {type_name(circuit)}")
         if policy is not None and not isinstance(policy, Truncation):
@@ -774,6 +780,10 @@ class PauliSum:
             raise TypeError(f"nccl must be a bool, got {type_name(nccl)}")
         if nccl and (plan.comm is None or plan.devices is None):
             raise ValueError("nccl=True swaps rows between GPU ranks: it needs comm= and device=")
+        if not isinstance(input, str) or input not in ("replicated", "scattered", "share"):
+            raise ValueError(f"input must be 'replicated', 'scattered' or 'share', got {input!r}")
+        if input != "replicated" and plan.comm is None:
+            raise ValueError(f"input={input!r} says what each MPI rank passes: it needs comm=")
         every = _checkpoint_every(checkpoint, checkpoint_every)
         if plan.comm is not None and (checkpoint is not None or resume is not None):
             raise ValueError("checkpoint= and resume= are not supported with comm= (each rank holds only its "
@@ -828,7 +838,7 @@ class PauliSum:
             partition_args = dict(partitions=plan.count, row_policy=plan.row_policy, row_seed=plan.row_seed,
                                   excluded_qubits=plan.excluded or [], cut_blocks=plan.blocks or [],
                                   comm=plan.comm, result=plan.result, cpu_lists=plan.cpu_lists or [],
-                                  devices=plan.devices or [], use_nccl=nccl)
+                                  devices=plan.devices or [], use_nccl=nccl, input=input)
         while True:
             res = _core.propagate(work, gates, core_policy, direction, target_bucket_len, min_buckets, threads,
                                   keep_records, callback, poll, start, every, max_terms, auto_truncate, ordinal,

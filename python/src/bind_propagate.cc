@@ -293,7 +293,7 @@ void register_propagate(py::module_& m) {
          const std::string& row_policy, std::optional<std::uint64_t> row_seed,
          std::vector<std::size_t> excluded_qubits, std::vector<std::vector<std::size_t>> cut_blocks,
          py::object comm, const std::string& result, std::vector<std::vector<int>> cpu_lists,
-         std::vector<int> devices, bool use_nccl) {
+         std::vector<int> devices, bool use_nccl, const std::string& input) {
         RunArguments args;
         args.direction = direction;
         args.target_bucket_len = target_bucket_len;
@@ -328,6 +328,9 @@ void register_propagate(py::module_& m) {
         partition.result = parse_result(result);
         partition.devices = devices;
         partition.use_nccl = use_nccl;
+        partition.input = input == "scattered" ? PartitionInput::scattered
+                          : input == "share"   ? PartitionInput::share
+                                               : PartitionInput::replicated;
         std::function<std::unique_ptr<Transport>()> make_transport;
         if (!comm.is_none()) make_transport = mpi_transport_factory(comm);  // GIL held: reads the object
         PartitionStats partition_stats;
@@ -361,7 +364,8 @@ void register_propagate(py::module_& m) {
       py::arg("excluded_qubits") = std::vector<std::size_t>{},
       py::arg("cut_blocks") = std::vector<std::vector<std::size_t>>{}, py::arg("comm") = py::none(),
       py::arg("result") = "gather", py::arg("cpu_lists") = std::vector<std::vector<int>>{},
-      py::arg("devices") = std::vector<int>{}, py::arg("use_nccl") = false);
+      py::arg("devices") = std::vector<int>{}, py::arg("use_nccl") = false,
+      py::arg("input") = "replicated");
 
   m.def("mpi4py_support", &mpi4py_support);
 

@@ -83,6 +83,21 @@ def main():
                       "layers": len(p.local), "remote_layers": p.remote_layers},
         })
 
+    # The distributed load path: each rank passes every size-th term only (input="scattered"), or
+    # exactly its own partition's terms (input="share", taken from result="local" of a gathered run).
+    rng = np.random.default_rng(700)  # the same case on every rank
+    sc = random_circuit(10, 30, rng)
+    sobs = random_observable(10, rng, count=40)
+    expected = sobs.propagate(sc, truncation.coeff(1e-4), "heisenberg", threads=1)
+    x, z, coefficients = sobs.x_array(), sobs.z_array(), sobs.coefficients_array()
+    size = comm.Get_size()
+    part = PauliSum.from_arrays(x[rank::size], z[rank::size], coefficients[rank::size], 10)
+    scattered = part.propagate(sc, truncation.coeff(1e-4), "heisenberg", comm=comm, input="scattered", threads=1)
+    out["scattered_error"] = same_terms(scattered, expected)
+    mine = sobs.propagate(Circuit(10), comm=comm, result="local", threads=1)  # this rank's share, unchanged
+    shared = mine.propagate(sc, truncation.coeff(1e-4), "heisenberg", comm=comm, input="share", threads=1)
+    out["share_error"] = same_terms(shared, expected)
+
     # Documented errors (raised before any collective call, on every rank alike).
     s = PauliSum.from_strings({"XIII": 1.0})
     c = Circuit(4)

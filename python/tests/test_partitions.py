@@ -306,6 +306,10 @@ def test_partitions_bad_arguments_raise_documented_errors():
     with pytest.raises(ValueError, match="needs comm= and device="):
         s.propagate(c, partitions=2, nccl=True)
     assert_close(s.propagate(c, nccl=False), s.propagate(c))
+    with pytest.raises(ValueError, match="input must be"):
+        s.propagate(c, input="halves")
+    with pytest.raises(ValueError, match="needs comm="):
+        s.propagate(c, partitions=2, input="scattered")
     with pytest.raises(ValueError, match="mutually exclusive"):
         s.propagate(c, partitions=2, device=0)
     with pytest.raises(ValueError, match="comm="):  # which GPU is a rank's is the caller's choice
@@ -426,3 +430,5 @@ def test_comm_two_ranks_gather_and_local_match_unpartitioned(tmp_path):
             assert c["stats"]["partitions"] == 2 and c["stats"]["transport"] == "mpi"
             assert c["stats"]["size"] == 2 and c["stats"]["rank"] == r["rank"]
     assert reports[0]["errors_ok"] and reports[1]["errors_ok"], (reports[0].get("errors"), reports[1].get("errors"))
+    for r in reports:  # the distributed load paths (input="scattered" and "share") give the same result
+        assert r["scattered_error"] is None and r["share_error"] is None, (r["scattered_error"], r["share_error"])

@@ -53,8 +53,11 @@ inline constexpr std::uint64_t kDefaultPartitionSeed = 0x9a27'1710'0000'0001ULL;
 enum class PartitionRowPolicy : std::uint8_t { seeded, seeded_excluding, cut };
 enum class PartitionResult : std::uint8_t { gather, local };
 /// replicated: every rank passes the whole input and keeps its share; share: every rank passes only the
-/// terms of its own partition (the distributed load path: part(key) must equal the rank).
-enum class PartitionInput : std::uint8_t { replicated, share };
+/// terms of its own partition (part(key) must equal the rank); scattered: every rank passes any part of
+/// the input (say the lines of a file it read), and the library routes each term to its owner before the
+/// first layer (log2 P pairwise rounds; equal keys from several ranks are summed). share and scattered
+/// are the distributed load paths: no rank ever holds the whole input.
+enum class PartitionInput : std::uint8_t { replicated, share, scattered };
 
 struct PartitionOptions {
   /// In-process partition count (a power of two); ignored when transport is set.

@@ -140,6 +140,7 @@ class PartitionRunner {
       throw PartitionPeerFailure(agreed->rank, peer_failure_message(agreed->rank, size_, agreed->message));
     }
     check_shape(transport_, shape_fields(share, input_fp));
+    if (partition_options_.input == PartitionInput::scattered) route_to_owners(share);
     passes_ = options_.truncation.layer_pass_steps();
 
     CpuEngineOptions cpu_options;
@@ -250,6 +251,36 @@ class PartitionRunner {
     std::uint64_t terms = engine_ ? engine_->size() : 0;
     transport_.all_reduce_sum(std::span<std::uint64_t>(&terms, 1));
     return terms;
+  }
+
+  /// Scattered input: in round j every rank sends its partner rank ⊕ 2^j the terms whose partition
+  /// differs from its own rank in bit j; after log2 P rounds every term is with its owner (a term moves
+  /// at most once per bit). Equal keys that met are summed (in arrival order).
+  void route_to_owners(PauliSum<W, C>& share) {
+    using Term = typename PauliSum<W, C>::Term;
+    std::vector<Term> held = share.sorted_terms();
+    for (int j = 0; (1 << j) < size_; ++j) {
+      std::vector<PauliString<W>> send_keys;
+      std::vector<C> send_values;
+      std::vector<Term> kept;
+      for (const Term& t : held) {
+        if (((rows_.part(t.key) ^ static_cast<std::uint32_t>(rank_)) >> j) & 1u) {
+          send_keys.push_back(t.key);
+          send_values.push_back(t.coefficient);
+        } else {
+          kept.push_back(t);
+        }
+      }
+      std::vector<std::byte> outgoing;
+      append_rows<W, C>(outgoing, send_keys, send_values);
+      const std::vector<std::byte> incoming = transport_.exchange(rank_ ^ (1 << j), outgoing);
+      std::vector<PauliString<W>> keys;
+      std::vector<C> values;
+      read_rows<W, C>(incoming, keys, values);
+      for (std::size_t i = 0; i < keys.size(); ++i) kept.push_back({keys[i], values[i]});
+      held = std::move(kept);
+    }
+    share = PauliSum<W, C>::from_terms(share.num_qubits(), std::move(held), share.hash().seed());
   }
 
   /// Every partition's final terms and time split (one slot per rank, filled by its owner, summed).
@@ -745,6 +776,8 @@ PartitionedPropagation propagate_partitioned(PauliSum<W, C>& sum, const Circuit&
           }
         }
         share = sum;
+      } else if (partition_options.input == PartitionInput::scattered) {
+        share = sum;  // routed to the owners once the ranks have agreed on the run (PartitionRunner::run)
       } else {
         share = partition_detail::share_of(sum, *rows, rank);
       }

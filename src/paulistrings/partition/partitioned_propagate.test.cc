@@ -416,6 +416,49 @@ TEST(PartitionedDistributed, ShareInputIsTheDistributedLoadPath) {
   for (const auto& r : results) EXPECT_TRUE(testing::TermsMatchSummedInAnyOrder(r, expected));
 }
 
+// Scattered input: each rank passes an arbitrary slice of the input (every P-th term, plus one key that
+// two ranks both hold, whose coefficients must add); the library routes the terms to their owners.
+TEST(PartitionedDistributed, ScatteredInputIsRoutedToTheOwners) {
+  const SmallRun run = small_run(18);
+  const std::vector<PauliSum<1, double>::Term> all = run.start.sorted_terms();
+  ASSERT_GT(all.size(), 8u);
+  for (const int ranks : {1, 2, 4}) {
+    SCOPED_TRACE(ranks);
+    // The whole input: every term once, the first term's coefficient split between ranks 0 and last.
+    PauliSum<1, double> expected = run.start;
+    propagate(expected, run.circuit, run.options);
+    std::vector<PauliSum<1, double>> results(static_cast<std::size_t>(ranks), PauliSum<1, double>(8));
+    std::vector<PartitionedPropagation> stats(static_cast<std::size_t>(ranks));
+    const auto errors = on_ranks(ranks, [&](int rank, Transport& transport) {
+      std::vector<PauliSum<1, double>::Term> mine;
+      for (std::size_t i = static_cast<std::size_t>(rank); i < all.size(); i += static_cast<std::size_t>(ranks))
+        mine.push_back(all[i]);
+      if (ranks > 1 && (rank == 0 || rank == ranks - 1)) {
+        if (rank == 0) mine.front().coefficient *= 0.25;
+        if (rank == ranks - 1) mine.push_back({all.front().key, 0.75 * all.front().coefficient});
+      }
+      auto& sum = results[static_cast<std::size_t>(rank)];
+      sum = PauliSum<1, double>::from_terms(8, mine);
+      PartitionOptions partition_options;
+      partition_options.transport = &transport;
+      partition_options.input = PartitionInput::scattered;
+      stats[static_cast<std::size_t>(rank)] = propagate_partitioned(sum, run.circuit, run.options, partition_options);
+    });
+    for (const std::string& e : errors) EXPECT_EQ(e, "");
+    for (const auto& r : results) EXPECT_TRUE(testing::TermsMatchSummedInAnyOrder(r, expected));
+    EXPECT_EQ(stats[0].stats.final_terms, expected.size());
+  }
+  // A rank that scatters while another replicates is a shape mismatch, reported before any routing.
+  const auto mixed = on_ranks(2, [&](int rank, Transport& transport) {
+    PartitionOptions partition_options;
+    partition_options.transport = &transport;
+    partition_options.input = rank == 0 ? PartitionInput::scattered : PartitionInput::replicated;
+    PauliSum<1, double> sum = run.start;
+    propagate_partitioned(sum, run.circuit, run.options, partition_options);
+  });
+  for (const std::string& e : mixed) EXPECT_NE(e.find("the ranks disagree on the input mode"), std::string::npos) << e;
+}
+
 TEST(PartitionedDistributed, MismatchedRanksFailWithTheSameClearError) {
   const SmallRun run = small_run(9);
   const SmallRun other = small_run(10);

@@ -21,6 +21,7 @@
 #               2, 4 and mpirun -np 2, 4 (each rank bound to cores/np cores), kicked Ising random vs
 #               cut rows and the cells at CPU_PARTITION_TERMS terms (default 4·10^6) on CPU_PARTITION_CORES
 #               cores (default all)
+#   repro     — the W = 1 coeff GPU-partition case (PartitionGpu.RealW1Coeff*), plain and under memcheck
 #   profile   — where the time of tfim_2d L = 18 and the kicked Ising goes, per phase of a layer
 #               (PAULISTRINGS_GPU_PROFILE=1: a synchronization after every phase)
 set -uo pipefail
@@ -43,6 +44,7 @@ targets=()
 (has cells || has quick || has big || has kicked || has grow || has profile || has workloads) &&
   targets+=(paulistrings-gpu-bench paulistrings-workloads)
 (has tests || has sanitize || has partition) && targets+=(paulistrings-tests paulistrings-cli)
+has repro && targets+=(paulistrings-tests)
 (has partition || has cpu_partition) && targets+=(paulistrings-partition-bench)
 python=(-DPAULISTRINGS_BUILD_PYTHON=OFF)
 if has python; then
@@ -74,10 +76,12 @@ if has partition; then
   gpus=$(nvidia-smi -L | wc -l)
   note "partition tests"
   timeout 300 build-gpu/paulistrings-tests --gtest_filter='*PartitionGpu*:PartitionedDistributed.*' --gtest_brief=1 \
-    2>&1 | tail -15 | tee "$out/partition_tests.txt"
+    > "$out/partition_tests.txt" 2>&1
+  note "partition tests: exit $?"
+  tail -15 "$out/partition_tests.txt"
   if [[ ${PARTITION_MEMCHECK:-1} != 0 ]]; then
     compute-sanitizer --tool memcheck --error-exitcode 3 build-gpu/paulistrings-tests \
-      --gtest_filter='PartitionGpu.RanksWithOneDeviceEach*:Partition/PartitionGpuAgainstSingle.*/1*' --gtest_brief=1 \
+      --gtest_filter='PartitionGpu.RanksWithOneDeviceEach*:PartitionGpu.RealW1Coeff*:Partition/PartitionGpuAgainstSingle.*/1*' --gtest_brief=1 \
       2>&1 | tail -6 | tee -a "$out/partition_tests.txt"
   fi
   terms=${PARTITION_TERMS:-4000000}
@@ -100,6 +104,15 @@ if has partition; then
       build-gpu/paulistrings-partition-bench 5 "$terms" 8 "$gpus" 1 2>&1 | tee -a "$out/partition_bench.txt"
   fi
   note "partition done"
+fi
+if has repro; then
+  # The W = 1 coeff partition case (the Python GPU crash in C++ form), then under memcheck.
+  # Straight into the file (no tail in between): a crash or a timeout still leaves what was printed.
+  timeout 120 build-gpu/paulistrings-tests --gtest_filter='*RealW1Coeff*' > "$out/repro.txt" 2>&1
+  note "repro: exit $?"
+  timeout 200 compute-sanitizer --tool memcheck --error-exitcode 3 build-gpu/paulistrings-tests \
+    --gtest_filter='PartitionGpu.RealW1Coeff*' > "$out/repro_memcheck.txt" 2>&1
+  note "repro memcheck: exit $?"
 fi
 if has cpu_partition; then
   note "cpu_partition"

@@ -717,6 +717,42 @@ TEST(PartitionGpu, RanksMustAgreeOnNccl) {
   }
 }
 
+/// Real W = 1 sums on 10 qubits under coeff(1e-4), four partitions, with and without a should_stop poll
+/// (the Python binding always sets one): the per-term test drops terms after the exchange. The seeded
+/// cases above give W = 1 real sums only policies that drop nothing there; this is the Python test that
+/// crashed on the H200 (test_device_partitions_truncation_match_cpu[coeff]) in C++ form.
+void check_w1_coeff_partitions(const std::vector<int>& devices) {
+  for (std::uint64_t seed = 0; seed < 6; ++seed) {
+    std::mt19937_64 rng(seed);
+    const Circuit circuit = testing::random_circuit(rng, 10, 60);
+    const auto start = testing::random_window_sum<1, double>(rng, 8, 10, 0, 10);
+    PropagateOptions options;
+    options.direction = Direction::heisenberg;
+    options.truncation = Truncation::coeff(1e-4);
+    options.threads = 4;  // one engine thread per partition
+    PauliSum<1, double> expected = start;
+    propagate(expected, circuit, options);
+    for (const bool poll : {false, true}) {
+      PropagateOptions polled = options;
+      if (poll) polled.should_stop = [](std::size_t) { return false; };
+      PartitionOptions partition_options;
+      partition_options.partitions = 4;
+      partition_options.devices = devices;
+      PauliSum<1, double> actual = start;
+      propagate_partitioned(actual, circuit, polled, partition_options);
+      actual.check_invariants();
+      ASSERT_TRUE(testing::TermsMatchSummedInAnyOrder(actual, expected)) << "seed " << seed << " poll " << poll;
+    }
+  }
+}
+
+TEST(PartitionedPropagate, RealW1CoeffDropsAfterTheExchangeMatchTheSingleEngine) { check_w1_coeff_partitions({}); }
+
+TEST(PartitionGpu, RealW1CoeffDropsAfterTheExchangeMatchTheCpu) {
+  SKIP_WITHOUT_GPU();
+  check_w1_coeff_partitions({0, 0, 0, 0});
+}
+
 TEST(PartitionGpu, KickedIsingOnTwoGpuPartitionsMatchesTheCpu) {
   SKIP_WITHOUT_GPU();
   const Circuit circuit = kicked_ising_circuit(2, 0.3);

@@ -24,6 +24,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "mpi_comm.h"
@@ -35,6 +36,19 @@
 namespace py = pybind11;
 
 namespace paulistrings::python {
+
+namespace {
+
+/// One field of every record, as a list for Python (the per-layer columns of the stats dicts).
+template <class Record, class Field>
+auto column(const std::vector<Record>& records, Field field) {
+  std::vector<std::decay_t<decltype(field(records.front()))>> out;
+  out.reserve(records.size());
+  for (const Record& r : records) out.push_back(field(r));
+  return out;
+}
+
+}  // namespace
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -142,32 +156,18 @@ py::dict run_propagation(const Circuit& circuit, const Truncation& policy, const
     stats = engine(options);
   }
 
-  std::vector<std::size_t> terms_in, terms_out, circuit_index, application_index;
-  std::vector<std::string> gate_name, gate;
-  std::vector<std::uint64_t> nanos;
-  std::vector<double> discarded;
-  std::vector<bool> collapsed;
-  for (const LayerRecord& r : stats.layers) {
-    terms_in.push_back(r.terms_in);
-    terms_out.push_back(r.terms_out);
-    circuit_index.push_back(r.circuit_index);
-    application_index.push_back(r.application_index);
-    gate_name.emplace_back(seed_type_name(circuit[r.circuit_index]));
-    gate.push_back(r.gate_name);
-    nanos.push_back(r.wall_ns);
-    discarded.push_back(r.discarded_weight);
-    collapsed.push_back(r.collapsed);
-  }
   py::dict result;
-  result["terms_in"] = terms_in;
-  result["terms_out"] = terms_out;
-  result["circuit_index"] = circuit_index;
-  result["application_index"] = application_index;
-  result["gate_name"] = gate_name;
-  result["gate"] = gate;
-  result["nanos"] = nanos;
-  result["discarded_weight"] = discarded;
-  result["collapsed"] = collapsed;
+  const std::vector<LayerRecord>& records = stats.layers;
+  result["terms_in"] = column(records, [](const LayerRecord& r) { return r.terms_in; });
+  result["terms_out"] = column(records, [](const LayerRecord& r) { return r.terms_out; });
+  result["circuit_index"] = column(records, [](const LayerRecord& r) { return r.circuit_index; });
+  result["application_index"] = column(records, [](const LayerRecord& r) { return r.application_index; });
+  result["gate_name"] =
+      column(records, [&](const LayerRecord& r) { return std::string(seed_type_name(circuit[r.circuit_index])); });
+  result["gate"] = column(records, [](const LayerRecord& r) { return r.gate_name; });
+  result["nanos"] = column(records, [](const LayerRecord& r) { return r.wall_ns; });
+  result["discarded_weight"] = column(records, [](const LayerRecord& r) { return r.discarded_weight; });
+  result["collapsed"] = column(records, [](const LayerRecord& r) { return r.collapsed; });
   result["layers_done"] = stats.layers_done;
   result["stopped"] = stats.stopped;
   result["peak_terms"] = stats.peak_terms;
@@ -238,25 +238,14 @@ py::dict partition_dict(const PartitionStats& p) {
   d["final_terms"] = p.final_terms;
   d["transport_seconds"] = p.transport_seconds;
   d["work_seconds"] = p.work_seconds;
-  std::vector<std::size_t> application_index, partners, rows, bytes, max_terms;
-  std::vector<bool> remote;
-  std::vector<double> imbalance;
-  for (const PartitionLayerStats& layer : p.layers) {
-    application_index.push_back(layer.application_index);
-    remote.push_back(layer.remote);
-    partners.push_back(layer.partners);
-    rows.push_back(layer.rows_exported);
-    bytes.push_back(layer.bytes_exported);
-    max_terms.push_back(layer.max_terms);
-    imbalance.push_back(layer.imbalance);
-  }
-  d["layer_application_index"] = application_index;
-  d["layer_remote"] = remote;
-  d["layer_partners"] = partners;
-  d["layer_rows_exported"] = rows;
-  d["layer_bytes_exported"] = bytes;
-  d["layer_max_terms"] = max_terms;
-  d["layer_imbalance"] = imbalance;
+  using Layer = PartitionLayerStats;
+  d["layer_application_index"] = column(p.layers, [](const Layer& l) { return l.application_index; });
+  d["layer_remote"] = column(p.layers, [](const Layer& l) { return l.remote; });
+  d["layer_partners"] = column(p.layers, [](const Layer& l) { return l.partners; });
+  d["layer_rows_exported"] = column(p.layers, [](const Layer& l) { return l.rows_exported; });
+  d["layer_bytes_exported"] = column(p.layers, [](const Layer& l) { return l.bytes_exported; });
+  d["layer_max_terms"] = column(p.layers, [](const Layer& l) { return l.max_terms; });
+  d["layer_imbalance"] = column(p.layers, [](const Layer& l) { return l.imbalance; });
   return d;
 }
 

@@ -140,6 +140,85 @@ std::string describe_device(int device) {
       .append(" SMs)");
 }
 
+PeerBandwidth measure_peer_bandwidth(int from, int to, std::size_t bytes, int repeats, bool bidirectional) {
+  describe_device(from);  // GpuUnavailable for a bad ordinal
+  describe_device(to);
+  if (bytes == 0 || repeats <= 0) throw std::invalid_argument("measure_peer_bandwidth: bytes and repeats must be > 0");
+  PeerBandwidth result;
+  int can = 0;
+  if (from != to && cudaDeviceCanAccessPeer(&can, to, from) == cudaSuccess && can) result.peer_access = true;
+  cudaGetLastError();
+  const auto enable = [](int device, int peer) {
+    check(cudaSetDevice(device), "cudaSetDevice");
+    const cudaError_t status = cudaDeviceEnablePeerAccess(peer, 0);
+    if (status != cudaSuccess && status != cudaErrorPeerAccessAlreadyEnabled) check(status, "cudaDeviceEnablePeerAccess");
+    cudaGetLastError();
+  };
+  if (result.peer_access) {
+    enable(to, from);
+    enable(from, to);
+  }
+  void* a = nullptr;
+  void* b = nullptr;
+  void* a_back = nullptr;
+  void* b_back = nullptr;
+  cudaStream_t forward = nullptr, backward = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  struct Free {
+    void** p;
+    int device;
+    ~Free() {
+      if (*p) {
+        cudaSetDevice(device);
+        cudaFree(*p);
+      }
+    }
+  } free_a{&a, from}, free_b{&b, to}, free_a_back{&a_back, from}, free_b_back{&b_back, to};
+  check(cudaSetDevice(from), "cudaSetDevice");
+  check(cudaMalloc(&a, bytes), "cudaMalloc");
+  if (bidirectional) check(cudaMalloc(&a_back, bytes), "cudaMalloc");
+  check(cudaStreamCreateWithFlags(&forward, cudaStreamNonBlocking), "cudaStreamCreate");
+  check(cudaEventCreate(&start), "cudaEventCreate");
+  check(cudaEventCreate(&stop), "cudaEventCreate");
+  check(cudaSetDevice(to), "cudaSetDevice");
+  check(cudaMalloc(&b, bytes), "cudaMalloc");
+  if (bidirectional) {
+    check(cudaMalloc(&b_back, bytes), "cudaMalloc");
+    check(cudaStreamCreateWithFlags(&backward, cudaStreamNonBlocking), "cudaStreamCreate");
+  }
+  check(cudaSetDevice(from), "cudaSetDevice");
+  const auto round = [&](int copies) {
+    for (int k = 0; k < copies; ++k) {
+      check(cudaMemcpyPeerAsync(b, to, a, from, bytes, forward), "cudaMemcpyPeerAsync");
+      if (bidirectional) check(cudaMemcpyPeerAsync(a_back, from, b_back, to, bytes, backward), "cudaMemcpyPeerAsync");
+    }
+  };
+  round(1);  // warm-up
+  check(cudaStreamSynchronize(forward), "cudaStreamSynchronize");
+  if (backward) check(cudaStreamSynchronize(backward), "cudaStreamSynchronize");
+  cudaEvent_t backward_done = nullptr;
+  if (backward) check(cudaEventCreate(&backward_done), "cudaEventCreate");
+  check(cudaEventRecord(start, forward), "cudaEventRecord");
+  if (backward) check(cudaStreamWaitEvent(backward, start, 0), "cudaStreamWaitEvent");
+  round(repeats);
+  if (backward) {
+    check(cudaEventRecord(backward_done, backward), "cudaEventRecord");
+    check(cudaStreamWaitEvent(forward, backward_done, 0), "cudaStreamWaitEvent");
+  }
+  check(cudaEventRecord(stop, forward), "cudaEventRecord");
+  check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+  float ms = 0.0f;
+  check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+  const double moved = static_cast<double>(bytes) * repeats * (bidirectional ? 2 : 1);
+  result.bytes_per_second = moved / (static_cast<double>(ms) * 1e-3);
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  if (backward_done) cudaEventDestroy(backward_done);
+  cudaStreamDestroy(forward);
+  if (backward) cudaStreamDestroy(backward);
+  return result;
+}
+
 template <int W, Coefficient C>
 struct DeviceSum<W, C>::Impl {
   static constexpr bool kComplex = std::is_same_v<C, Complex>;

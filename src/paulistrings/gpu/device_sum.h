@@ -64,6 +64,17 @@ std::string unavailable_reason();
 /// "NVIDIA H200 (sm_90, 139.8 GiB, 132 SMs)"; throws GpuUnavailable for a bad ordinal.
 std::string describe_device(int device);
 
+/// Measured copy bandwidth from device `from` to device `to` (bytes per second): `bytes` copied
+/// `repeats` times with cudaMemcpyPeerAsync (peer access enabled when the pair supports it, else the
+/// driver stages), timed with events after one warm-up copy; `bidirectional` runs both directions at
+/// once and reports their sum. The reference the partition exchange is compared with (benchmarks).
+struct PeerBandwidth {
+  bool peer_access = false;  ///< the pair has direct peer access
+  double bytes_per_second = 0.0;
+};
+PeerBandwidth measure_peer_bandwidth(int from, int to, std::size_t bytes, int repeats = 10,
+                                     bool bidirectional = false);
+
 /// Rows one device sum exported for another, left in device memory: `count` keys and `count`
 /// coefficients at two device addresses of device `device` (export_partition_rows_on_device).
 struct PeerRows {

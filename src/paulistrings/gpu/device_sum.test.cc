@@ -273,5 +273,23 @@ TEST(GpuEngine, ReportsWhatThisMachineHas) {
   }
 }
 
+// The benchmarks' reference for the partition exchange: a copy between devices (or on one) has a
+// positive measured rate; a device that does not exist, or no GPU at all, is GpuUnavailable.
+TEST(GpuEngine, PeerBandwidthIsMeasuredOrUnavailable) {
+  if (gpu::device_count() == 0) {
+    EXPECT_THROW(gpu::measure_peer_bandwidth(0, 1, 1 << 20), gpu::GpuUnavailable);
+    return;
+  }
+  const int other = gpu::device_count() > 1 ? 1 : 0;
+  const gpu::PeerBandwidth one = gpu::measure_peer_bandwidth(0, other, 64 << 20, 2);
+  const gpu::PeerBandwidth both = gpu::measure_peer_bandwidth(0, other, 64 << 20, 2, true);
+  EXPECT_GT(one.bytes_per_second, 1e9);
+  EXPECT_GT(both.bytes_per_second, 1e9);
+  std::cout << "[ GPU      ] copy 0 -> " << other << ": " << one.bytes_per_second / 1e9 << " GB/s one way, "
+            << both.bytes_per_second / 1e9 << " GB/s both ways\n";
+  EXPECT_THROW(gpu::measure_peer_bandwidth(0, gpu::device_count(), 1 << 20), gpu::GpuUnavailable);
+  EXPECT_THROW(gpu::measure_peer_bandwidth(0, other, 0), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace paulistrings

@@ -15,6 +15,7 @@ bool built_with_cuda() { return false; }
 int device_count() { return 0; }
 std::string unavailable_reason() { return kReason; }
 std::string describe_device(int) { throw GpuUnavailable(kReason); }
+PeerBandwidth measure_peer_bandwidth(int, int, std::size_t, int, bool) { throw GpuUnavailable(kReason); }
 
 template <int W, Coefficient C>
 struct DeviceSum<W, C>::Impl {};

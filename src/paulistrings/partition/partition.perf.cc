@@ -23,6 +23,7 @@
 
 #include "paulistrings/circuit/kicked_ising.h"
 #include "paulistrings/cpu/bench_cells.h"
+#include "paulistrings/gpu/device_sum.h"
 #include "paulistrings/partition/cpu_pinning.h"
 #include "paulistrings/partition/partitioned_propagate.h"
 #ifdef PAULISTRINGS_HAS_MPI
@@ -165,12 +166,17 @@ void run_cell(const Setup& setup, const char* name, const Circuit& circuit, cons
   const double seconds = seconds_since(start);
   if (setup.rank != 0) return;
   const double layers = layer_seconds(out);
+  // Row bytes every partition exported per second of the layers' wall time: a lower bound on the rate
+  // the exchange reached (the layers' own work is in the time too), compared with the peer bandwidth.
+  const double exchange_gbs =
+      layers > 0 ? static_cast<double>(out.partitions.bytes_exported) / static_cast<double>(partitions) / layers / 1e9
+                 : 0.0;
   std::printf("%-12s %-6s m=%-10zu P=%zu %s  layers %8.4f s (%7.3f ns/term/layer)  end to end %7.3f s  "
-              "remote %zu/%zu  rows %zu  bytes %zu  imbalance %.3f\n",
+              "remote %zu/%zu  rows %zu  bytes %zu  imbalance %.3f  rows out %.2f GB/s a partition\n",
               name, scaling, start_sum.size(), partitions, partition.devices.empty() ? "cpu" : "gpu", layers,
               1e9 * layers / static_cast<double>(start_sum.size()) / static_cast<double>(circuit.size()), seconds,
               out.partitions.remote_layers, circuit.size(), out.partitions.rows_exported,
-              out.partitions.bytes_exported, out.partitions.max_imbalance);
+              out.partitions.bytes_exported, out.partitions.max_imbalance, exchange_gbs);
 }
 
 void cells(const Setup& setup, std::size_t terms) {
@@ -209,6 +215,20 @@ void cells(const Setup& setup, std::size_t terms) {
   for (std::size_t partitions : counts) run_cell(setup, "rxx_ryy_rzz", circuit, start_sum, partitions, "strong");
 }
 
+/// The copy bandwidth between GPUs 0 and 1 (one way and both ways at once): what the exchange is
+/// compared with.
+void peer_bandwidth(const Setup& setup) {
+  if (setup.gpus < 2 || setup.rank != 0) return;
+  try {
+    const gpu::PeerBandwidth one = gpu::measure_peer_bandwidth(0, 1, std::size_t{1} << 30, 10);
+    const gpu::PeerBandwidth both = gpu::measure_peer_bandwidth(0, 1, std::size_t{1} << 30, 10, true);
+    std::printf("peer copy GPU 0 -> 1 (1 GiB x 10): %.1f GB/s one way, %.1f GB/s both ways at once (peer access %s)\n",
+                one.bytes_per_second / 1e9, both.bytes_per_second / 1e9, one.peer_access ? "yes" : "no");
+  } catch (const std::exception& e) {
+    std::printf("peer copy: %s\n", e.what());
+  }
+}
+
 }  // namespace
 }  // namespace paulistrings
 
@@ -232,11 +252,13 @@ int main(int argc, char** argv) {
       setup.rank = transport->rank();
       setup.ranks = ranks;
     }
+    paulistrings::peer_bandwidth(setup);
     paulistrings::kicked_ising(setup, steps);
     paulistrings::cells(setup, cell_terms);
   }
   MPI_Finalize();
 #else
+  paulistrings::peer_bandwidth(setup);
   paulistrings::kicked_ising(setup, steps);
   paulistrings::cells(setup, cell_terms);
 #endif

@@ -81,16 +81,13 @@ class CpuEngine {
 
   // ---- Hooks for the partitioned driver (partition/). propagate() does not call them; they change
   // nothing for it. A partitioned layer applies the channel with Truncation() (no per-term test), moves
-  // the outputs owned by other partitions out (extract_if), adds the rows it receives (merge_terms), and
+  // the outputs owned by other partitions out (extract_grouped), adds the rows it receives (merge_bucketed),
+  // and
   // only then runs the per-term test on the final summed coefficients (apply_term_truncation).
 
   /// Calls f(key, coefficient) for every term, bucket by bucket in storage order.
   template <class F>
   void for_each_term(F&& f) const;
-  /// Moves every term with leaves(key) true to the end of `keys` / `coefficients` (bucket by bucket, in
-  /// storage order) and removes it from the engine. `leaves` may be called from several threads at once.
-  template <class Predicate>
-  void extract_if(Predicate&& leaves, std::vector<PauliString<W>>& keys, std::vector<C>& coefficients);
   /// Moves every term with group(key) < groups out of the engine (group(key) == groups: the term stays),
   /// laid out bucket by bucket: first counts[g · B + b] = terms of group g in bucket b (B = 2^bucket_bits())
   /// is handed to place(counts), which returns one GroupDestination per group; then the terms of group
@@ -126,11 +123,11 @@ class CpuEngine {
   double coset_layer(const PreparedChannel<W>& table, const Truncation& truncation);
   double rotation_layer(const PreparedChannel<W>& table, const Truncation& truncation);
   void refine_if_needed();
-  /// Adds `count` rows to one bucket through a slot index of its keys: rows(f) calls f(key, c) for each
-  /// row in order. Returns how many keys were new; ORs the rows' keys into `support`.
-  template <class Rows>
-  std::size_t merge_into_bucket(Bucket<W, C>& bucket, Scratch& scratch, std::size_t count, Rows&& rows,
-                                std::array<std::uint64_t, W>& support);
+  /// Adds rows bucket by bucket (buckets in parallel when `parallel`): count(b) rows go to bucket b, and
+  /// rows(b, add) calls add(key, c) for each of them in order; each touched bucket is merged through a
+  /// slot index of its keys. New keys widen the light cone; merged coefficients are untested.
+  template <class Count, class Rows>
+  void merge_by_bucket(bool parallel, Count&& count, Rows&& rows);
   /// Below this many terms a layer runs on the calling thread: a parallel region costs more than
   /// the work (the small-sum direct path).
   bool parallel_worthwhile() const { return threads_ > 1 && size_ >= options_.parallel_threshold; }

@@ -820,40 +820,6 @@ void CpuEngine<W, C>::for_each_term(F&& f) const {
 
 template <int W, Coefficient C>
 template <class Predicate>
-void CpuEngine<W, C>::extract_if(Predicate&& leaves, std::vector<PauliString<W>>& keys,
-                                 std::vector<C>& coefficients) {
-  // Buckets in parallel, each leaving run kept apart, then appended in bucket order: the output order
-  // does not depend on the thread count.
-  const std::size_t buckets = store_.num_buckets();
-  std::vector<Bucket<W, C>> leaving(buckets);
-  std::size_t total = 0;
-#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) reduction(+ : total) if (parallel_worthwhile())
-  for (std::size_t b = 0; b < buckets; ++b) {
-    Bucket<W, C>& bucket = store_.bucket(b);
-    std::size_t out = 0;
-    for (std::size_t t = 0; t < bucket.size(); ++t) {
-      if (leaves(bucket.keys[t])) {
-        leaving[b].keys.push_back(bucket.keys[t]);
-        leaving[b].coefficients.push_back(bucket.coefficients[t]);
-        continue;
-      }
-      bucket.keys[out] = bucket.keys[t];
-      bucket.coefficients[out] = bucket.coefficients[t];
-      ++out;
-    }
-    bucket.keys.resize(out);
-    bucket.coefficients.resize(out);
-    total += out;
-  }
-  for (const Bucket<W, C>& run : leaving) {
-    keys.insert(keys.end(), run.keys.begin(), run.keys.end());
-    coefficients.insert(coefficients.end(), run.coefficients.begin(), run.coefficients.end());
-  }
-  size_ = total;
-}
-
-template <int W, Coefficient C>
-template <class Predicate>
 double CpuEngine<W, C>::remove_if(Predicate&& drop) {
   const std::size_t buckets = store_.num_buckets();
   std::vector<double> discarded(buckets, 0.0);
@@ -906,50 +872,52 @@ void CpuEngine<W, C>::merge_terms(std::span<const PauliString<W>> keys, std::spa
     std::vector<std::size_t> next(start.begin(), start.end() - 1);
     for (std::size_t i = 0; i < keys.size(); ++i) order[next[bucket_of[i]]++] = static_cast<std::uint32_t>(i);
   }
+  merge_by_bucket(
+      parallel_worthwhile(), [&](std::size_t b) { return start[b + 1] - start[b]; },
+      [&](std::size_t b, auto&& add) {
+        for (std::size_t r = start[b]; r < start[b + 1]; ++r) add(keys[order[r]], coefficients[order[r]]);
+      });
+  refine_if_needed();
+}
+
+template <int W, Coefficient C>
+template <class Count, class Rows>
+void CpuEngine<W, C>::merge_by_bucket(bool parallel, Count&& count, Rows&& rows) {
+  const std::size_t buckets = store_.num_buckets();
   std::size_t added = 0;
   std::array<std::uint64_t, W> support{};
-#pragma omp parallel num_threads(threads_) reduction(+ : added) if (parallel_worthwhile())
+#pragma omp parallel num_threads(threads_) reduction(+ : added) if (parallel)
   {
     Scratch& scratch = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
-    std::array<std::uint64_t, W> seen{};
+    std::array<std::uint64_t, W> seen{};  // x | z of the new keys this thread added
 #pragma omp for schedule(dynamic, 16)
     for (std::size_t b = 0; b < buckets; ++b) {
-      if (start[b] == start[b + 1]) continue;
-      added += merge_into_bucket(store_.bucket(b), scratch, start[b + 1] - start[b], [&](auto&& add) {
-        for (std::size_t r = start[b]; r < start[b + 1]; ++r) add(keys[order[r]], coefficients[order[r]]);
-      }, seen);
+      const std::size_t incoming = count(b);
+      if (incoming == 0) continue;
+      Bucket<W, C>& bucket = store_.bucket(b);
+      scratch.reset_slots(bucket.size() + incoming);
+      for (std::size_t t = 0; t < bucket.size(); ++t)
+        scratch.insert_slot(bucket.keys[t], static_cast<std::int32_t>(t));
+      rows(b, [&](const PauliString<W>& key, const C& c) {
+        const std::int32_t found = scratch.find_slot(
+            key, [&](std::int32_t t) { return bucket.keys[static_cast<std::size_t>(t)] == key; });
+        if (found >= 0) {
+          bucket.coefficients[static_cast<std::size_t>(found)] += c;
+          return;
+        }
+        scratch.insert_slot(key, static_cast<std::int32_t>(bucket.size()));
+        bucket.keys.push_back(key);
+        bucket.coefficients.push_back(c);
+        for (int w = 0; w < W; ++w) seen[static_cast<std::size_t>(w)] |= key.x[w] | key.z[w];
+        ++added;
+      });
     }
 #pragma omp critical(paulistrings_merge_support)
     for (int w = 0; w < W; ++w) support[static_cast<std::size_t>(w)] |= seen[static_cast<std::size_t>(w)];
   }
   for (int w = 0; w < W; ++w) support_[w] |= support[static_cast<std::size_t>(w)];
   size_ += added;
-  // Merged coefficients were never tested against any policy.
-  tested_valid_ = false;
-  refine_if_needed();
-}
-
-template <int W, Coefficient C>
-template <class Rows>
-std::size_t CpuEngine<W, C>::merge_into_bucket(Bucket<W, C>& bucket, Scratch& scratch, std::size_t count,
-                                               Rows&& rows, std::array<std::uint64_t, W>& support) {
-  scratch.reset_slots(bucket.size() + count);
-  for (std::size_t t = 0; t < bucket.size(); ++t) scratch.insert_slot(bucket.keys[t], static_cast<std::int32_t>(t));
-  std::size_t added = 0;
-  rows([&](const PauliString<W>& key, const C& c) {
-    const std::int32_t found =
-        scratch.find_slot(key, [&](std::int32_t t) { return bucket.keys[static_cast<std::size_t>(t)] == key; });
-    if (found >= 0) {
-      bucket.coefficients[static_cast<std::size_t>(found)] += c;
-      return;
-    }
-    scratch.insert_slot(key, static_cast<std::int32_t>(bucket.size()));
-    bucket.keys.push_back(key);
-    bucket.coefficients.push_back(c);
-    for (int w = 0; w < W; ++w) support[static_cast<std::size_t>(w)] |= key.x[w] | key.z[w];
-    ++added;
-  });
-  return added;
+  tested_valid_ = false;  // merged coefficients were never tested against any policy
 }
 
 template <int W, Coefficient C>
@@ -1008,60 +976,46 @@ void CpuEngine<W, C>::merge_bucketed(std::span<const BucketedRows> runs) {
   int bits = store_.bits();
   for (const BucketedRows& run : runs) bits = std::max(bits, run.bits);
   refine_to(bits);
-  const std::size_t buckets = store_.num_buckets();
+  // Row i of a run, read from its bytes.
+  const auto row = [](const BucketedRows& run, std::uint64_t i, auto&& add) {
+    PauliString<W> key;
+    C c;
+    std::memcpy(&key, run.keys + i * sizeof(PauliString<W>), sizeof(PauliString<W>));
+    std::memcpy(&c, run.coefficients + i * sizeof(C), sizeof(C));
+    add(key, c);
+  };
   // Runs with the engine's bucket count merge bucket by bucket straight from their bytes; a coarser run
   // (a partner that had not refined yet) goes through merge_terms, which hashes every row.
   std::vector<const BucketedRows*> direct;
   std::vector<PauliString<W>> rehashed_keys;
   std::vector<C> rehashed_coefficients;
+  std::size_t incoming = 0;
   for (const BucketedRows& run : runs) {
     if (run.bits == store_.bits()) {
       direct.push_back(&run);
+      incoming += run.rows();
       continue;
     }
-    const std::uint64_t n = run.rows();
-    for (std::uint64_t i = 0; i < n; ++i) {
-      PauliString<W> key;
-      C c;
-      std::memcpy(&key, run.keys + i * sizeof(PauliString<W>), sizeof(PauliString<W>));
-      std::memcpy(&c, run.coefficients + i * sizeof(C), sizeof(C));
-      rehashed_keys.push_back(key);
-      rehashed_coefficients.push_back(c);
+    for (std::uint64_t i = 0; i < run.rows(); ++i) {
+      row(run, i, [&](const PauliString<W>& key, const C& c) {
+        rehashed_keys.push_back(key);
+        rehashed_coefficients.push_back(c);
+      });
     }
   }
-  std::size_t incoming = 0;
-  for (const BucketedRows* run : direct) incoming += run->rows();
   if (incoming > 0) {
-    const bool parallel = threads_ > 1 && size_ + incoming >= options_.parallel_threshold;
-    std::size_t added = 0;
-    std::array<std::uint64_t, W> support{};
-#pragma omp parallel num_threads(threads_) reduction(+ : added) if (parallel)
-    {
-      Scratch& scratch = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
-      std::array<std::uint64_t, W> seen{};
-#pragma omp for schedule(dynamic, 16)
-      for (std::size_t b = 0; b < buckets; ++b) {
-        std::size_t count = 0;
-        for (const BucketedRows* run : direct) count += run->offsets[b + 1] - run->offsets[b];
-        if (count == 0) continue;
-        added += merge_into_bucket(store_.bucket(b), scratch, count, [&](auto&& add) {
+    merge_by_bucket(
+        threads_ > 1 && size_ + incoming >= options_.parallel_threshold,
+        [&](std::size_t b) {
+          std::size_t count = 0;
+          for (const BucketedRows* run : direct) count += run->offsets[b + 1] - run->offsets[b];
+          return count;
+        },
+        [&](std::size_t b, auto&& add) {
           for (const BucketedRows* run : direct) {
-            for (std::uint64_t i = run->offsets[b]; i < run->offsets[b + 1]; ++i) {
-              PauliString<W> key;
-              C c;
-              std::memcpy(&key, run->keys + i * sizeof(PauliString<W>), sizeof(PauliString<W>));
-              std::memcpy(&c, run->coefficients + i * sizeof(C), sizeof(C));
-              add(key, c);
-            }
+            for (std::uint64_t i = run->offsets[b]; i < run->offsets[b + 1]; ++i) row(*run, i, add);
           }
-        }, seen);
-      }
-#pragma omp critical(paulistrings_merge_support)
-      for (int w = 0; w < W; ++w) support[static_cast<std::size_t>(w)] |= seen[static_cast<std::size_t>(w)];
-    }
-    for (int w = 0; w < W; ++w) support_[w] |= support[static_cast<std::size_t>(w)];
-    size_ += added;
-    tested_valid_ = false;
+        });
   }
   if (!rehashed_keys.empty()) {
     merge_terms(rehashed_keys, rehashed_coefficients);

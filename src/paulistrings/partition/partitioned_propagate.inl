@@ -526,10 +526,7 @@ class PartitionRunner {
   /// keeps it unchanged until the reader is done), ranks swap the bytes. Then the per-term test.
   double host_exchange(Pending& p, const PreparedChannel<W>& table, const std::vector<std::uint32_t>& offsets,
                        std::size_t step, const Channel& channel) {
-    guard(layer_context(step, channel), [&] {
-      if (partition_options_.before_layer) partition_options_.before_layer(rank_, step);
-      engine_->apply_layer(table, Truncation());
-    });
+    apply_without_term_test(table, step, channel);
     std::uint64_t bits = static_cast<std::uint64_t>(engine_->bucket_bits());
     sync_errors(std::span<std::uint64_t>(&bits, 1));
     std::vector<ExportedRows> outgoing;
@@ -543,12 +540,6 @@ class PartitionRunner {
     });
     sync_errors();  // a partition that failed above must not leave its partners waiting
     double discarded = 0.0;
-    const auto merge = [&](std::span<const std::span<const std::byte>> incoming) {
-      guard(layer_context(step, channel), [&] {
-        engine_->merge_rows(incoming);
-        discarded = engine_->apply_term_truncation(options_.truncation);
-      });
-    };
     if (transport_.shares_address_space()) {
       struct Address {
         const std::byte* data;
@@ -559,16 +550,44 @@ class PartitionRunner {
       const std::vector<Address> theirs = swap_with_partners(offsets, mine, "in-process exchange");
       std::vector<std::span<const std::byte>> incoming;
       for (const Address& a : theirs) incoming.emplace_back(a.data, a.size);
-      merge(incoming);
-      for (std::size_t i = 0; i < offsets.size(); ++i) transport_.exchange(rank_ ^ static_cast<int>(offsets[i]), {});
+      discarded = merge_then_test(step, channel, [&] { engine_->merge_rows(incoming); });
+      release_exports(offsets);
     } else {
       std::vector<std::vector<std::byte>> received(offsets.size());
       for (std::size_t i = 0; i < offsets.size(); ++i) {
         received[i] = transport_.exchange(rank_ ^ static_cast<int>(offsets[i]), outgoing[i].bytes);
       }
-      merge(std::vector<std::span<const std::byte>>(received.begin(), received.end()));
+      const std::vector<std::span<const std::byte>> incoming(received.begin(), received.end());
+      discarded = merge_then_test(step, channel, [&] { engine_->merge_rows(incoming); });
     }
     return discarded;
+  }
+
+  /// The first step of every remote layer: the channel without the per-term test (a coefficient is final
+  /// only once the partners' rows are in).
+  void apply_without_term_test(const PreparedChannel<W>& table, std::size_t step, const Channel& channel) {
+    guard(layer_context(step, channel), [&] {
+      if (partition_options_.before_layer) partition_options_.before_layer(rank_, step);
+      engine_->apply_layer(table, Truncation());
+    });
+  }
+
+  /// The last step of every remote layer: merge() adds the partners' rows, then the per-term test runs on
+  /// the final coefficients. Returns the Σ|c|² the test dropped.
+  template <class Merge>
+  double merge_then_test(std::size_t step, const Channel& channel, Merge&& merge) {
+    double discarded = 0.0;
+    guard(layer_context(step, channel), [&] {
+      merge();
+      discarded = engine_->apply_term_truncation(options_.truncation);
+    });
+    return discarded;
+  }
+
+  /// Partitions of one process read their partners' exports in place: one empty swap per partner after
+  /// the merges keeps every export unchanged until its readers are done.
+  void release_exports(const std::vector<std::uint32_t>& offsets) {
+    for (std::size_t i = 0; i < offsets.size(); ++i) transport_.exchange(rank_ ^ static_cast<int>(offsets[i]), {});
   }
 
   /// The first half of a remote GPU layer: the channel without the per-term test, then the outputs owned
@@ -577,10 +596,9 @@ class PartitionRunner {
   std::vector<gpu::PeerRows> export_on_device(Pending& p, const PreparedChannel<W>& table,
                                               const std::vector<std::uint32_t>& offsets, std::size_t step,
                                               const Channel& channel) {
+    apply_without_term_test(table, step, channel);
     std::vector<gpu::PeerRows> outgoing;
     guard(layer_context(step, channel), [&] {
-      if (partition_options_.before_layer) partition_options_.before_layer(rank_, step);
-      engine_->apply_layer(table, Truncation());
       outgoing = engine_->export_rows_on_device(rows_, static_cast<std::uint32_t>(rank_), offsets);
       for (const gpu::PeerRows& rows : outgoing) {
         p.rows += rows.count;
@@ -613,12 +631,8 @@ class PartitionRunner {
                          std::size_t step, const Channel& channel) {
     const std::vector<gpu::PeerRows> outgoing = export_on_device(p, table, offsets, step, channel);
     const std::vector<gpu::PeerRows> incoming = swap_with_partners(offsets, outgoing, "device exchange");
-    double discarded = 0.0;
-    guard(layer_context(step, channel), [&] {
-      engine_->merge_rows_on_device(incoming);
-      discarded = engine_->apply_term_truncation(options_.truncation);
-    });
-    for (std::size_t i = 0; i < offsets.size(); ++i) transport_.exchange(rank_ ^ static_cast<int>(offsets[i]), {});
+    const double discarded = merge_then_test(step, channel, [&] { engine_->merge_rows_on_device(incoming); });
+    release_exports(offsets);
     return discarded;
   }
 
@@ -633,15 +647,12 @@ class PartitionRunner {
     const std::vector<std::uint64_t> counts = swap_with_partners(offsets, mine, "NCCL exchange");
     guard(layer_context(step, channel), [&] { engine_->prepare_merge(counts); });
     sync_errors();  // every rank has room: the NCCL calls below all find their partners
-    double discarded = 0.0;
-    guard(layer_context(step, channel), [&] {
+    return merge_then_test(step, channel, [&] {
       engine_->merge_received(counts, [&](std::size_t k, void* keys, void* coefficients, void* stream) {
         nccl_->swap(rank_ ^ static_cast<int>(offsets[k]), outgoing[k].keys, outgoing[k].coefficients,
                     outgoing[k].count, keys, coefficients, counts[k], sizeof(PauliString<W>), sizeof(C), stream);
       });
-      discarded = engine_->apply_term_truncation(options_.truncation);
     });
-    return discarded;
   }
 
   static std::string layer_context(std::size_t step, const Channel& channel) {

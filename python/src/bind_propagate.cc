@@ -249,14 +249,6 @@ py::dict partition_dict(const PartitionStats& p) {
   return d;
 }
 
-PartitionRowPolicy parse_row_policy(const std::string& name) {
-  if (name == "seeded") return PartitionRowPolicy::seeded;
-  if (name == "seeded_excluding") return PartitionRowPolicy::seeded_excluding;
-  if (name == "cut") return PartitionRowPolicy::cut;
-  throw std::invalid_argument("partition row policy must be 'seeded', 'seeded_excluding' or 'cut', got '" +
-                              name + "'");
-}
-
 PartitionResult parse_result(const std::string& name) {
   if (name == "gather") return PartitionResult::gather;
   if (name == "local") return PartitionResult::local;

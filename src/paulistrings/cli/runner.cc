@@ -511,9 +511,7 @@ int execute(const RunSpec& spec, const RunControl& control) {
         // that writes checkpoints (rank 0 writes the whole sum) gathers the result; otherwise each rank
         // keeps its share and the read-out below adds the shares' expectation values.
         const io::TaskPartitionRows& rows = task.partition_rows;
-        partition.row_policy = rows.policy == "cut"                ? PartitionRowPolicy::cut
-                               : rows.policy == "seeded_excluding" ? PartitionRowPolicy::seeded_excluding
-                                                                   : PartitionRowPolicy::seeded;
+        partition.row_policy = parse_row_policy(rows.policy);
         if (rows.seed) partition.row_seed = *rows.seed;
         partition.excluded_qubits = rows.excluded_qubits;
         partition.cut_blocks = rows.blocks;

@@ -3,6 +3,8 @@
 #include "paulistrings/partition/partitioned_propagate.h"
 
 #include <cstdio>
+#include <stdexcept>
+#include <string>
 
 namespace paulistrings {
 
@@ -47,6 +49,14 @@ std::string peer_failure_message(int rank, int size, const std::string& message)
 }
 
 }  // namespace partition_detail
+
+PartitionRowPolicy parse_row_policy(std::string_view name) {
+  if (name == "seeded") return PartitionRowPolicy::seeded;
+  if (name == "seeded_excluding") return PartitionRowPolicy::seeded_excluding;
+  if (name == "cut") return PartitionRowPolicy::cut;
+  throw std::invalid_argument("partition row policy must be 'seeded', 'seeded_excluding' or 'cut', got '" +
+                              std::string(name) + "'");
+}
 
 PartitionRows make_partition_rows(const PartitionOptions& options, std::size_t num_qubits,
                                   std::size_t partitions) {

@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "paulistrings/circuit/circuit.h"
@@ -92,6 +93,10 @@ struct PartitionOptions {
   /// exception thrown here counts as that partition failing (fault injection in tests, progress).
   std::function<void(int partition, std::size_t step)> before_layer;
 };
+
+/// "seeded", "seeded_excluding" or "cut" (the front ends' names) → the policy; std::invalid_argument
+/// naming the three otherwise.
+PartitionRowPolicy parse_row_policy(std::string_view name);
 
 /// The rows a run with these options uses on num_qubits qubits and `partitions` partitions.
 PartitionRows make_partition_rows(const PartitionOptions& options, std::size_t num_qubits,

@@ -12,7 +12,8 @@
 #   kicked    — the 127-qubit kicked-Ising workloads end to end on the GPU
 #   workloads — tfim_2d L = 18 (and tfim_chain, heisenberg_chain) on the GPU and on 16 CPU threads
 #   grow      — the growth run to 2^30 ≈ 1.07·10^9 terms at W = 2
-#   python    — the Python package's GPU tests (python/tests/test_gpu.py) on this machine's python3
+#   python    — the Python package's GPU tests (python/tests/test_gpu.py) on this machine's python3;
+#               PYTHON_K=EXPR selects tests (pytest -k); PYTHON_FIRST=EXPR runs the tests matching pytest -k EXPR alone first (under gdb if present)
 #   partition — GPU partitions: their tests (PartitionGpu*: partitions on device r mod the device count,
 #               ranks with one device each) and paulistrings-partition-bench with every partition on a
 #               GPU, in-process P = 1, 2, 4 and mpirun -np 2 (host-staged; with 2+ GPUs also over NCCL);
@@ -22,8 +23,10 @@
 #               cut rows and the cells at CPU_PARTITION_TERMS terms (default 4·10^6) on CPU_PARTITION_CORES
 #               cores (default all)
 #   repro     — the W = 1 coeff GPU-partition case (PartitionGpu.RealW1Coeff*), plain and under memcheck
+#   probe     — variants of a crashing Python case in subprocesses with a SIGSEGV backtrace (scripts/probe)
 #   profile   — where the time of tfim_2d L = 18 and the kicked Ising goes, per phase of a layer
 #               (PAULISTRINGS_GPU_PROFILE=1: a synchronization after every phase)
+# GPU_DEBUG_INFO=1 builds with -g on top of Release (for backtraces).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 modes="${1:-tests,cells}"
@@ -47,7 +50,7 @@ targets=()
 has repro && targets+=(paulistrings-tests)
 (has partition || has cpu_partition) && targets+=(paulistrings-partition-bench)
 python=(-DPAULISTRINGS_BUILD_PYTHON=OFF)
-if has python; then
+if has python || has probe; then
   # The GPU machine's python3 (a virtual environment) carries pybind11 as a package, not as a system CMake
   # package: point CMake at that interpreter and at its pybind11.
   python=(-DPAULISTRINGS_BUILD_PYTHON=ON -DPython3_EXECUTABLE="$(command -v python3)")
@@ -55,8 +58,11 @@ if has python; then
     python+=(-Dpybind11_DIR="$pybind11_dir")
   targets+=(paulistrings-python paulistrings-cli)
 fi
+# GPU_DEBUG_INFO=1: -g on top of Release (native backtraces under gdb; same optimisation).
+debug=()
+[[ ${GPU_DEBUG_INFO:-0} != 0 ]] && debug=(-DCMAKE_CXX_FLAGS=-g -DCMAKE_CUDA_FLAGS=-g)
 start=$(date +%s)
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAULISTRINGS_CUDA=ON "${python[@]}" \
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAULISTRINGS_CUDA=ON "${python[@]}" "${debug[@]}" \
   > "$out/build.log" 2>&1 &&
   cmake --build build-gpu --target "${targets[@]}" >> "$out/build.log" 2>&1 ||
   { tail -40 "$out/build.log"; exit 1; }
@@ -170,10 +176,38 @@ if has workloads; then
     $w tfim_2d --side 18 --threads 16
   } 2>&1 | tee "$out/workloads.txt"
 fi
+if has probe; then
+  # Variants of the crashing Python GPU-partition case, each in a subprocess with a SIGSEGV backtrace
+  # preload (scripts/probe): which option makes it crash, and where.
+  note "probe"
+  gcc -shared -fPIC -O1 -o build-gpu/segv_backtrace.so scripts/probe/segv_backtrace.c -ldl &&
+    PYTHONPATH=build-gpu/python OMP_WAIT_POLICY=passive timeout 400 \
+      python3 scripts/probe/probe.py "$PWD/build-gpu/segv_backtrace.so" > "$out/probe.txt" 2>&1
+  note "probe: exit $?"
+  # How the module was linked (which C++ runtime it carries).
+  so=$(cd build-gpu && ls python/paulistrings/_core*.so)
+  {
+    echo "# ldd"; ldd "build-gpu/$so"
+    echo "# libstdc++ symbols defined in the module"; nm -C --defined-only "build-gpu/$so" | grep -c -E "std::locale::|std::ios_base::|codecvt"
+    echo "# link command"; ninja -C build-gpu -t commands "$so" | tail -1
+  } > "$out/linkage.txt" 2>&1
+fi
 if has python; then
+  # PYTHON_FIRST=EXPR: the tests matching the pytest -k expression EXPR alone first, under gdb when
+  # the machine has it (a native backtrace of every thread if it crashes), then the whole file.
+  if [[ -n ${PYTHON_FIRST:-} ]]; then
+    note "python first: $PYTHON_FIRST"
+    first=(python3 -X faulthandler -m pytest -v -p no:cacheprovider python/tests/test_gpu.py -k "$PYTHON_FIRST")
+    command -v gdb > /dev/null &&
+      first=(gdb -q -batch -ex run -ex "info threads" -ex "thread apply all bt 25" --args "${first[@]}")
+    PYTHONPATH=build-gpu/python PAULISTRINGS_CLI=build-gpu/paulistrings OMP_WAIT_POLICY=passive \
+      timeout 240 "${first[@]}" > "$out/python_first.txt" 2>&1
+    note "python first: exit $?"
+  fi
   note "python"
-  PYTHONPATH=build-gpu/python PAULISTRINGS_CLI=build-gpu/paulistrings OMP_WAIT_POLICY=passive \
-    python3 -X faulthandler -m pytest -v -p no:cacheprovider python/tests/test_gpu.py > "$out/python_gpu.txt" 2>&1
+  PYTHONPATH=build-gpu/python PAULISTRINGS_CLI=build-gpu/paulistrings OMP_WAIT_POLICY=passive timeout 400 \
+    python3 -X faulthandler -m pytest -v -p no:cacheprovider python/tests/test_gpu.py ${PYTHON_K:+-k "$PYTHON_K"} \
+    > "$out/python_gpu.txt" 2>&1
   grep -E "FAILED|ERROR|Fatal|passed|failed" "$out/python_gpu.txt" | tail -30
 fi
 if has grow; then

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 #include <stdexcept>
+#include <string>
+
+#include "paulistrings/core/format.h"
 
 namespace paulistrings {
 namespace {
@@ -16,13 +18,6 @@ constexpr double kSnapTolerance = 1e-15;
 
 [[noreturn]] void invalid(const std::string& gate, const std::string& what) {
   throw std::invalid_argument(gate + ": " + what);
-}
-
-std::string format_double(double v) {
-  std::ostringstream out;
-  out.precision(17);
-  out << v;
-  return out.str();
 }
 
 void check_finite(const std::string& gate, const char* parameter, double value) {

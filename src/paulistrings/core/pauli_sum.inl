@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <numeric>
-#include <sstream>
 #include <stdexcept>
+
+#include "paulistrings/core/format.h"
 
 namespace paulistrings {
 
@@ -391,11 +392,8 @@ PauliSum<W, double> PauliSum<W, C>::to_real() const {
   for (std::size_t i = 0; i < size(); ++i) {
     if constexpr (kIsComplex) {
       if (coefficients_[i].imag() != 0.0) {
-        std::ostringstream imaginary;
-        imaginary.precision(17);
-        imaginary << coefficients_[i].imag();
         throw std::invalid_argument("cannot convert to real coefficients: term " + keys_[i].to_sparse_label() +
-                                    " has imaginary part " + imaginary.str());
+                                    " has imaginary part " + format_double(coefficients_[i].imag()));
       }
       coefficients[i] = coefficients_[i].real();
     } else {

@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "paulistrings/core/format.h"
 #include "paulistrings/io/atomic_file.h"
 #include "paulistrings/io/parse_error.h"
 
@@ -79,12 +80,6 @@ std::string count_of(std::size_t n, std::string_view word) {
   out += word;
   if (n != 1) out += 's';
   return out;
-}
-
-std::string format_number(double value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.17g", value);
-  return buffer;
 }
 
 /// Decimal digits to an integer; values that do not fit saturate to the largest std::size_t.
@@ -371,7 +366,7 @@ bool compute(Op op, double a, double b, double& out, std::string& error) {
   if (std::isfinite(out)) return true;
   error = std::string(op_name(op));
   error += " gives a non-finite value (";
-  error += format_number(out);
+  error += format_double(out);
   error += ") where a finite number is expected";
   return false;
 }

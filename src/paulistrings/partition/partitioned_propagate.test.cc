@@ -729,19 +729,24 @@ void check_w1_coeff_partitions(const std::vector<int>& devices) {
     PropagateOptions options;
     options.direction = Direction::heisenberg;
     options.truncation = Truncation::coeff(1e-4);
-    options.threads = 4;  // one engine thread per partition
     PauliSum<1, double> expected = start;
     propagate(expected, circuit, options);
-    for (const bool poll : {false, true}) {
-      PropagateOptions polled = options;
-      if (poll) polled.should_stop = [](std::size_t) { return false; };
-      PartitionOptions partition_options;
-      partition_options.partitions = 4;
-      partition_options.devices = devices;
-      PauliSum<1, double> actual = start;
-      propagate_partitioned(actual, circuit, polled, partition_options);
-      actual.check_invariants();
-      ASSERT_TRUE(testing::TermsMatchSummedInAnyOrder(actual, expected)) << "seed " << seed << " poll " << poll;
+    // threads 4: one engine thread per partition; 0: every core shared out (the binding's default).
+    for (const int threads : {4, 0}) {
+      for (const bool poll : {false, true}) {
+        PropagateOptions polled = options;
+        polled.threads = threads;
+        polled.keep_layer_records = poll;
+        if (poll) polled.should_stop = [](std::size_t) { return false; };
+        PartitionOptions partition_options;
+        partition_options.partitions = 4;
+        partition_options.devices = devices;
+        PauliSum<1, double> actual = start;
+        propagate_partitioned(actual, circuit, polled, partition_options);
+        actual.check_invariants();
+        ASSERT_TRUE(testing::TermsMatchSummedInAnyOrder(actual, expected))
+            << "seed " << seed << " threads " << threads << " poll " << poll;
+      }
     }
   }
 }

@@ -7,8 +7,10 @@
 #include <cmath>
 #include <limits>
 #include <optional>
-#include <sstream>
 #include <stdexcept>
+#include <string>
+
+#include "paulistrings/core/format.h"
 
 namespace paulistrings {
 
@@ -154,35 +156,28 @@ std::vector<Truncation::LayerPassStep> Truncation::layer_pass_steps() const {
 }
 
 std::string Truncation::description() const {
+  // No iostreams: the text feeds the partition shape check's fingerprint (same bytes on every rank,
+  // whatever its locale) and is built on partition threads (core/format.h).
   auto walk = [](auto&& self, const Node& n) -> std::string {
-    std::ostringstream out;
-    out.precision(17);
     switch (n.kind) {
       case Kind::none:
         return "none";
       case Kind::coeff:
-        out << "coeff(" << n.epsilon << ")";
-        break;
+        return "coeff(" + format_double(n.epsilon) + ")";
       case Kind::weight:
-        out << "weight(" << n.count << ")";
-        break;
+        return "weight(" + std::to_string(n.count) + ")";
       case Kind::topn:
-        out << "topn(" << n.count << ")";
-        break;
+        return "topn(" + std::to_string(n.count) + ")";
       case Kind::approx_topn:
-        out << "approx_topn(" << n.count << ")";
-        break;
+        return "approx_topn(" + std::to_string(n.count) + ")";
       case Kind::collapse_sample:
-        out << "collapse_sample(" << n.count << ", " << n.seed << ")";
-        break;
+        return "collapse_sample(" + std::to_string(n.count) + ", " + std::to_string(n.seed) + ")";
       case Kind::all_of:
-        out << "(" << self(self, *n.left) << " & " << self(self, *n.right) << ")";
-        break;
+        return "(" + self(self, *n.left) + " & " + self(self, *n.right) + ")";
       case Kind::any_of:
-        out << "(" << self(self, *n.left) << " | " << self(self, *n.right) << ")";
-        break;
+        return "(" + self(self, *n.left) + " | " + self(self, *n.right) + ")";
     }
-    return out.str();
+    return "?";
   };
   return walk(walk, *node_);
 }

@@ -1,0 +1,69 @@
+#include "paulistrings/core/format.h"
+
+#include <gtest/gtest.h>
+
+#include <clocale>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <locale>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace paulistrings {
+namespace {
+
+std::string printf_g17(double v) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.17g", v);
+  return buffer;
+}
+
+TEST(FormatDouble, WritesWhatPrintfG17Writes) {
+  const double values[] = {0.0, -0.0, 1.0, -2.5, 1e-4, 1e-5, 0.1, 1.0 / 3.0, 123456789.125, 1e300, -4.9e-324,
+                           std::numeric_limits<double>::max(), std::numeric_limits<double>::min()};
+  for (double v : values) EXPECT_EQ(format_double(v), printf_g17(v)) << v;
+  EXPECT_EQ(format_double(1e-4), "0.0001");
+  EXPECT_EQ(format_double(1e-5), "1.0000000000000001e-05");
+  EXPECT_EQ(format_double(std::numeric_limits<double>::infinity()), "inf");
+  EXPECT_EQ(format_double(-std::numeric_limits<double>::infinity()), "-inf");
+  EXPECT_EQ(format_double(std::nan("")), "nan");
+}
+
+TEST(FormatDouble, RoundTripsEveryValue) {
+  for (double v : {0.1, 2.0 / 3.0, 1e-300, 6.02214076e23, -1.0 / 7.0}) {
+    EXPECT_EQ(std::stod(format_double(v)), v);
+  }
+}
+
+TEST(FormatDouble, IgnoresTheGlobalLocale) {
+  // A locale with a decimal comma, where the machine has one; the C++ global locale otherwise stays.
+  const std::string expected = printf_g17(-1.25e-7);
+  const std::locale before = std::locale::global(std::locale::classic());
+  for (const char* name : {"de_DE.UTF-8", "fr_FR.UTF-8"}) {
+    try {
+      std::locale::global(std::locale(name));
+      std::setlocale(LC_ALL, name);
+      break;
+    } catch (const std::runtime_error&) {
+    }
+  }
+  EXPECT_EQ(format_double(0.5), "0.5");
+  EXPECT_EQ(format_double(-1.25e-7), expected);
+  std::setlocale(LC_ALL, "C");
+  std::locale::global(before);
+}
+
+TEST(FormatDouble, SameTextOnManyThreadsAtOnce) {
+  std::vector<std::string> out(8);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < out.size(); ++t) {
+    threads.emplace_back([&out, t] { out[t] = format_double(1e-4 * static_cast<double>(t + 1)); });
+  }
+  for (std::thread& t : threads) t.join();
+  for (std::size_t t = 0; t < out.size(); ++t) EXPECT_EQ(out[t], printf_g17(1e-4 * static_cast<double>(t + 1)));
+}
+
+}  // namespace
+}  // namespace paulistrings

@@ -67,13 +67,21 @@ if(PAULISTRINGS_MPI AND PAULISTRINGS_BUILD_TESTS)
   set(PAULISTRINGS_CLI_MPI_TEST_ARGS
       -DPAULISTRINGS_CLI=$<TARGET_FILE:paulistrings-cli> -DMPIEXEC=${MPIEXEC_EXECUTABLE}
       -DMPIEXEC_NUMPROC_FLAG=${MPIEXEC_NUMPROC_FLAG} -DMPIRUN_FLAGS=${PAULISTRINGS_MPIRUN_FLAGS_ARG})
+  # One cli.mpi.NAME test: CliMpiTest.cmake with RANKS ranks and the -D settings in ARGN.
+  function(add_cli_mpi_test name ranks timeout)
+    add_test(NAME cli.mpi.${name}
+             COMMAND ${CMAKE_COMMAND} ${PAULISTRINGS_CLI_MPI_TEST_ARGS} -DRANKS=${ranks} ${ARGN}
+                     -DWORK_DIR=${CMAKE_BINARY_DIR}/cli-mpi-test/${name} -P ${CMAKE_SOURCE_DIR}/cmake/CliMpiTest.cmake)
+    set_tests_properties(cli.mpi.${name} PROPERTIES TIMEOUT ${timeout}
+                         ENVIRONMENT "${PAULISTRINGS_MPI_TEST_ENVIRONMENT}" PROCESSORS ${ranks})
+  endfunction()
   # The distributed run gives the one-process result, printed once (np1: an ordinary run under mpirun).
   foreach(ranks 1 2 4)
-    add_test(NAME cli.mpi.np${ranks}
-             COMMAND ${CMAKE_COMMAND} ${PAULISTRINGS_CLI_MPI_TEST_ARGS} -DMODE=compare -DRANKS=${ranks}
-                     -DWORK_DIR=${CMAKE_BINARY_DIR}/cli-mpi-test/np${ranks} -P ${CMAKE_SOURCE_DIR}/cmake/CliMpiTest.cmake)
-    set_tests_properties(cli.mpi.np${ranks} PROPERTIES TIMEOUT 300
-                         ENVIRONMENT "${PAULISTRINGS_MPI_TEST_ENVIRONMENT}" PROCESSORS ${ranks})
+    add_cli_mpi_test(np${ranks} ${ranks} 300 -DMODE=compare)
+  endforeach()
+  # Checkpoints in parts (one per rank, no gather) and resuming from them with any rank count.
+  foreach(ranks 2 4)
+    add_cli_mpi_test(checkpoint_np${ranks} ${ranks} 300 -DMODE=checkpoint)
   endforeach()
   # What a launch cannot run: exit 2 (bad input; 1 for a missing GPU, a runtime condition) with the
   # message from every rank, never a hang.
@@ -90,12 +98,8 @@ if(PAULISTRINGS_MPI AND PAULISTRINGS_BUILD_TESTS)
     if(fields GREATER 4)
       list(GET refusal 4 code)
     endif()
-    add_test(NAME cli.mpi.${name}
-             COMMAND ${CMAKE_COMMAND} ${PAULISTRINGS_CLI_MPI_TEST_ARGS} -DMODE=refuse -DRANKS=${ranks} -DEXPECT_CODE=${code}
-                     "-DCLI_ARGS=${PAULISTRINGS_CLI_MPI_SMALL}${extra}" "-DEXPECT_ERROR=${expected}"
-                     -DWORK_DIR=${CMAKE_BINARY_DIR}/cli-mpi-test/${name} -P ${CMAKE_SOURCE_DIR}/cmake/CliMpiTest.cmake)
-    set_tests_properties(cli.mpi.${name} PROPERTIES TIMEOUT 60
-                         ENVIRONMENT "${PAULISTRINGS_MPI_TEST_ENVIRONMENT}" PROCESSORS ${ranks})
+    add_cli_mpi_test(${name} ${ranks} 60 -DMODE=refuse -DEXPECT_CODE=${code}
+                     "-DCLI_ARGS=${PAULISTRINGS_CLI_MPI_SMALL}${extra}" "-DEXPECT_ERROR=${expected}")
   endforeach()
 endif()
 

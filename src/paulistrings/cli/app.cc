@@ -51,9 +51,10 @@ void add_common(CLI::App& command, CommonOptions& o) {
                      "(QUBITS and BLOCK: comma-separated qubits and ranges A-B; one block per partition)");
   command.add_flag("--nccl", o.nccl, "GPU ranks under mpirun swap rows with NCCL (every rank alike)");
   command.add_option("--checkpoint", o.checkpoint,
-                     "checkpoint file, written every --every layers and on SIGINT/SIGTERM");
+                     "checkpoint file, written every --every layers and on SIGINT/SIGTERM (under mpirun "
+                     "one part per rank, FILE.part-R-of-K)");
   command.add_option("--every", o.every, "layers between checkpoints");
-  command.add_option("--resume", o.resume, "continue the same run from this checkpoint");
+  command.add_option("--resume", o.resume, "continue the same run from this checkpoint (a file or its parts)");
   command.add_option("--memory-limit", o.memory_limit, "stay under this many bytes (K/M/G suffixes)");
   command.add_flag("--no-auto-truncate", o.no_auto_truncate,
                    "with --memory-limit: stop with a message instead of truncating to fit");

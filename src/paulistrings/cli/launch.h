@@ -2,8 +2,8 @@
 // How the `paulistrings` process was started: on its own, or as one rank of `mpirun -np K`. The library
 // never initializes MPI; the command does, and only when the environment shows a launch by mpirun
 // (OMPI_COMM_WORLD_SIZE, PMIX_RANK or PMI_SIZE), so a plain run never touches MPI. With K > 1 ranks the
-// run is one distributed propagation (partitions = ranks, MpiTransport, replicated input, gathered
-// result); rank 0 alone writes stdout and files. K = 1 is an ordinary run.
+// run is one distributed propagation (partitions = ranks, MpiTransport, replicated input, each rank
+// keeping its share of the result); rank 0 alone writes stdout and files, every rank its checkpoint part. K = 1 is an ordinary run.
 //
 // Ending without a hang. Ranks run the same arguments on the same files, so bad input normally fails on
 // every rank alike before the run; the run itself (propagate_partitioned) agrees on errors. What is left

@@ -368,6 +368,50 @@ std::vector<int> partition_devices(const std::string& device, std::size_t partit
   return devices;
 }
 
+/// The checkpoint to resume from (--resume PATH): the file at PATH; or, for a checkpoint written in K parts
+/// (io::checkpoint_parts), in one process the K parts added, and as rank r of R under mpirun the parts
+/// j ≡ r (mod R) added — an empty sum where R > K — which the run then routes to their owners, so K and
+/// R need not match. `in_parts` says which.
+io::Checkpoint load_resume(const std::string& path, const Launch* launch, bool& in_parts) {
+  try {
+    const std::size_t parts = io::checkpoint_parts(path);
+    in_parts = parts > 0;
+    if (parts == 0) return io::load_checkpoint(path);
+    const std::size_t ranks = launch != nullptr ? static_cast<std::size_t>(launch->size()) : 1;
+    const std::size_t rank = launch != nullptr ? static_cast<std::size_t>(launch->rank()) : 0;
+    std::optional<io::Checkpoint> loaded;
+    std::size_t first = 0;
+    for (std::size_t j = rank; j < parts; j += ranks) {
+      io::Checkpoint part = io::load_checkpoint(io::checkpoint_part_path(path, j, parts));
+      if (!loaded) {
+        loaded = std::move(part);
+        first = j;
+        continue;
+      }
+      if (part.circuit_fingerprint != loaded->circuit_fingerprint ||
+          part.task_fingerprint != loaded->task_fingerprint || part.layers_done != loaded->layers_done ||
+          part.sum.num_qubits() != loaded->sum.num_qubits()) {
+        throw BadInput("checkpoint " + path + ": part " + std::to_string(j) + " of " + std::to_string(parts) +
+                       " was written after another layer or for another task than part " + std::to_string(first) +
+                       "; refusing to resume from it");
+      }
+      loaded->sum += part.sum;
+    }
+    if (!loaded) {
+      // More ranks than parts: this rank starts empty; part 0 gives the header and the coefficient type.
+      loaded = io::load_checkpoint(io::checkpoint_part_path(path, 0, parts));
+      loaded->sum = AnyPauliSum(loaded->sum.num_qubits(), loaded->sum.is_complex());
+    }
+    return std::move(*loaded);
+  } catch (const BadInput&) {
+    throw;
+  } catch (const std::invalid_argument& e) {
+    throw BadInput(e.what());
+  } catch (const std::runtime_error& e) {
+    throw BadInput(e.what());
+  }
+}
+
 }  // namespace
 
 int execute(const RunSpec& spec, const RunControl& control) {
@@ -406,14 +450,9 @@ int execute(const RunSpec& spec, const RunControl& control) {
 
   std::optional<io::Checkpoint> resume;
   std::size_t resume_index = 0;
+  bool resume_in_parts = false;  // the checkpoint was written in parts (by the ranks of a distributed run)
   if (control.resume_path) {
-    try {
-      resume = io::load_checkpoint(*control.resume_path);
-    } catch (const std::invalid_argument& e) {
-      throw BadInput(e.what());
-    } catch (const std::runtime_error& e) {
-      throw BadInput(e.what());
-    }
+    resume = load_resume(*control.resume_path, launch, resume_in_parts);
     bool matched = false;
     for (std::size_t i = 0; i < task.observables.size() && !matched; ++i) {
       if (resume->task_fingerprint == task_fingerprint(task, i)) {
@@ -444,6 +483,18 @@ int execute(const RunSpec& spec, const RunControl& control) {
   if (control.memory_limit_bytes) check_budget_room(*control.memory_limit_bytes, baseline_rss);
 
   Transport* const transport = launch != nullptr ? &launch->join() : nullptr;
+  if (transport != nullptr && resume_in_parts) {
+    // Each rank read its own parts: they must all be of the same observable, after the same layer (a run
+    // stopped while its ranks were writing leaves parts of two checkpoints).
+    std::uint64_t seen[4] = {resume->layers_done, ~resume->layers_done, resume_index, ~std::uint64_t{resume_index}};
+    transport->all_reduce_max(std::span<std::uint64_t>(seen, 4));
+    if (seen[0] != ~seen[1] || seen[2] != ~seen[3]) {
+      launch->note_shared_ending();
+      throw BadInput("checkpoint " + *control.resume_path +
+                     ": its parts were written after different layers or for different observables (a run stopped "
+                     "while writing them?); refusing to resume from it");
+    }
+  }
   if (transport != nullptr && control.memory_limit_bytes) {
     // The term budget is part of the run's shape every rank must agree on, and each rank measured its
     // own baseline: all take the largest (every rank passed the room check with its own, so it passes).
@@ -495,6 +546,12 @@ int execute(const RunSpec& spec, const RunControl& control) {
       return g_signal.load() != 0 || (checkpointing && control.every > 0 && done % control.every == 0);
     };
     std::vector<PartitionStats> partition_stats;  // one per propagate call (checkpoint segments)
+    // Under mpirun every rank passes the whole observable first; a rank resuming from a checkpoint in parts
+    // passes the parts it read (the run routes each term to its owner); after a checkpoint segment each
+    // rank holds exactly its own share.
+    PartitionInput input = transport != nullptr && resume && i == resume_index && resume_in_parts
+                               ? PartitionInput::scattered
+                               : PartitionInput::replicated;
     std::size_t observable_peak = 0;
     double observable_discarded = 0.0;
     std::size_t observable_cuts = 0;
@@ -507,9 +564,9 @@ int execute(const RunSpec& spec, const RunControl& control) {
         partition.partitions = task.partitions;
         partition.devices = devices;
         partition.cpu_lists = cpu_lists;  // in-process CPU partitions: NUMA nodes (empty otherwise)
-        // Distributed: partitions = ranks, every rank holds the whole input (replicated). Only a run
-        // that writes checkpoints (rank 0 writes the whole sum) gathers the result; otherwise each rank
-        // keeps its share and the read-out below adds the shares' expectation values.
+        // Distributed: partitions = ranks. The result stays distributed: each rank keeps its share, writes
+        // it as its part of a checkpoint, and the read-out below adds the shares' expectation values.
+        // In-process partitions gather the result for a checkpoint (one file).
         const io::TaskPartitionRows& rows = task.partition_rows;
         partition.row_policy = parse_row_policy(rows.policy);
         if (rows.seed) partition.row_seed = *rows.seed;
@@ -518,8 +575,8 @@ int execute(const RunSpec& spec, const RunControl& control) {
         partition.cut_basis = rows.basis;
         partition.use_nccl = task.nccl;
         partition.transport = transport;
-        partition.input = PartitionInput::replicated;
-        partition.result = checkpointing ? PartitionResult::gather : PartitionResult::local;
+        partition.input = input;
+        partition.result = checkpointing && transport == nullptr ? PartitionResult::gather : PartitionResult::local;
         PartitionedPropagation run = [&] {
           try {
             return propagate_partitioned(sum, task.circuit, options, partition);
@@ -541,9 +598,23 @@ int execute(const RunSpec& spec, const RunControl& control) {
       observable_cuts += stats.budget_truncations;
       observable_budget_discarded += stats.budget_discarded_weight;
       if (!stats.stopped) break;
-      if (checkpointing && writer) {
-        io::save_checkpoint(*control.checkpoint_path,
-                            {task.circuit.fingerprint(), task_fingerprint(task, i), stats.layers_done, sum});
+      if (transport != nullptr) input = PartitionInput::share;
+      if (checkpointing) {
+        const io::Checkpoint checkpoint{task.circuit.fingerprint(), task_fingerprint(task, i), stats.layers_done, sum};
+        if (transport != nullptr) {
+          // Every rank writes its share; once all are written, rank 0 removes what an earlier run left at
+          // the path (the single file, parts of another rank count). A rank failing to write ends the job
+          // (Launch::finish: MPI_Abort), as any failure of one rank after the run began.
+          io::save_checkpoint(io::checkpoint_part_path(*control.checkpoint_path, static_cast<std::size_t>(launch->rank()),
+                                                       partitions),
+                              checkpoint);
+          std::uint64_t written = 1;
+          transport->all_reduce_max(std::span<std::uint64_t>(&written, 1));
+          if (writer) io::remove_other_checkpoints(*control.checkpoint_path, partitions);
+        } else if (writer) {
+          io::save_checkpoint(*control.checkpoint_path, checkpoint);
+          io::remove_other_checkpoints(*control.checkpoint_path, 0);
+        }
       }
       bool interrupted = g_signal.load() != 0;
       if (transport != nullptr) {
@@ -557,11 +628,17 @@ int execute(const RunSpec& spec, const RunControl& control) {
         if (launch != nullptr) launch->note_shared_ending();
         trace.write();
         if (writer && checkpointing) {  // rank 0 tells, once for the run
+          const std::string where =
+              transport != nullptr ? io::checkpoint_part_path(*control.checkpoint_path, 0, partitions).string() +
+                                         " … " +
+                                         io::checkpoint_part_path(*control.checkpoint_path, partitions - 1, partitions)
+                                             .string() +
+                                         " (one part per rank)"
+                                   : *control.checkpoint_path;
           std::fprintf(stderr,
                        "\npaulistrings: interrupted after layer %zu of %zu; checkpoint written to %s "
                        "(continue with --resume %s)\n",
-                       stats.layers_done, task.circuit.size(), control.checkpoint_path->c_str(),
-                       control.checkpoint_path->c_str());
+                       stats.layers_done, task.circuit.size(), where.c_str(), control.checkpoint_path->c_str());
         } else if (writer) {
           std::fprintf(stderr, "\npaulistrings: interrupted after layer %zu of %zu (no --checkpoint given)\n",
                        stats.layers_done, task.circuit.size());
@@ -571,7 +648,7 @@ int execute(const RunSpec& spec, const RunControl& control) {
       options.start_layer = stats.layers_done;
     }
     Complex value = sum.visit([&](const auto& typed) -> Complex { return state.expectation(typed); });
-    if (transport != nullptr && !checkpointing) {
+    if (transport != nullptr) {
       // Each rank read out its own share: ⟨O⟩ is the sum of the shares' values (added in rank order).
       double parts[2] = {value.real(), value.imag()};
       transport->all_reduce_sum(std::span<double>(parts, 2));
@@ -618,7 +695,7 @@ int execute(const RunSpec& spec, const RunControl& control) {
     budget_discarded += observable_budget_discarded;
   }
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
-  if (!writer) return kExitOk;  // every rank holds the gathered result; rank 0 reports it
+  if (!writer) return kExitOk;  // every rank holds the read-out; rank 0 reports it
 
   Json results;
   results["paulistrings"] = PAULISTRINGS_VERSION_STRING;

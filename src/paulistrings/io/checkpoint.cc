@@ -351,4 +351,81 @@ Checkpoint load_checkpoint(const std::filesystem::path& path) {
   return decode_checkpoint(read_file(path), path.string());
 }
 
+namespace {
+
+/// The part files beside `path`: (part, parts) of every "<name>.part-<r>-of-<K>" with r < K.
+std::vector<std::pair<std::size_t, std::size_t>> part_files(const std::filesystem::path& path) {
+  const std::filesystem::path directory = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  const std::string prefix = path.filename().string() + ".part-";
+  std::vector<std::pair<std::size_t, std::size_t>> found;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(directory, error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string rest = name.substr(prefix.size());  // "<r>-of-<K>"
+    const std::size_t of = rest.find("-of-");
+    const auto number = [](const std::string& digits, std::size_t& value) {
+      if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos)
+        return false;
+      value = std::stoul(digits);
+      return true;
+    };
+    std::size_t part = 0, parts = 0;
+    if (of == std::string::npos || !number(rest.substr(0, of), part) || !number(rest.substr(of + 4), parts) ||
+        part >= parts) {
+      continue;
+    }
+    found.emplace_back(part, parts);
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+}  // namespace
+
+std::filesystem::path checkpoint_part_path(const std::filesystem::path& path, std::size_t part, std::size_t parts) {
+  std::filesystem::path out = path;
+  out += ".part-" + std::to_string(part) + "-of-" + std::to_string(parts);
+  return out;
+}
+
+std::size_t checkpoint_parts(const std::filesystem::path& path) {
+  const std::vector<std::pair<std::size_t, std::size_t>> found = part_files(path);
+  if (found.empty()) return 0;
+  std::vector<std::size_t> counts;
+  for (const auto& [part, parts] : found) counts.push_back(parts);
+  std::sort(counts.begin(), counts.end());
+  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  const std::string name = "checkpoint " + path.string();
+  if (counts.size() > 1) {
+    throw std::invalid_argument(name + ": parts of runs with " + std::to_string(counts[0]) + " and " +
+                                std::to_string(counts[1]) + " ranks lie beside it (" +
+                                checkpoint_part_path(path, 0, counts[0]).string() + ", " +
+                                checkpoint_part_path(path, 0, counts[1]).string() +
+                                ", …); remove the stale ones");
+  }
+  const std::size_t parts = counts[0];
+  for (std::size_t r = 0; r < parts; ++r) {
+    if (r >= found.size() || found[r].first != r) {
+      throw std::invalid_argument(name + ": part " + std::to_string(r) + " of " + std::to_string(parts) + " (" +
+                                  checkpoint_part_path(path, r, parts).string() + ") is missing");
+    }
+  }
+  std::error_code error;
+  if (std::filesystem::exists(path, error)) {
+    throw std::invalid_argument(name + ": both the file and " + std::to_string(parts) + " parts (" +
+                                checkpoint_part_path(path, 0, parts).string() +
+                                ", …) exist; remove the stale one");
+  }
+  return parts;
+}
+
+void remove_other_checkpoints(const std::filesystem::path& path, std::size_t keep_parts) {
+  std::error_code ignored;
+  if (keep_parts != 0) std::filesystem::remove(path, ignored);
+  for (const auto& [part, parts] : part_files(path)) {
+    if (parts != keep_parts) std::filesystem::remove(checkpoint_part_path(path, part, parts), ignored);
+  }
+}
+
 }  // namespace paulistrings::io

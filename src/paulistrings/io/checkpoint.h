@@ -7,6 +7,7 @@
 // FNV-1a 64 checksum of everything before it. Written with write_file_atomically; read back with every field
 // validated, so a truncated, corrupted or foreign file is refused with a message saying which check failed.
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -31,5 +32,23 @@ Checkpoint decode_checkpoint(std::string_view bytes, const std::string& name = "
 void save_checkpoint(const std::filesystem::path& path, const Checkpoint& checkpoint);
 /// read_file + decode.
 Checkpoint load_checkpoint(const std::filesystem::path& path);
+
+// ---- checkpoints in parts ----
+// A distributed run (K MPI ranks) checkpoints without gathering: rank r writes its share of the sum,
+// an ordinary checkpoint file, to "<path>.part-<r>-of-<K>". The K parts together are the checkpoint at
+// <path>; the shares are disjoint, so the whole sum is their sum. Writing a checkpoint at <path> replaces
+// whatever checkpoint was there, single or in parts (remove_other_checkpoints).
+
+/// "<path>.part-<part>-of-<parts>".
+std::filesystem::path checkpoint_part_path(const std::filesystem::path& path, std::size_t part, std::size_t parts);
+
+/// How the checkpoint at `path` is stored: 0 when no part file exists (a single file, or nothing), K when
+/// parts 0..K-1 of K all exist. Throws std::invalid_argument naming the files when parts of several
+/// counts exist, when one of the K is missing, or when the single file and parts both exist.
+std::size_t checkpoint_parts(const std::filesystem::path& path);
+
+/// Removes every checkpoint file at `path` but the single file (keep_parts = 0) or the K-part set
+/// (keep_parts = K): what a previous run with another rank count left there. Missing files are no error.
+void remove_other_checkpoints(const std::filesystem::path& path, std::size_t keep_parts);
 
 }  // namespace paulistrings::io

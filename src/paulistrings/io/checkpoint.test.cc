@@ -454,6 +454,39 @@ TEST_F(CheckpointFileTest, LoadNamesThePathInErrors) {
                                                ": checksum mismatch: the file is corrupted or truncated"}));
 }
 
+TEST_F(CheckpointFileTest, PartsAreFoundCheckedAndReplaced) {
+  const fs::path path = dir_ / "run.ckpt";
+  EXPECT_EQ(checkpoint_part_path(path, 1, 4), dir_ / "run.ckpt.part-1-of-4");
+  EXPECT_EQ(checkpoint_parts(path), 0u);  // nothing there
+  save_checkpoint(path, SmallCheckpoint());
+  EXPECT_EQ(checkpoint_parts(path), 0u);  // a single file
+  // Names that only look like parts of this checkpoint are never read nor removed.
+  for (const char* name : {"run.ckpt.part-x-of-2", "run.ckpt.part-2-of-2", "run.ckpt.part-0-of-", "other.ckpt.part-0-of-1"})
+    write_file_atomically(dir_ / name, "not a part");
+  EXPECT_EQ(checkpoint_parts(path), 0u);
+
+  for (std::size_t r = 0; r < 2; ++r) save_checkpoint(checkpoint_part_path(path, r, 2), SmallCheckpoint());
+  EXPECT_TRUE(ThrowsInvalidArgumentMentioning([&] { checkpoint_parts(path); },
+                                              {"checkpoint " + path.string() + ": both the file and 2 parts (",
+                                               "remove the stale one"}));
+  remove_other_checkpoints(path, 2);  // a 2-rank run wrote its parts: the single file goes
+  EXPECT_FALSE(fs::exists(path));
+  EXPECT_EQ(checkpoint_parts(path), 2u);
+
+  save_checkpoint(checkpoint_part_path(path, 0, 4), SmallCheckpoint());  // a 4-rank run, part 0 written
+  EXPECT_TRUE(ThrowsInvalidArgumentMentioning([&] { checkpoint_parts(path); },
+                                              {"parts of runs with 2 and 4 ranks", "remove the stale ones"}));
+  remove_other_checkpoints(path, 4);
+  EXPECT_TRUE(ThrowsInvalidArgumentMentioning(
+      [&] { checkpoint_parts(path); },
+      {"part 1 of 4 (" + checkpoint_part_path(path, 1, 4).string() + ") is missing"}));
+
+  remove_other_checkpoints(path, 0);  // a single-file writer: every part goes, the look-alikes stay
+  EXPECT_EQ(Entries(), (std::vector<std::string>{"other.ckpt.part-0-of-1", "run.ckpt.part-0-of-",
+                                                 "run.ckpt.part-2-of-2", "run.ckpt.part-x-of-2"}));
+  EXPECT_EQ(checkpoint_parts(path), 0u);
+}
+
 // ---- damage ----
 
 TEST(CheckpointTest, EverySingleByteFlipIsRefused) {

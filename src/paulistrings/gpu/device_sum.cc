@@ -174,6 +174,18 @@ PeerBandwidth measure_peer_bandwidth(int from, int to, std::size_t bytes, int re
       }
     }
   } free_a{&a, from}, free_b{&b, to}, free_a_back{&a_back, from}, free_b_back{&b_back, to};
+  cudaEvent_t backward_done = nullptr;
+  // Streams and events are destroyed on every way out, a failed CUDA call (an exception) included.
+  struct Release {
+    cudaStream_t* streams[2];
+    cudaEvent_t* events[3];
+    ~Release() {
+      for (cudaEvent_t* e : events)
+        if (*e) cudaEventDestroy(*e);
+      for (cudaStream_t* s : streams)
+        if (*s) cudaStreamDestroy(*s);
+    }
+  } release{{&forward, &backward}, {&start, &stop, &backward_done}};
   check(cudaSetDevice(from), "cudaSetDevice");
   check(cudaMalloc(&a, bytes), "cudaMalloc");
   if (bidirectional) check(cudaMalloc(&a_back, bytes), "cudaMalloc");
@@ -196,7 +208,6 @@ PeerBandwidth measure_peer_bandwidth(int from, int to, std::size_t bytes, int re
   round(1);  // warm-up
   check(cudaStreamSynchronize(forward), "cudaStreamSynchronize");
   if (backward) check(cudaStreamSynchronize(backward), "cudaStreamSynchronize");
-  cudaEvent_t backward_done = nullptr;
   if (backward) check(cudaEventCreate(&backward_done), "cudaEventCreate");
   check(cudaEventRecord(start, forward), "cudaEventRecord");
   if (backward) check(cudaStreamWaitEvent(backward, start, 0), "cudaStreamWaitEvent");
@@ -211,11 +222,6 @@ PeerBandwidth measure_peer_bandwidth(int from, int to, std::size_t bytes, int re
   check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
   const double moved = static_cast<double>(bytes) * repeats * (bidirectional ? 2 : 1);
   result.bytes_per_second = moved / (static_cast<double>(ms) * 1e-3);
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  if (backward_done) cudaEventDestroy(backward_done);
-  cudaStreamDestroy(forward);
-  if (backward) cudaStreamDestroy(backward);
   return result;
 }
 

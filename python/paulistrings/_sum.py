@@ -696,7 +696,9 @@ class PauliSum:
         (``{"x": [...], "z": [...]}``: seeded rows reading no bit of the listed qubits — both the
         x and z bits of each listed qubit are left out). Exact ``topn`` runs partitioned (a
         distributed selection); ``collapse_sample`` needs one partition (``ValueError``);
-        ``checkpoint``/``resume`` work with ``partitions=`` but not with ``comm=``.
+        ``checkpoint``/``resume`` work with ``partitions=`` and with ``comm=``: there every rank writes its
+        share to ``PATH.part-R-of-K`` (no gather; a gathered result is gathered once at the end), and a
+        checkpoint of K ranks resumes with any number of ranks, or without ``comm=`` (the parts added).
 
         ``device=``: None runs on the CPU; an int k (or ``[k]``) on CUDA device k (upload, propagate,
         download). A list of P ordinals (P a power of two up to 64; repeats share a device, e.g.
@@ -785,9 +787,6 @@ class PauliSum:
         if input != "replicated" and plan.comm is None:
             raise ValueError(f"input={input!r} says what each MPI rank passes: it needs comm=")
         every = _checkpoint_every(checkpoint, checkpoint_every)
-        if plan.comm is not None and (checkpoint is not None or resume is not None):
-            raise ValueError("checkpoint= and resume= are not supported with comm= (each rank holds only its "
-                             "share during the run); use partitions= or an unpartitioned run")
         max_terms = 0
         core_policy = policy._t if policy is not None else _core.Truncation()
 
@@ -796,8 +795,15 @@ class PauliSum:
         fingerprint = None
         if checkpoint is not None or resume is not None:
             fingerprint = _core.run_fingerprint(self._s, circuit._c, direction, core_policy)
+            if plan.comm is not None and input != "replicated":
+                # Each rank passed its own part of the observable: the run is the one of all the parts.
+                fingerprint = _combine_fingerprints(plan.comm.allgather(fingerprint))
         if resume is not None:
-            work, start = _resume(resume, self, circuit, fingerprint)
+            work, start, in_parts = _resume(resume, self, circuit, fingerprint, plan)
+            if plan.comm is not None:
+                # A checkpoint in parts: this rank holds the parts it read (the run routes the terms to their
+                # owners); a single file: every rank holds the whole sum.
+                input = "scattered" if in_parts else "replicated"
         else:
             work = work.copy()
         if memory_limit is not None:
@@ -839,31 +845,49 @@ class PauliSum:
                                   excluded_qubits=plan.excluded or [], cut_blocks=plan.blocks or [],
                                   comm=plan.comm, result=plan.result, cpu_lists=plan.cpu_lists or [],
                                   devices=plan.devices or [], use_nccl=nccl, input=input)
+        # Under comm= with a checkpoint the result stays distributed between segments: each rank writes its
+        # share as its part of the checkpoint and passes exactly that share to the next segment; a
+        # gathered result is gathered once at the end.
+        in_segments = plan.comm is not None and checkpoint is not None
+        if in_segments:
+            partition_args["result"] = "local"
         while True:
             res = _core.propagate(work, gates, core_policy, direction, target_bucket_len, min_buckets, threads,
                                   keep_records, callback, poll, start, every, max_terms, auto_truncate, ordinal,
                                   **partition_args)
             records.append(res)
             exception = res["exception"]
-            if plan.comm is not None and exception is None and res["stopped"]:
-                # Under comm= a run stops early only when some rank was interrupted (Ctrl-C) or its log
-                # callback failed: that rank raises its own exception, the others this one.
-                raise RuntimeError(
-                    f"propagate(comm=...): another rank stopped the run after layer {res['layers_done']} of "
-                    f"{len(circuit)} (interrupted, or its logging callback raised); this is rank {plan.rank}"
-                )
             if exception is not None or res["stopped"]:
+                failed = exception is not None
+                if plan.comm is not None:
+                    # Every rank stopped at this layer (the stop vote is shared); whether for a checkpoint or
+                    # because some rank was interrupted (Ctrl-C) or its log callback failed, all must know.
+                    failed = plan.comm.allreduce(1 if failed else 0, op=plan.mpi.MAX) > 0
                 if checkpoint is not None:
-                    _core.save_checkpoint(os.fspath(checkpoint), work, gates.fingerprint(), fingerprint,
-                                          res["layers_done"])
-                if exception is not None:
+                    written = _save_checkpoint(os.fspath(checkpoint), work, gates.fingerprint(), fingerprint,
+                                               res["layers_done"], plan)
+                if failed:
                     if info:
                         _log.info("propagate: interrupted after layer %d of %d%s", res["layers_done"], len(circuit),
-                                  f"; checkpoint written to {os.fspath(checkpoint)}" if checkpoint is not None else "")
-                    raise exception
+                                  f"; checkpoint written to {written}" if checkpoint is not None else "")
+                    if exception is not None:
+                        raise exception
+                    # That rank raises its own exception, the others this one.
+                    raise RuntimeError(
+                        f"propagate(comm=...): another rank stopped the run after layer {res['layers_done']} of "
+                        f"{len(circuit)} (interrupted, or its logging callback raised); this is rank {plan.rank}"
+                    )
                 start = res["layers_done"]
+                if in_segments:
+                    partition_args["input"] = "share"
                 continue
             break
+        if in_segments and plan.result == "gather":
+            # No layer: only the gather of the shares (every rank then holds the whole sum).
+            empty = Circuit(self.num_qubits)._c
+            partition_args.update(input="share", result="gather")  # each rank holds exactly its share
+            _core.propagate(work, empty, core_policy, direction, target_bucket_len, min_buckets, threads, False,
+                            None, poll, 0, 0, 0, auto_truncate, ordinal, **partition_args)
         stats = _stats(records, policy)
         if info:
             _log.info("propagate: done, %d terms (peak %d) in %.3f s", stats.final_terms, stats.peak_terms,
@@ -1315,18 +1339,86 @@ def _checkpoint_every(checkpoint, every) -> int:
     return _positive(every, "checkpoint_every")
 
 
-def _resume(resume, observable: PauliSum, circuit: Circuit, fingerprint: int):
+def _combine_fingerprints(fingerprints) -> int:
+    """One 64-bit fingerprint of a run whose observable came in parts (one per rank, in rank order)."""
+    h = 0xCBF29CE484222325
+    for f in fingerprints:
+        h = ((h ^ f) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def _save_checkpoint(path, work, circuit_fingerprint, fingerprint, done, plan) -> str:
+    """Writes the checkpoint: the file at `path`, or under comm= this rank's share as its part (rank 0
+    removes what an earlier run left at `path` once every part is written). Returns where it went."""
+    if plan.comm is None:
+        _core.save_checkpoint(path, work, circuit_fingerprint, fingerprint, done)
+        _core.remove_other_checkpoints(path, 0)
+        return path
+    _core.save_checkpoint(_core.checkpoint_part_path(path, plan.rank, plan.count), work, circuit_fingerprint,
+                          fingerprint, done)
+    plan.comm.Barrier()
+    if plan.rank == 0:
+        _core.remove_other_checkpoints(path, plan.count)
+    return _core.checkpoint_part_path(path, 0, plan.count) + f" … (one part per rank, {plan.count} parts)"
+
+
+def _resume(resume, observable: PauliSum, circuit: Circuit, fingerprint: int, plan):
+    """The sum and layer to resume from, and whether the checkpoint came in parts. A single file is
+    read whole (on every rank under comm=). A checkpoint in K parts is read whole (the parts added) without
+    comm=; under comm= with R ranks, rank r reads parts r, r + R, … (an empty sum when R > K) — any R
+    works, the run routes the terms to their owners. Under comm= the ranks agree: an error on one is an
+    error on all, and parts written after different layers are refused."""
     path = os.fspath(resume)
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"resume: no checkpoint file at {path!r}")
-    work, circuit_fp, task_fp, done = _core.load_checkpoint(path)
-    if (circuit_fp != circuit._c.fingerprint() or task_fp != fingerprint
-            or work.num_qubits != observable.num_qubits or done > len(circuit)):
-        raise ValueError(
-            f"checkpoint {path} belongs to a different run (circuit, direction, policy or starting "
-            "observable differ); refusing to resume from it"
-        )
-    return work, done
+    ranks, rank = (plan.count, plan.rank) if plan.comm is not None else (1, 0)
+    error, work, done, in_parts = None, None, 0, False
+
+    def mismatch(circuit_fp, task_fp, sum_):
+        return (circuit_fp != circuit._c.fingerprint() or task_fp != fingerprint
+                or sum_.num_qubits != observable.num_qubits)
+
+    try:
+        parts = _core.checkpoint_parts(path)
+        in_parts = parts > 0
+        if not in_parts:
+            if not os.path.exists(path):
+                raise FileNotFoundError(f"resume: no checkpoint file at {path!r}")
+            work, circuit_fp, task_fp, done = _core.load_checkpoint(path)
+            if mismatch(circuit_fp, task_fp, work) or done > len(circuit):
+                raise ValueError(
+                    f"checkpoint {path} belongs to a different run (circuit, direction, policy or starting "
+                    "observable differ); refusing to resume from it"
+                )
+        else:
+            for j in list(range(rank, parts, ranks)) or [0]:
+                part, circuit_fp, task_fp, part_done = _core.load_checkpoint(_core.checkpoint_part_path(path, j, parts))
+                if mismatch(circuit_fp, task_fp, part) or part_done > len(circuit):
+                    raise ValueError(
+                        f"checkpoint {path}: part {j} of {parts} belongs to a different run (circuit, direction, "
+                        "policy or starting observable differ); refusing to resume from it"
+                    )
+                if work is None:
+                    work, done = part, part_done
+                    if rank >= parts:  # more ranks than parts: this rank starts empty (part 0 gave the type)
+                        work = _core.Sum(observable.num_qubits)
+                        if part.is_complex:
+                            work.make_complex()
+                elif part_done != done:
+                    raise ValueError(f"checkpoint {path}: part {j} of {parts} was written after another layer "
+                                     f"than part {rank}; refusing to resume from it")
+                else:
+                    work.iadd(part)
+    except (ValueError, RuntimeError, OSError) as e:
+        error = e
+    if plan.comm is not None:
+        if plan.comm.allreduce(1 if error is not None else 0, op=plan.mpi.MAX) > 0:
+            raise error if error is not None else ValueError(
+                f"checkpoint {path}: another rank could not resume from it; refusing to resume")
+        if in_parts and plan.comm.allreduce(done, op=plan.mpi.MIN) != plan.comm.allreduce(done, op=plan.mpi.MAX):
+            raise ValueError(f"checkpoint {path}: its parts were written after different layers (a run stopped "
+                             "while writing them?); refusing to resume from it")
+    elif error is not None:
+        raise error
+    return work, done, in_parts
 
 
 _SIZE_SUFFIX = {"": 0, "B": 0, "K": 10, "M": 20, "G": 30, "T": 40}

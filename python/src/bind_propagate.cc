@@ -361,6 +361,14 @@ void register_propagate(py::module_& m) {
           py::gil_scoped_release release;
           io::save_checkpoint(path, checkpoint);
         });
+  // Checkpoints in parts (io/checkpoint.h): one file per rank of a comm= run.
+  m.def("checkpoint_part_path", [](const std::string& path, std::size_t part, std::size_t parts) {
+    return io::checkpoint_part_path(path, part, parts).string();
+  });
+  m.def("checkpoint_parts", [](const std::string& path) { return io::checkpoint_parts(path); });
+  m.def("remove_other_checkpoints", [](const std::string& path, std::size_t keep_parts) {
+    io::remove_other_checkpoints(path, keep_parts);
+  });
   m.def("load_checkpoint", [](const std::string& path) {
     io::Checkpoint checkpoint;
     {

@@ -3,7 +3,8 @@
 Every rank propagates the same seeded random cases unpartitioned, with ``comm=COMM_WORLD,
 result="gather"`` (checked here against the unpartitioned sum, term by term to 1e-12 relative) and
 with ``result="local"`` (its share, written to OUTDIR/rank<r>.json for the test to add up), and
-checks the documented errors of comm= runs, including ranks that pass different circuits (an error
+checks checkpoints in parts (written by every rank, resumed with and without comm=), the documented
+errors of comm= runs, including ranks that pass different circuits (an error
 on every rank, not a hang). With a GPU, every rank also runs its partition on device 0 (``device=0``
 and one device per rank, ``device=[0, 0]``) and checks the gathered sum; without one, ``device=``
 must raise the RuntimeError of a machine without CUDA on every rank.
@@ -98,6 +99,50 @@ def main():
     shared = mine.propagate(sc, truncation.coeff(1e-4), "heisenberg", comm=comm, input="share", threads=1)
     out["share_error"] = same_terms(shared, expected)
 
+    # Checkpoints in parts: every rank writes its share (every 7 of 30 layers), a gathered and a local
+    # result; resumed under comm= and without it (each rank then reads both parts and adds them); a
+    # different observable is refused on every rank.
+    problems = []
+    ckpt = os.path.join(sys.argv[1], "run.ckpt")
+    rng = np.random.default_rng(800)  # the same case on every rank
+    kc = random_circuit(10, 30, rng)
+    kobs = random_observable(10, rng, count=20)
+    kpol = truncation.coeff(1e-4)
+    expected = kobs.propagate(kc, kpol, "heisenberg", threads=1)
+    runs = {
+        "checkpointed, gathered": lambda: kobs.propagate(kc, kpol, "heisenberg", comm=comm, checkpoint=ckpt,
+                                                          checkpoint_every=7, threads=1),
+        "resumed under comm=": lambda: kobs.propagate(kc, kpol, "heisenberg", comm=comm, resume=ckpt, threads=1),
+        "resumed without comm=": lambda: kobs.propagate(kc, kpol, "heisenberg", resume=ckpt, threads=1),
+    }
+    for what, run in runs.items():
+        try:
+            problem = same_terms(run(), expected)
+        except Exception as e:  # noqa: BLE001
+            problem = f"raised {e!r}"
+        if problem:
+            problems.append(f"{what}: {problem}")
+        comm.Barrier()
+        if what.startswith("checkpointed"):
+            parts = sorted(name for name in os.listdir(sys.argv[1]) if name.startswith("run.ckpt"))
+            if parts != ["run.ckpt.part-0-of-2", "run.ckpt.part-1-of-2"]:
+                problems.append(f"checkpoint files: {parts}")
+    local = kobs.propagate(kc, kpol, "heisenberg", comm=comm, checkpoint=ckpt + "2", checkpoint_every=7,
+                           result="local", threads=1)
+    union = {}
+    for share in comm.allgather(as_dict(local)):
+        union.update(share)
+    if set(union) != set(as_dict(expected)) or sum(comm.allgather(len(local))) != len(expected):
+        problems.append("checkpointed, local: the shares do not add up to the unpartitioned sum")
+    try:
+        random_observable(10, np.random.default_rng(801), count=5).propagate(kc, kpol, "heisenberg", comm=comm,
+                                                                           resume=ckpt, threads=1)
+        problems.append("resuming another observable did not raise")
+    except ValueError as e:
+        if "belongs to a different run" not in str(e):
+            problems.append(f"resuming another observable: {e!r}")
+    out["checkpoint_problems"] = problems
+
     # Documented errors (raised before any collective call, on every rank alike).
     s = PauliSum.from_strings({"XIII": 1.0})
     c = Circuit(4)
@@ -119,7 +164,6 @@ def main():
 
     expect(ValueError, "collapse_sample", policy=truncation.collapse_sample(2, 1), comm=comm)
     expect(ValueError, "mutually exclusive", comm=comm, partitions=2)
-    expect(ValueError, "not supported with comm=", comm=comm, checkpoint=os.devnull)
     expect(ValueError, "expected 2 blocks", comm=comm, partition_row_blocks=[[0], [1], [2], [3]])
     expect(ValueError, "one per rank", comm=comm, device=[0, 0, 0, 0])
     expect(ValueError, "comm=", comm=comm, device="auto")

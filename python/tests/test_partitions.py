@@ -432,3 +432,4 @@ def test_comm_two_ranks_gather_and_local_match_unpartitioned(tmp_path):
     assert reports[0]["errors_ok"] and reports[1]["errors_ok"], (reports[0].get("errors"), reports[1].get("errors"))
     for r in reports:  # the distributed load paths (input="scattered" and "share") give the same result
         assert r["scattered_error"] is None and r["share_error"] is None, (r["scattered_error"], r["share_error"])
+        assert r["checkpoint_problems"] == [], r["checkpoint_problems"]

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "paulistrings/core/format.h"
+#include "paulistrings/core/text.h"
 
 namespace paulistrings {
 namespace {

@@ -16,6 +16,7 @@
 #include "paulistrings/circuit/kicked_ising.h"
 #include "paulistrings/cli/launch.h"
 #include "paulistrings/cli/runner.h"
+#include "paulistrings/core/text.h"
 #include "paulistrings/cpu/cpu_engine.h"
 #include "paulistrings/engine/propagate.h"
 #include "paulistrings/io/atomic_file.h"
@@ -75,31 +76,13 @@ RunControl control_from(const CommonOptions& o) {
   return control;
 }
 
-/// "3,5,10-12" → {3, 5, 10, 11, 12} (BadInput naming `flag` otherwise).
+/// "3,5,10-12" → {3, 5, 10, 11, 12} (core/text.h; BadInput naming `flag` otherwise).
 std::vector<std::size_t> parse_qubit_list(const std::string& text, const std::string& flag) {
-  std::vector<std::size_t> qubits;
-  const auto bad = [&](const std::string& why) {
-    return BadInput(flag + ": " + why + " in '" + text + "' (expected qubits and ranges such as 0,3,5-9)");
-  };
-  const auto number = [&](const std::string& item) {
-    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos || item.size() > 9)
-      throw bad("'" + item + "' is not a qubit index");
-    return static_cast<std::size_t>(std::stoul(item));
-  };
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', start), text.size());
-    const std::string item = text.substr(start, comma - start);
-    if (const std::size_t dash = item.find('-'); dash != std::string::npos) {
-      const std::size_t first = number(item.substr(0, dash)), last = number(item.substr(dash + 1));
-      if (last < first) throw bad("range '" + item + "' runs backwards");
-      for (std::size_t q = first; q <= last; ++q) qubits.push_back(q);
-    } else {
-      qubits.push_back(number(item));
-    }
-    start = comma + 1;
+  try {
+    return parse_index_list(text);
+  } catch (const std::invalid_argument& e) {
+    throw BadInput(flag + ": " + e.what() + " in '" + text + "' (expected qubits and ranges such as 0,3,5-9)");
   }
-  return qubits;
 }
 
 /// --partition-rows: seeded[:SEED] | exclude:QUBITS | cut:BLOCK/BLOCK/… | cutx:…

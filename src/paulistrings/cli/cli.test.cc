@@ -392,7 +392,7 @@ TEST_F(Cli, PartitionRowsChooseTheCutAndNcclNeedsGpuRanks) {
   const std::string base = "kicked-ising --steps 1 --theta-h 0.3 -q ";
   for (const auto& [flags, message] : std::vector<std::pair<std::string, std::string>>{
            {"--partitions 2 --partition-rows cut:0-51/52-126/3", "needs 2 blocks, got 3"},
-           {"--partitions 2 --partition-rows cut:0-9,x", "'x' is not a qubit index"},
+           {"--partitions 2 --partition-rows cut:0-9,x", "'x' is not an index in '0-9,x'"},
            {"--partitions 2 --partition-rows cut:9-3/4", "runs backwards"},
            {"--partitions 2 --partition-rows seeded:abc", "seed 'abc'"},
            {"--partitions 2 --partition-rows diagonal:1", "unknown policy 'diagonal'"},

@@ -4,7 +4,7 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "paulistrings/core/format.h"
+#include "paulistrings/core/text.h"
 
 namespace paulistrings {
 

@@ -28,7 +28,7 @@
 #include <utility>
 #include <vector>
 
-#include "paulistrings/core/format.h"
+#include "paulistrings/core/text.h"
 #include "paulistrings/io/atomic_file.h"
 #include "paulistrings/io/parse_error.h"
 

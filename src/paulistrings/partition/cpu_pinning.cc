@@ -9,9 +9,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <utility>
+
+#include "paulistrings/core/text.h"
 
 namespace paulistrings {
 namespace {
@@ -56,22 +57,15 @@ std::vector<std::vector<int>> numa_cpu_lists() {
     std::ifstream file(entry.path() / "cpulist");
     std::string text;
     if (!std::getline(file, text)) continue;
-    // "0-3,8-11": ranges and single CPUs.
+    // "0-3,8-11": ranges and single CPUs (core/text.h). A list that does not parse (or a node without
+    // CPUs: an empty line) leaves the node out, as one this process may not use.
     std::vector<int> cpus;
-    std::istringstream ranges(text);
-    for (std::string range; std::getline(ranges, range, ',');) {
-      if (range.empty()) continue;
-      const std::size_t dash = range.find('-');
-      try {
-        const int first = std::stoi(range.substr(0, dash));
-        const int last = dash == std::string::npos ? first : std::stoi(range.substr(dash + 1));
-        for (int c = first; c <= last; ++c) {
-          if (std::binary_search(allowed.begin(), allowed.end(), c)) cpus.push_back(c);
-        }
-      } catch (const std::exception&) {
-        cpus.clear();
-        break;
+    try {
+      for (const std::size_t c : parse_index_list(text)) {
+        if (std::binary_search(allowed.begin(), allowed.end(), static_cast<int>(c))) cpus.push_back(static_cast<int>(c));
       }
+    } catch (const std::invalid_argument&) {
+      cpus.clear();
     }
     if (!cpus.empty()) nodes.emplace_back(std::stoi(name.substr(4)), std::move(cpus));
   }

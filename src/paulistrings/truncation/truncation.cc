@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "paulistrings/core/format.h"
+#include "paulistrings/core/text.h"
 
 namespace paulistrings {
 
@@ -157,7 +157,7 @@ std::vector<Truncation::LayerPassStep> Truncation::layer_pass_steps() const {
 
 std::string Truncation::description() const {
   // No iostreams: the text feeds the partition shape check's fingerprint (same bytes on every rank,
-  // whatever its locale) and is built on partition threads (core/format.h).
+  // whatever its locale) and is built on partition threads (core/text.h).
   auto walk = [](auto&& self, const Node& n) -> std::string {
     switch (n.kind) {
       case Kind::none:
@@ -173,9 +173,15 @@ std::string Truncation::description() const {
       case Kind::collapse_sample:
         return "collapse_sample(" + std::to_string(n.count) + ", " + std::to_string(n.seed) + ")";
       case Kind::all_of:
-        return "(" + self(self, *n.left) + " & " + self(self, *n.right) + ")";
-      case Kind::any_of:
-        return "(" + self(self, *n.left) + " | " + self(self, *n.right) + ")";
+      case Kind::any_of: {
+        // Appended piece by piece ("(" + std::string&& trips GCC 12's -Wrestrict false positive).
+        std::string text = "(";
+        text += self(self, *n.left);
+        text += n.kind == Kind::all_of ? " & " : " | ";
+        text += self(self, *n.right);
+        text += ')';
+        return text;
+      }
     }
     return "?";
   };

@@ -1055,6 +1055,14 @@ TEST(TruncationCompositionTest, Introspection) {
   EXPECT_EQ((coeff & weight).kind(), Truncation::Kind::all_of);
   EXPECT_EQ((coeff | weight).kind(), Truncation::Kind::any_of);
   EXPECT_FALSE(coeff.is_none());
+  // The text feeds run fingerprints (checkpoints, the partition shape check): "%.17g" numbers.
+  EXPECT_EQ(coeff.description(), "coeff(0.25)");
+  EXPECT_EQ(Truncation::coeff(1e-5).description(), "coeff(1.0000000000000001e-05)");
+  EXPECT_EQ(weight.description(), "weight(3)");
+  EXPECT_EQ(topn.description(), "topn(5)");
+  EXPECT_EQ(approx.description(), "approx_topn(7)");
+  EXPECT_EQ(collapse.description(), "collapse_sample(100, 7)");
+  EXPECT_EQ(((coeff & weight) | topn).description(), "((coeff(0.25) & weight(3)) | topn(5))");
 
   EXPECT_TRUE(coeff.has_term_test());
   EXPECT_TRUE(weight.has_term_test());

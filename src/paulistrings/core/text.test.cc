@@ -1,6 +1,10 @@
-#include "paulistrings/core/format.h"
+#include "paulistrings/core/text.h"
 
 #include <gtest/gtest.h>
+
+#include <cstddef>
+#include <stdexcept>
+#include <string_view>
 
 #include <clocale>
 #include <cmath>
@@ -63,6 +67,34 @@ TEST(FormatDouble, SameTextOnManyThreadsAtOnce) {
   }
   for (std::thread& t : threads) t.join();
   for (std::size_t t = 0; t < out.size(); ++t) EXPECT_EQ(out[t], printf_g17(1e-4 * static_cast<double>(t + 1)));
+}
+
+TEST(ParseIndexList, IndicesAndRangesInTheOrderWritten) {
+  EXPECT_EQ(parse_index_list("3"), (std::vector<std::size_t>{3}));
+  EXPECT_EQ(parse_index_list("3,5,10-12"), (std::vector<std::size_t>{3, 5, 10, 11, 12}));
+  EXPECT_EQ(parse_index_list("0-3,8-11"), (std::vector<std::size_t>{0, 1, 2, 3, 8, 9, 10, 11}));
+  EXPECT_EQ(parse_index_list("7,2,7,4-4"), (std::vector<std::size_t>{7, 2, 7, 4}));
+  EXPECT_EQ(parse_index_list("999999999"), (std::vector<std::size_t>{999999999}));
+}
+
+TEST(ParseIndexList, RefusesWhatIsNotAListWithTheReason) {
+  const auto reason = [](std::string_view text) {
+    try {
+      parse_index_list(text);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(reason(""), "'' is not an index");
+  EXPECT_EQ(reason("0-9,x"), "'x' is not an index");
+  EXPECT_EQ(reason("1,,2"), "'' is not an index");
+  EXPECT_EQ(reason("3,"), "'' is not an index");
+  EXPECT_EQ(reason(" 3"), "' 3' is not an index");
+  EXPECT_EQ(reason("-3"), "'' is not an index");
+  EXPECT_EQ(reason("1-2-3"), "'2-3' is not an index");
+  EXPECT_EQ(reason("1000000000"), "'1000000000' is not an index");
+  EXPECT_EQ(reason("9-3"), "range '9-3' runs backwards");
 }
 
 }  // namespace

@@ -1371,42 +1371,21 @@ def _resume(resume, observable: PauliSum, circuit: Circuit, fingerprint: int, pl
     path = os.fspath(resume)
     ranks, rank = (plan.count, plan.rank) if plan.comm is not None else (1, 0)
     error, work, done, in_parts = None, None, 0, False
-
-    def mismatch(circuit_fp, task_fp, sum_):
-        return (circuit_fp != circuit._c.fingerprint() or task_fp != fingerprint
-                or sum_.num_qubits != observable.num_qubits)
-
     try:
         parts = _core.checkpoint_parts(path)
         in_parts = parts > 0
-        if not in_parts:
-            if not os.path.exists(path):
-                raise FileNotFoundError(f"resume: no checkpoint file at {path!r}")
-            work, circuit_fp, task_fp, done = _core.load_checkpoint(path)
-            if mismatch(circuit_fp, task_fp, work) or done > len(circuit):
-                raise ValueError(
-                    f"checkpoint {path} belongs to a different run (circuit, direction, policy or starting "
-                    "observable differ); refusing to resume from it"
-                )
+        if in_parts:
+            work, circuit_fp, task_fp, done = _core.load_checkpoint_share(path, parts, rank, ranks)
+        elif not os.path.exists(path):
+            raise FileNotFoundError(f"resume: no checkpoint file at {path!r}")
         else:
-            for j in list(range(rank, parts, ranks)) or [0]:
-                part, circuit_fp, task_fp, part_done = _core.load_checkpoint(_core.checkpoint_part_path(path, j, parts))
-                if mismatch(circuit_fp, task_fp, part) or part_done > len(circuit):
-                    raise ValueError(
-                        f"checkpoint {path}: part {j} of {parts} belongs to a different run (circuit, direction, "
-                        "policy or starting observable differ); refusing to resume from it"
-                    )
-                if work is None:
-                    work, done = part, part_done
-                    if rank >= parts:  # more ranks than parts: this rank starts empty (part 0 gave the type)
-                        work = _core.Sum(observable.num_qubits)
-                        if part.is_complex:
-                            work.make_complex()
-                elif part_done != done:
-                    raise ValueError(f"checkpoint {path}: part {j} of {parts} was written after another layer "
-                                     f"than part {rank}; refusing to resume from it")
-                else:
-                    work.iadd(part)
+            work, circuit_fp, task_fp, done = _core.load_checkpoint(path)
+        if (circuit_fp != circuit._c.fingerprint() or task_fp != fingerprint
+                or work.num_qubits != observable.num_qubits or done > len(circuit)):
+            raise ValueError(
+                f"checkpoint {path} belongs to a different run (circuit, direction, policy or starting "
+                "observable differ); refusing to resume from it"
+            )
     except (ValueError, RuntimeError, OSError) as e:
         error = e
     if plan.comm is not None:

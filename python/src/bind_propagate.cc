@@ -369,14 +369,19 @@ void register_propagate(py::module_& m) {
   m.def("remove_other_checkpoints", [](const std::string& path, std::size_t keep_parts) {
     io::remove_other_checkpoints(path, keep_parts);
   });
-  m.def("load_checkpoint", [](const std::string& path) {
+  // A checkpoint as (sum, circuit fingerprint, task fingerprint, layers done), read without the GIL.
+  const auto loaded = [](const std::function<io::Checkpoint()>& load) {
     io::Checkpoint checkpoint;
     {
       py::gil_scoped_release release;
-      checkpoint = io::load_checkpoint(path);
+      checkpoint = load();
     }
     return py::make_tuple(std::move(checkpoint.sum), checkpoint.circuit_fingerprint,
                           checkpoint.task_fingerprint, checkpoint.layers_done);
+  };
+  m.def("load_checkpoint", [loaded](const std::string& path) { return loaded([&] { return io::load_checkpoint(path); }); });
+  m.def("load_checkpoint_share", [loaded](const std::string& path, std::size_t parts, std::size_t rank, std::size_t ranks) {
+    return loaded([&] { return io::load_checkpoint_share(path, parts, rank, ranks); });
   });
 }
 

@@ -379,32 +379,7 @@ io::Checkpoint load_resume(const std::string& path, const Launch* launch, bool& 
     if (parts == 0) return io::load_checkpoint(path);
     const std::size_t ranks = launch != nullptr ? static_cast<std::size_t>(launch->size()) : 1;
     const std::size_t rank = launch != nullptr ? static_cast<std::size_t>(launch->rank()) : 0;
-    std::optional<io::Checkpoint> loaded;
-    std::size_t first = 0;
-    for (std::size_t j = rank; j < parts; j += ranks) {
-      io::Checkpoint part = io::load_checkpoint(io::checkpoint_part_path(path, j, parts));
-      if (!loaded) {
-        loaded = std::move(part);
-        first = j;
-        continue;
-      }
-      if (part.circuit_fingerprint != loaded->circuit_fingerprint ||
-          part.task_fingerprint != loaded->task_fingerprint || part.layers_done != loaded->layers_done ||
-          part.sum.num_qubits() != loaded->sum.num_qubits()) {
-        throw BadInput("checkpoint " + path + ": part " + std::to_string(j) + " of " + std::to_string(parts) +
-                       " was written after another layer or for another task than part " + std::to_string(first) +
-                       "; refusing to resume from it");
-      }
-      loaded->sum += part.sum;
-    }
-    if (!loaded) {
-      // More ranks than parts: this rank starts empty; part 0 gives the header and the coefficient type.
-      loaded = io::load_checkpoint(io::checkpoint_part_path(path, 0, parts));
-      loaded->sum = AnyPauliSum(loaded->sum.num_qubits(), loaded->sum.is_complex());
-    }
-    return std::move(*loaded);
-  } catch (const BadInput&) {
-    throw;
+    return io::load_checkpoint_share(path, parts, rank, ranks);
   } catch (const std::invalid_argument& e) {
     throw BadInput(e.what());
   } catch (const std::runtime_error& e) {

@@ -420,6 +420,29 @@ std::size_t checkpoint_parts(const std::filesystem::path& path) {
   return parts;
 }
 
+Checkpoint load_checkpoint_share(const std::filesystem::path& path, std::size_t parts, std::size_t rank,
+                                 std::size_t ranks) {
+  if (parts == 0 || ranks == 0 || rank >= ranks)
+    throw std::invalid_argument("load_checkpoint_share: needs parts > 0 and rank < ranks");
+  if (rank >= parts) {
+    Checkpoint empty = load_checkpoint(checkpoint_part_path(path, 0, parts));
+    empty.sum = AnyPauliSum(empty.sum.num_qubits(), empty.sum.is_complex());
+    return empty;
+  }
+  Checkpoint share = load_checkpoint(checkpoint_part_path(path, rank, parts));
+  for (std::size_t j = rank + ranks; j < parts; j += ranks) {
+    const Checkpoint part = load_checkpoint(checkpoint_part_path(path, j, parts));
+    if (part.circuit_fingerprint != share.circuit_fingerprint || part.task_fingerprint != share.task_fingerprint ||
+        part.layers_done != share.layers_done || part.sum.num_qubits() != share.sum.num_qubits()) {
+      throw std::invalid_argument("checkpoint " + path.string() + ": part " + std::to_string(j) + " of " +
+                                  std::to_string(parts) + " was written after another layer or for another task than part " +
+                                  std::to_string(rank) + "; refusing to resume from it");
+    }
+    share.sum += part.sum;
+  }
+  return share;
+}
+
 void remove_other_checkpoints(const std::filesystem::path& path, std::size_t keep_parts) {
   std::error_code ignored;
   if (keep_parts != 0) std::filesystem::remove(path, ignored);

@@ -47,6 +47,14 @@ std::filesystem::path checkpoint_part_path(const std::filesystem::path& path, st
 /// counts exist, when one of the K is missing, or when the single file and parts both exist.
 std::size_t checkpoint_parts(const std::filesystem::path& path);
 
+/// What rank `rank` of `ranks` resumes from, of the checkpoint at `path` in `parts` parts: parts rank,
+/// rank + ranks, … added (any rank count works: the run routes the terms to their owners); where
+/// rank ≥ parts, an empty sum of part 0's qubit count and coefficient type, with part 0's header. Throws
+/// std::invalid_argument when the parts read disagree on the fingerprints, layers done or qubit count
+/// (naming the part), and what load_checkpoint throws.
+Checkpoint load_checkpoint_share(const std::filesystem::path& path, std::size_t parts, std::size_t rank,
+                                 std::size_t ranks);
+
 /// Removes every checkpoint file at `path` but the single file (keep_parts = 0) or the K-part set
 /// (keep_parts = K): what a previous run with another rank count left there. Missing files are no error.
 void remove_other_checkpoints(const std::filesystem::path& path, std::size_t keep_parts);

@@ -487,6 +487,28 @@ TEST_F(CheckpointFileTest, PartsAreFoundCheckedAndReplaced) {
   EXPECT_EQ(checkpoint_parts(path), 0u);
 }
 
+TEST_F(CheckpointFileTest, ShareOfARankIsItsPartsAddedWithAnyRankCount) {
+  const fs::path path = dir_ / "run.ckpt";
+  std::vector<AnyPauliSum> sums;
+  for (std::uint64_t r = 0; r < 4; ++r) sums.push_back(RandomSum(70, true, 40, 20 + r));
+  for (std::size_t r = 0; r < 4; ++r) save_checkpoint(checkpoint_part_path(path, r, 4), MakeCheckpoint(sums[r]));
+  // 4 parts on 2 ranks: rank 1 reads parts 1 and 3; on 1 rank, all four; each the header of its parts.
+  const Checkpoint rank1 = load_checkpoint_share(path, 4, 1, 2);
+  EXPECT_TRUE(SameCheckpoint(rank1, MakeCheckpoint(sums[1] + sums[3])));
+  EXPECT_TRUE(SameCheckpoint(load_checkpoint_share(path, 4, 0, 1), MakeCheckpoint(sums[0] + sums[1] + sums[2] + sums[3])));
+  EXPECT_TRUE(SameCheckpoint(load_checkpoint_share(path, 4, 2, 4), MakeCheckpoint(sums[2])));
+  // More ranks than parts: rank 5 of 8 starts empty, with part 0's header and coefficient type.
+  const Checkpoint empty = load_checkpoint_share(path, 4, 5, 8);
+  EXPECT_TRUE(SameCheckpoint(empty, MakeCheckpoint(AnyPauliSum(70, true))));
+  EXPECT_TRUE(empty.sum.is_complex());
+  // A part of another checkpoint among those a rank reads: refused, naming it.
+  save_checkpoint(checkpoint_part_path(path, 3, 4), MakeCheckpoint(sums[3], 1));
+  EXPECT_TRUE(ThrowsInvalidArgumentMentioning(
+      [&] { load_checkpoint_share(path, 4, 1, 2); },
+      {"checkpoint " + path.string() + ": part 3 of 4 was written after another layer or for another task than part 1"}));
+  EXPECT_THROW(load_checkpoint_share(path, 4, 2, 2), std::invalid_argument);  // rank ≥ ranks
+}
+
 // ---- damage ----
 
 TEST(CheckpointTest, EverySingleByteFlipIsRefused) {

@@ -14,6 +14,7 @@
 #include <set>
 #include <cstring>
 #include <limits>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -696,9 +697,39 @@ struct DeviceSum<W, C>::Impl {
     if (rescale_needed) Launch::rescale(a, t, stream);
   }
 
+  /// Removes the holes when they pile up (or always with `force`). In place (the live terms past the
+  /// first stored − holes fill the holes below: no allocation) unless the arrays are over four times
+  /// what the live terms need, in which case they are copied into smaller ones to give memory back.
+  /// PAULISTRINGS_GPU_COMPACT=gather: always the gather into fresh arrays (the earlier behaviour; for
+  /// benchmarks comparing the two).
+  static bool gather_always() {
+    static const bool gather = [] {
+      const char* value = std::getenv("PAULISTRINGS_GPU_COMPACT");
+      return value != nullptr && std::string_view(value) == "gather";
+    }();
+    return gather;
+  }
+
   void compact_if_worthwhile(bool force) {
     if (holes == 0 || (!force && holes * 8 < stored)) return;
     const std::size_t live = stored - holes;
+    if (capacity <= 4 * std::max<std::size_t>(live, 1024) && !gather_always()) {
+      try {
+        reserve_scan(stored);
+        auto* flags = static_cast<std::uint32_t*>(counts.ptr);
+        auto* ranks = static_cast<std::uint32_t*>(offsets.ptr);
+        Launch::misplaced_flags(coef.ptr, live, stored, flags, stream);
+        std::size_t bytes = scan_temp.bytes;
+        kernels::exclusive_sum(scan_temp.ptr, bytes, flags, ranks, stored, stream);
+        Launch::fill_holes(key_ptr(), coef.ptr, live, stored, ranks, flags, stream);
+        check(cudaStreamSynchronize(stream), "compact");
+        stored = live;
+        holes = 0;
+      } catch (const GpuOutOfMemory&) {
+        if (force) throw;
+      }
+      return;
+    }
     try {
       reserve_scan(stored);
       Launch::live_flags(coef.ptr, stored, static_cast<std::uint32_t*>(counts.ptr), stream);
@@ -896,6 +927,7 @@ struct DeviceSum<W, C>::Impl {
                           cudaMemcpyDeviceToHost, stream),
           "read export counts");
     check(cudaStreamSynchronize(stream), "export count");
+    profile.mark(stream, "export count");
     if (host_scratch[slots] != 0) {
       throw std::logic_error("partition export: " + std::to_string(host_scratch[slots]) +
                              " terms belong to partitions that are not among this layer's partners");
@@ -916,6 +948,71 @@ struct DeviceSum<W, C>::Impl {
     zero_counters();
     Launch::export_write(args(Truncation()), split, static_cast<Key*>(export_keys.ptr), export_coef.ptr, stream);
     settle_counters();  // synchronizes: the rows are in place for whoever reads them next
+    profile.mark(stream, "export write");
+    compact_if_worthwhile(false);
+    profile.mark(stream, "export compact");
+    return layout;
+  }
+
+  /// Whether a remote layer of `table` can run fused with its export: a rotation whose generator g
+  /// belongs to the one partner offset (every delta of the layer crosses, so no orbit meets here).
+  static bool fuses_with_export(const PreparedChannel<W>& table, std::span<const PauliString<W>> rows,
+                                std::span<const std::uint32_t> offsets) {
+    if (table.form != PreparedChannel<W>::Form::rotation || offsets.size() != 1 || rows.size() > 16) return false;
+    std::uint32_t part = 0;
+    for (std::size_t j = 0; j < rows.size(); ++j) {
+      int parity = 0;
+      for (int w = 0; w < W; ++w) {
+        parity ^= std::popcount((rows[j].x[w] & table.generator.x[w]) ^ (rows[j].z[w] & table.generator.z[w])) & 1;
+      }
+      part |= static_cast<std::uint32_t>(parity) << j;
+    }
+    return part != 0 && part == offsets[0];
+  }
+
+  /// apply_layer(table, Truncation()) then export_on_device(rows, self, offsets), fused where
+  /// fuses_with_export says so: one count pass and one pass that rescales the anticommuting terms in
+  /// place and writes their partners straight into the export (no join table, no appended terms, no
+  /// holes). Every live term must belong to `self` (the partition driver's invariant between layers).
+  ExportLayout apply_and_export(const PreparedChannel<W>& table, std::span<const PauliString<W>> rows,
+                                std::uint32_t self, std::span<const std::uint32_t> offsets) {
+    if (!fuses_with_export(table, rows, offsets)) {
+      apply_layer(table, Truncation());
+      return export_on_device(rows, self, offsets);
+    }
+    activate();
+    profile.start(stream);
+    ExportLayout layout{std::vector<std::size_t>(1, 0), std::vector<std::size_t>(1, 0)};
+    const Truncation none;
+    if (skips_layer(table, none)) {
+      ++skipped;
+      profile.mark(stream, "skipped layer");
+      return layout;
+    }
+    zero_counters();
+    discarded = 0.0;
+    const kernels::RotationTable<W> t = rotation_table(table);
+    unsigned long long* cursor = histogram();
+    check(cudaMemsetAsync(cursor, 0, sizeof(unsigned long long), stream), "memset");
+    const kernels::LayerArgs<W> a = args(none);
+    Launch::remote_rotation_count(a, t, cursor, stream);
+    check(cudaMemcpyAsync(host_scratch, cursor, sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream),
+          "read export count");
+    check(cudaStreamSynchronize(stream), "export count");
+    profile.mark(stream, "remote rotation count");
+    const std::size_t total = static_cast<std::size_t>(host_scratch[0]);
+    if (total > 0) {
+      if (export_keys.bytes < total * sizeof(Key)) allocate(export_keys, total * sizeof(Key), "export keys");
+      if (export_coef.bytes < total * sizeof(C)) allocate(export_coef, total * sizeof(C), "export coefficients");
+    }
+    check(cudaMemsetAsync(cursor, 0, sizeof(unsigned long long), stream), "memset");
+    Launch::remote_rotation_write(a, t, cursor, static_cast<Key*>(export_keys.ptr), export_coef.ptr, stream);
+    settle_counters();  // synchronizes: the rows are in place for whoever reads them next
+    profile.mark(stream, "remote rotation write");
+    layout.count[0] = total;
+    tested = none;
+    tested_valid = true;
+    add_support(table);
     compact_if_worthwhile(false);
     return layout;
   }
@@ -923,9 +1020,14 @@ struct DeviceSum<W, C>::Impl {
   std::vector<std::vector<std::byte>> export_partition_rows(std::span<const PauliString<W>> rows,
                                                             std::uint32_t self,
                                                             std::span<const std::uint32_t> offsets) {
-    const ExportLayout layout = export_on_device(rows, self, offsets);
-    std::vector<std::vector<std::byte>> out(offsets.size());
-    for (std::size_t k = 0; k < offsets.size(); ++k) {
+    return download_export(export_on_device(rows, self, offsets));
+  }
+
+  /// Copies an export (export_on_device's layout) into one host buffer per slot.
+  std::vector<std::vector<std::byte>> download_export(const ExportLayout& layout) {
+    const std::size_t slots = layout.count.size();
+    std::vector<std::vector<std::byte>> out(slots);
+    for (std::size_t k = 0; k < slots; ++k) {
       const std::size_t n = layout.count[k];
       out[k].resize(n * (sizeof(Key) + sizeof(C)));
       if (n == 0) continue;
@@ -942,9 +1044,13 @@ struct DeviceSum<W, C>::Impl {
 
   std::vector<PeerRows> export_partition_rows_on_device(std::span<const PauliString<W>> rows, std::uint32_t self,
                                                         std::span<const std::uint32_t> offsets) {
-    const ExportLayout layout = export_on_device(rows, self, offsets);
-    std::vector<PeerRows> out(offsets.size());
-    for (std::size_t k = 0; k < offsets.size(); ++k) {
+    return peer_rows(export_on_device(rows, self, offsets));
+  }
+
+  /// An export (export_on_device's layout) as device addresses.
+  std::vector<PeerRows> peer_rows(const ExportLayout& layout) const {
+    std::vector<PeerRows> out(layout.count.size());
+    for (std::size_t k = 0; k < out.size(); ++k) {
       out[k].device = device;
       out[k].count = layout.count[k];
       out[k].keys = static_cast<const Key*>(export_keys.ptr) + layout.first[k];
@@ -977,13 +1083,16 @@ struct DeviceSum<W, C>::Impl {
   /// fill the import buffers, which hold `largest` rows, and return them).
   template <class Source>
   void merge_batches(std::size_t batches, std::size_t total, std::size_t largest, Source&& source) {
+    profile.mark(stream, "exchange (host)");
     if (total == 0) return;
     reserve_merge(total, largest);
+    profile.mark(stream, "merge room");
     zero_counters();
     unsigned long long* cone = histogram() + kConeWord;
     check(cudaMemsetAsync(cone, 0, W * sizeof(unsigned long long), stream), "memset");
     kernels::LayerArgs<W> a = args(Truncation());
     Launch::key_index(a, stream);
+    profile.mark(stream, "merge index");
     // Batches one after another on the stream: a batch copied into the import buffers is not
     // overwritten before the merge that reads it has run.
     for (std::size_t k = 0; k < batches; ++k) {
@@ -995,6 +1104,7 @@ struct DeviceSum<W, C>::Impl {
                           stream),
           "read light cone");
     settle_counters();
+    profile.mark(stream, "merge rows");
     for (int w = 0; w < W; ++w) support[w] |= host_scratch[kConeWord + w];
     tested_valid = false;  // received terms have not met the policy
   }
@@ -1098,6 +1208,7 @@ struct DeviceSum<W, C>::Impl {
     tested = truncation;
     tested_valid = true;
     compact_if_worthwhile(false);
+    profile.mark(stream, "term test");
     return discarded;
   }
 
@@ -1191,6 +1302,20 @@ std::vector<std::vector<std::byte>> DeviceSum<W, C>::export_partition_rows(std::
                                                                            std::uint32_t self,
                                                                            std::span<const std::uint32_t> offsets) {
   return impl_->export_partition_rows(rows, self, offsets);
+}
+template <int W, Coefficient C>
+std::vector<std::vector<std::byte>> DeviceSum<W, C>::apply_and_export(const PreparedChannel<W>& table,
+                                                                      std::span<const PauliString<W>> rows,
+                                                                      std::uint32_t self,
+                                                                      std::span<const std::uint32_t> offsets) {
+  return impl_->download_export(impl_->apply_and_export(table, rows, self, offsets));
+}
+template <int W, Coefficient C>
+std::vector<PeerRows> DeviceSum<W, C>::apply_and_export_on_device(const PreparedChannel<W>& table,
+                                                                 std::span<const PauliString<W>> rows,
+                                                                 std::uint32_t self,
+                                                                 std::span<const std::uint32_t> offsets) {
+  return impl_->peer_rows(impl_->apply_and_export(table, rows, self, offsets));
 }
 template <int W, Coefficient C>
 void DeviceSum<W, C>::merge_partition_rows(std::span<const std::span<const std::byte>> buffers) {

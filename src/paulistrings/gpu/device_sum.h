@@ -123,6 +123,17 @@ class DeviceSum {
   /// as it was).
   std::vector<std::vector<std::byte>> export_partition_rows(std::span<const PauliString<W>> rows, std::uint32_t self,
                                                             std::span<const std::uint32_t> offsets);
+  /// A remote layer's first half: apply_layer(table, Truncation()) then export_partition_rows(rows, self,
+  /// offsets) (or its _on_device form), in one step where they fuse — a rotation whose generator
+  /// belongs to the one partner (no orbit meets in this partition: the anticommuting terms are
+  /// rescaled in place and their partners written straight into the export, with no join, no appended
+  /// terms and no holes). Every live term must belong to `self` (the partition driver's invariant).
+  std::vector<std::vector<std::byte>> apply_and_export(const PreparedChannel<W>& table,
+                                                       std::span<const PauliString<W>> rows, std::uint32_t self,
+                                                       std::span<const std::uint32_t> offsets);
+  std::vector<PeerRows> apply_and_export_on_device(const PreparedChannel<W>& table,
+                                                   std::span<const PauliString<W>> rows, std::uint32_t self,
+                                                   std::span<const std::uint32_t> offsets);
   /// Adds terms in export_partition_rows' layout, buffer by buffer (keys distinct within a buffer):
   /// a key already present gets the coefficient added, a new key is appended. No truncation.
   void merge_partition_rows(std::span<const std::span<const std::byte>> buffers);

@@ -593,6 +593,43 @@ __global__ void __launch_bounds__(kThreads) join_rotation_kernel(LayerArgs<W> a,
   if constexpr (Write) tally.flush(a.counters);
 }
 
+/// A rotation whose generator crosses partitions: no orbit {Q, Q ⊕ g} has both members in this
+/// partition, so there is nothing to join. Each live anticommuting term keeps cos θ·c in place and
+/// its partner sin_signed·s(Q)·c (key Q ⊕ g, another partition's) goes to out_keys/out_coef at
+/// *cursor (count pass: only the cursor advances). s(Q) as in join_rotation_kernel.
+template <int W, bool Cx, bool Write>
+__global__ void __launch_bounds__(kThreads) remote_rotation_kernel(LayerArgs<W> a, RotationTable<W> t,
+                                                                    unsigned long long* cursor, Key<W>* out_keys,
+                                                                    void* out_coef) {
+  Tally tally;
+  const std::size_t lane = threadIdx.x & 31;
+  for (std::size_t first = thread_index() - lane; first < a.size; first += thread_stride()) {
+    const std::size_t i = first + lane;
+    bool emit = false;
+    C2 partner{0.0, 0.0};
+    if (i < a.size && anticommutes(a.keys, i, t.generator)) {
+      const C2 c = load_coef<Cx>(a.coef, i);
+      if (!is_zero<Cx>(c)) {
+        const Key<W> key = a.keys[i];
+        partner = scale<Cx>(c, rotation_sign(t.generator, key) * t.sin_signed);
+        emit = !is_zero<Cx>(partner);
+        if constexpr (Write) {
+          const int weight = a.program.uses_weight ? weight_of(key) : 0;
+          settle<Cx>(tally, a.program, a.coef, i, true, scale<Cx>(c, t.cos_theta), weight);
+        }
+      }
+    }
+    const unsigned long long at = warp_reserve(cursor, emit ? 1u : 0u);
+    if constexpr (Write) {
+      if (emit) {
+        out_keys[at] = xor_key(a.keys[i], t.generator);
+        store_coef<Cx>(out_coef, at, partner);
+      }
+    }
+  }
+  if constexpr (Write) tally.flush(a.counters);
+}
+
 // ---- layer passes and compaction ----
 
 template <bool Cx>
@@ -680,6 +717,41 @@ __global__ void __launch_bounds__(kThreads) compact_kernel(const Key<W>* keys, c
     const std::size_t at = positions[i];
     out_keys[at] = keys[i];
     store_coef<Cx>(out_coef, at, c);
+  }
+}
+
+/// In-place compaction, step 1: flags[i] = 1 for the holes among the first `live` terms and for the
+/// live terms after them (there are as many of one as of the other).
+template <bool Cx>
+__global__ void __launch_bounds__(kThreads) misplaced_flags_kernel(const void* coef, std::size_t live, std::size_t n,
+                                                                    std::uint32_t* flags) {
+  for (std::size_t i = thread_index(); i < n; i += thread_stride()) {
+    const bool zero = is_zero<Cx>(load_coef<Cx>(coef, i));
+    flags[i] = (i < live ? zero : !zero) ? 1u : 0u;
+  }
+}
+
+/// Step 2 (after an exclusive scan of the flags into ranks): holes[rank] = index of each hole below `live`.
+template <bool Cx>
+__global__ void __launch_bounds__(kThreads) hole_list_kernel(const void* coef, std::size_t live,
+                                                              const std::uint32_t* ranks, std::uint32_t* holes) {
+  for (std::size_t i = thread_index(); i < live; i += thread_stride()) {
+    if (is_zero<Cx>(load_coef<Cx>(coef, i))) holes[ranks[i]] = static_cast<std::uint32_t>(i);
+  }
+}
+
+/// Step 3: the k-th live term past `live` moves into the k-th hole below it (ranks[live] = holes below).
+template <int W, bool Cx>
+__global__ void __launch_bounds__(kThreads) fill_holes_kernel(Key<W>* keys, void* coef, std::size_t live,
+                                                               std::size_t n, const std::uint32_t* ranks,
+                                                               const std::uint32_t* holes) {
+  const std::uint32_t below = ranks[live];
+  for (std::size_t j = live + thread_index(); j < n; j += thread_stride()) {
+    const C2 c = load_coef<Cx>(coef, j);
+    if (is_zero<Cx>(c)) continue;
+    const std::size_t to = holes[ranks[j] - below];
+    keys[to] = keys[j];
+    store_coef<Cx>(coef, to, c);
   }
 }
 
@@ -981,6 +1053,38 @@ void Launch<W, Cx>::compact(const Key<W>* keys, const void* coef, std::size_t si
   if (size == 0) return;
   compact_kernel<W, Cx><<<grid_for(size), kThreads, 0, stream>>>(keys, coef, size, positions, out_keys, out_coef);
   check_launch("compact");
+}
+template <int W, bool Cx>
+void Launch<W, Cx>::misplaced_flags(const void* coef, std::size_t live, std::size_t size, std::uint32_t* flags,
+                                    cudaStream_t stream) {
+  if (size == 0) return;
+  misplaced_flags_kernel<Cx><<<grid_for(size), kThreads, 0, stream>>>(coef, live, size, flags);
+  check_launch("misplaced_flags");
+}
+template <int W, bool Cx>
+void Launch<W, Cx>::fill_holes(Key<W>* keys, void* coef, std::size_t live, std::size_t size,
+                               const std::uint32_t* ranks, std::uint32_t* holes, cudaStream_t stream) {
+  if (live >= size) return;
+  if (live > 0) hole_list_kernel<Cx><<<grid_for(live), kThreads, 0, stream>>>(coef, live, ranks, holes);
+  fill_holes_kernel<W, Cx><<<grid_for(size - live), kThreads, 0, stream>>>(keys, coef, live, size, ranks, holes);
+  check_launch("fill_holes");
+}
+template <int W, bool Cx>
+void Launch<W, Cx>::remote_rotation_count(const LayerArgs<W>& args, const RotationTable<W>& table,
+                                          unsigned long long* cursor, cudaStream_t stream) {
+  if (args.size == 0) return;
+  remote_rotation_kernel<W, Cx, false><<<grid_for(args.size), kThreads, 0, stream>>>(args, table, cursor, nullptr,
+                                                                                      nullptr);
+  check_launch("remote_rotation_count");
+}
+template <int W, bool Cx>
+void Launch<W, Cx>::remote_rotation_write(const LayerArgs<W>& args, const RotationTable<W>& table,
+                                          unsigned long long* cursor, Key<W>* out_keys, void* out_coef,
+                                          cudaStream_t stream) {
+  if (args.size == 0) return;
+  remote_rotation_kernel<W, Cx, true><<<grid_for(args.size), kThreads, 0, stream>>>(args, table, cursor, out_keys,
+                                                                                     out_coef);
+  check_launch("remote_rotation_write");
 }
 void exclusive_sum(void* temp, std::size_t& temp_bytes, const std::uint32_t* in, std::uint32_t* out, std::size_t n,
                    cudaStream_t stream) {

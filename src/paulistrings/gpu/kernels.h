@@ -166,6 +166,24 @@ struct Launch {
   /// Moves live terms to out_keys/out_coef[positions[i]] (positions: exclusive scan of the flags).
   static void compact(const Key<W>* keys, const void* coef, std::size_t size, const std::uint32_t* positions,
                       Key<W>* out_keys, void* out_coef, cudaStream_t stream);
+  /// Compaction in place, for a sum of `live` live terms among `size` stored: misplaced_flags marks the
+  /// holes below `live` and the live terms from `live` on; after an exclusive scan of the flags into
+  /// `ranks`, fill_holes moves the k-th live term from `live` on into the k-th hole below it (`holes`:
+  /// scratch of at least size − live entries; it may be the flags' array). Leaves the live terms in
+  /// [0, live), in another order.
+  static void misplaced_flags(const void* coef, std::size_t live, std::size_t size, std::uint32_t* flags,
+                              cudaStream_t stream);
+  static void fill_holes(Key<W>* keys, void* coef, std::size_t live, std::size_t size, const std::uint32_t* ranks,
+                         std::uint32_t* holes, cudaStream_t stream);
+  /// A rotation whose generator g belongs to another partition (no orbit meets here): each live term Q
+  /// that anticommutes with g keeps cos θ·c in place (args.program applied; hole changes counted), and
+  /// its partner (Q ⊕ g, sin_signed·s(Q)·c, when nonzero) is written to out_keys/out_coef at *cursor
+  /// (one atomic per warp). The count pass only advances *cursor by the number of partners.
+  static void remote_rotation_count(const LayerArgs<W>& args, const RotationTable<W>& table,
+                                    unsigned long long* cursor, cudaStream_t stream);
+  static void remote_rotation_write(const LayerArgs<W>& args, const RotationTable<W>& table,
+                                    unsigned long long* cursor, Key<W>* out_keys, void* out_coef,
+                                    cudaStream_t stream);
 };
 
 /// Scratch size and run of an exclusive sum over n uint32 (in and out may alias), and a uint64 total of

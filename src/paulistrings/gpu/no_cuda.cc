@@ -60,6 +60,18 @@ std::vector<std::vector<std::byte>> DeviceSum<W, C>::export_partition_rows(std::
   throw GpuUnavailable(kReason);
 }
 template <int W, Coefficient C>
+std::vector<std::vector<std::byte>> DeviceSum<W, C>::apply_and_export(const PreparedChannel<W>&,
+                                                                      std::span<const PauliString<W>>, std::uint32_t,
+                                                                      std::span<const std::uint32_t>) {
+  throw GpuUnavailable(kReason);
+}
+template <int W, Coefficient C>
+std::vector<PeerRows> DeviceSum<W, C>::apply_and_export_on_device(const PreparedChannel<W>&,
+                                                                 std::span<const PauliString<W>>, std::uint32_t,
+                                                                 std::span<const std::uint32_t>) {
+  throw GpuUnavailable(kReason);
+}
+template <int W, Coefficient C>
 void DeviceSum<W, C>::merge_partition_rows(std::span<const std::span<const std::byte>>) { throw GpuUnavailable(kReason); }
 template <int W, Coefficient C>
 std::vector<PeerRows> DeviceSum<W, C>::export_partition_rows_on_device(std::span<const PauliString<W>>, std::uint32_t,

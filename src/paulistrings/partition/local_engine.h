@@ -3,10 +3,10 @@
 // sum, behind one interface, so the partition driver (partitioned_propagate.inl) runs the CPU engine
 // (CpuLocalEngine) and the GPU engine (GpuLocalEngine, a gpu::DeviceSum on one device) alike.
 //
-// Per layer the driver calls apply_layer (a local layer, or a remote one without the per-term test),
-// export_rows / merge_rows around the exchange of a remote layer, apply_term_truncation after it, and
-// for a truncation across partitions the histogram and cut calls (the counts are all-reduced between
-// them). Buffers are opaque bytes to the driver: the CPU engine sends its rows laid out by bucket
+// Per layer the driver calls apply_layer (a local layer) or apply_and_export (a remote one: the channel
+// without the per-term test, then the export, fused where the engine can), merge_rows after the
+// exchange, apply_term_truncation after that, and for a truncation across partitions the histogram and
+// cut calls (the counts are all-reduced between them). Buffers are opaque bytes to the driver: the CPU engine sends its rows laid out by bucket
 // (BucketedView: the partitions agree on the bucket count, so the receiver merges bucket by bucket
 // without hashing), the GPU engine n keys then n coefficients; every rank of a run uses the same engine
 // (part of the shape check).
@@ -55,6 +55,13 @@ class LocalEngine {
   /// unchanged until its next export (partitions of one process read them in place).
   virtual std::vector<ExportedRows> export_rows(const PartitionRows& rows, std::uint32_t self,
                                                 std::span<const std::uint32_t> offsets) = 0;
+  /// A remote layer's first half: the channel without the per-term test, then export_rows. An engine
+  /// may fuse the two (the GPU engine does for a rotation: every output of its one delta crosses).
+  virtual std::vector<ExportedRows> apply_and_export(const PreparedChannel<W>& table, const PartitionRows& rows,
+                                                     std::uint32_t self, std::span<const std::uint32_t> offsets) {
+    apply_layer(table, Truncation());
+    return export_rows(rows, self, offsets);
+  }
   /// Adds received buffers (equal keys sum).
   virtual void merge_rows(std::span<const std::span<const std::byte>> buffers) = 0;
   /// The bucket count 2^bits of a bucketed engine (the CPU engine), 0 otherwise; refine_to grows it to
@@ -68,6 +75,13 @@ class LocalEngine {
   virtual std::vector<gpu::PeerRows> export_rows_on_device(const PartitionRows&, std::uint32_t,
                                                            std::span<const std::uint32_t>) {
     throw std::logic_error("this engine exchanges rows through host memory");
+  }
+  /// apply_and_export with the export left on the device.
+  virtual std::vector<gpu::PeerRows> apply_and_export_on_device(const PreparedChannel<W>& table,
+                                                                const PartitionRows& rows, std::uint32_t self,
+                                                                std::span<const std::uint32_t> offsets) {
+    apply_layer(table, Truncation());
+    return export_rows_on_device(rows, self, offsets);
   }
   virtual void merge_rows_on_device(std::span<const gpu::PeerRows>) {
     throw std::logic_error("this engine exchanges rows through host memory");
@@ -329,9 +343,17 @@ class GpuLocalEngine final : public ForwardingEngine<W, C, gpu::DeviceSum<W, C>>
   std::vector<ExportedRows> export_rows(const PartitionRows& rows, std::uint32_t self,
                                         std::span<const std::uint32_t> offsets) override {
     exported_ = engine_.export_partition_rows(rows_of(rows), self, offsets);
-    std::vector<ExportedRows> out;
-    for (const auto& buffer : exported_) out.push_back({buffer, buffer.size() / kRowBytes<W, C>});
-    return out;
+    return exported_rows();
+  }
+  std::vector<ExportedRows> apply_and_export(const PreparedChannel<W>& table, const PartitionRows& rows,
+                                             std::uint32_t self, std::span<const std::uint32_t> offsets) override {
+    exported_ = engine_.apply_and_export(table, rows_of(rows), self, offsets);
+    return exported_rows();
+  }
+  std::vector<gpu::PeerRows> apply_and_export_on_device(const PreparedChannel<W>& table, const PartitionRows& rows,
+                                                        std::uint32_t self,
+                                                        std::span<const std::uint32_t> offsets) override {
+    return engine_.apply_and_export_on_device(table, rows_of(rows), self, offsets);
   }
   void merge_rows(std::span<const std::span<const std::byte>> buffers) override {
     engine_.merge_partition_rows(buffers);
@@ -362,6 +384,12 @@ class GpuLocalEngine final : public ForwardingEngine<W, C, gpu::DeviceSum<W, C>>
   const std::vector<PauliString<W>>& rows_of(const PartitionRows& rows) {
     if (rows_.empty() && rows.bits() > 0) rows_ = rows.rows_as<W>();
     return rows_;
+  }
+
+  std::vector<ExportedRows> exported_rows() const {
+    std::vector<ExportedRows> out;
+    for (const auto& buffer : exported_) out.push_back({buffer, buffer.size() / kRowBytes<W, C>});
+    return out;
   }
 
   using ForwardingEngine<W, C, gpu::DeviceSum<W, C>>::engine_;

@@ -520,24 +520,37 @@ class PartitionRunner {
 
   /// A remote layer whose rows cross in host memory (CPU partitions; GPU ranks without NCCL). The channel
   /// is applied without the per-term test (a coefficient is final only once the partners' rows are in);
-  /// then the partitions agree on the bucket count (the largest, in the error agreement's reduction),
-  /// export the outputs owned by each partner rank ⊕ s laid out by bucket, and swap them: partitions of
+  /// then CPU partitions agree on the bucket count (the largest, in the error agreement's reduction) and
+  /// export the outputs owned by each partner rank ⊕ s laid out by bucket (GPU ranks export in the same
+  /// step as the channel, LocalEngine::apply_and_export), and they swap them: partitions of
   /// one process swap the buffers' addresses and merge from the partner's buffer in place (a second swap
   /// keeps it unchanged until the reader is done), ranks swap the bytes. Then the per-term test.
   double host_exchange(Pending& p, const PreparedChannel<W>& table, const std::vector<std::uint32_t>& offsets,
                        std::size_t step, const Channel& channel) {
-    apply_without_term_test(table, step, channel);
-    std::uint64_t bits = static_cast<std::uint64_t>(engine_->bucket_bits());
-    sync_errors(std::span<std::uint64_t>(&bits, 1));
     std::vector<ExportedRows> outgoing;
-    guard(layer_context(step, channel), [&] {
-      engine_->refine_to(static_cast<int>(bits));
-      outgoing = engine_->export_rows(rows_, static_cast<std::uint32_t>(rank_), offsets);
+    const auto count = [&] {
       for (const ExportedRows& rows : outgoing) {
         p.bytes += rows.bytes.size();
         p.rows += rows.rows;
       }
-    });
+    };
+    if (engine_->exchanges_on_device()) {
+      // GPU ranks: no bucket layout to agree on, and the layer may fuse with its export.
+      guard(layer_context(step, channel), [&] {
+        if (partition_options_.before_layer) partition_options_.before_layer(rank_, step);
+        outgoing = engine_->apply_and_export(table, rows_, static_cast<std::uint32_t>(rank_), offsets);
+        count();
+      });
+    } else {
+      apply_without_term_test(table, step, channel);
+      std::uint64_t bits = static_cast<std::uint64_t>(engine_->bucket_bits());
+      sync_errors(std::span<std::uint64_t>(&bits, 1));
+      guard(layer_context(step, channel), [&] {
+        engine_->refine_to(static_cast<int>(bits));
+        outgoing = engine_->export_rows(rows_, static_cast<std::uint32_t>(rank_), offsets);
+        count();
+      });
+    }
     sync_errors();  // a partition that failed above must not leave its partners waiting
     double discarded = 0.0;
     if (transport_.shares_address_space()) {
@@ -591,15 +604,16 @@ class PartitionRunner {
   }
 
   /// The first half of a remote GPU layer: the channel without the per-term test, then the outputs owned
-  /// by other partitions moved into this engine's device export (counted in `p`). Errors are agreed on
+  /// by other partitions moved into this engine's device export (counted in `p`), in one step where the
+  /// engine fuses them (LocalEngine::apply_and_export_on_device). Errors are agreed on
   /// before returning, so no partition is left waiting for a failed partner.
   std::vector<gpu::PeerRows> export_on_device(Pending& p, const PreparedChannel<W>& table,
                                               const std::vector<std::uint32_t>& offsets, std::size_t step,
                                               const Channel& channel) {
-    apply_without_term_test(table, step, channel);
     std::vector<gpu::PeerRows> outgoing;
     guard(layer_context(step, channel), [&] {
-      outgoing = engine_->export_rows_on_device(rows_, static_cast<std::uint32_t>(rank_), offsets);
+      if (partition_options_.before_layer) partition_options_.before_layer(rank_, step);
+      outgoing = engine_->apply_and_export_on_device(table, rows_, static_cast<std::uint32_t>(rank_), offsets);
       for (const gpu::PeerRows& rows : outgoing) {
         p.rows += rows.count;
         p.bytes += rows.count * kRowBytes<W, C>;

@@ -9,13 +9,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <random>
 #include <thread>
 
+#include "paulistrings/channels/prepared_channel.h"
 #include "paulistrings/circuit/kicked_ising.h"
 #include "paulistrings/gpu/device_sum.h"
 #include "paulistrings/partition/cpu_pinning.h"
@@ -756,6 +759,85 @@ TEST(PartitionedPropagate, RealW1CoeffDropsAfterTheExchangeMatchTheSingleEngine)
 TEST(PartitionGpu, RealW1CoeffDropsAfterTheExchangeMatchTheCpu) {
   SKIP_WITHOUT_GPU();
   check_w1_coeff_partitions({0, 0, 0, 0});
+}
+
+// The GPU engine fuses a rotation layer whose generator crosses partitions with its export
+// (DeviceSum::apply_and_export): the same rows leave and the same terms stay, bit for bit, as with the
+// layer then the export.
+template <int W, Coefficient C>
+std::vector<std::pair<PauliString<W>, C>> exported_terms(std::span<const std::byte> buffer) {
+  const std::size_t n = buffer.size() / (sizeof(PauliString<W>) + sizeof(C));
+  std::vector<std::pair<PauliString<W>, C>> out(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::memcpy(&out[i].first, buffer.data() + i * sizeof(PauliString<W>), sizeof(PauliString<W>));
+    std::memcpy(&out[i].second, buffer.data() + n * sizeof(PauliString<W>) + i * sizeof(C), sizeof(C));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
+}
+
+template <int W, Coefficient C>
+std::vector<std::pair<PauliString<W>, C>> stored_terms(const gpu::DeviceSum<W, C>& sum) {
+  std::vector<std::pair<PauliString<W>, C>> out;
+  for (const auto& term : sum.download().sorted_terms()) out.emplace_back(term.key, term.coefficient);
+  return out;
+}
+
+template <int W, Coefficient C>
+void check_fused_remote_rotations(std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  constexpr std::size_t kQubits = 64 * W;
+  const std::size_t window = W == 1 ? 0 : kQubits / 2 - 4;  // straddles a word boundary for W > 1
+  const auto all = testing::random_window_sum<W, C>(rng, 20000, kQubits, window, 8);
+  const PartitionRows rows = PartitionRows::seeded(2, kQubits, seed);
+  const std::vector<PauliString<W>> row_keys = rows.rows_as<W>();
+  std::uniform_int_distribution<std::size_t> qubit(0, 7);
+  std::uniform_int_distribution<int> letter(0, 2);
+  int fused = 0;
+  for (int attempt = 0; attempt < 60 && fused < 6; ++attempt) {
+    std::string pauli;
+    std::vector<Qubit> qubits;
+    while (qubits.size() < static_cast<std::size_t>(1 + attempt % 3)) {
+      const Qubit q = window + qubit(rng);
+      if (std::find(qubits.begin(), qubits.end(), q) != qubits.end()) continue;
+      qubits.push_back(q);
+      pauli += "XYZ"[letter(rng)];
+    }
+    const Channel channel = Channel::pauli_rotation(pauli, qubits, 0.3 + 0.17 * attempt);
+    const PreparedChannel<W> table = prepare_channel<W>(channel, Direction::heisenberg);
+    if (table.form != PreparedChannel<W>::Form::rotation) continue;
+    const std::uint32_t partner = rows.part(table.generator);
+    if (partner == 0) continue;  // a local rotation: nothing to fuse
+    ++fused;
+    const std::vector<std::uint32_t> offsets{partner};
+    for (std::uint32_t self = 0; self < 4; ++self) {
+      std::vector<typename PauliSum<W, C>::Term> mine;
+      for (const auto& term : all.sorted_terms()) {
+        if (rows.part(term.key) == self) mine.push_back(term);
+      }
+      const auto share = PauliSum<W, C>::from_terms(kQubits, mine);
+      gpu::DeviceSum<W, C> two_steps(share, 0), one_step(share, 0);
+      two_steps.apply_layer(table, Truncation());
+      const auto expected = two_steps.export_partition_rows(row_keys, self, offsets);
+      const auto actual = one_step.apply_and_export(table, row_keys, self, offsets);
+      ASSERT_EQ(actual.size(), 1u);
+      ASSERT_EQ(expected.size(), 1u);
+      EXPECT_EQ((exported_terms<W, C>(actual[0])), (exported_terms<W, C>(expected[0])))
+          << channel.description() << ", partition " << self;
+      EXPECT_EQ(one_step.size(), two_steps.size());
+      EXPECT_EQ((stored_terms<W, C>(one_step)), (stored_terms<W, C>(two_steps)))
+          << channel.description() << ", partition " << self;
+      EXPECT_FALSE(expected[0].empty());
+    }
+  }
+  EXPECT_GE(fused, 3);
+}
+
+TEST(PartitionGpu, RemoteRotationFusedWithItsExportMatchesTheTwoSteps) {
+  SKIP_WITHOUT_GPU();
+  check_fused_remote_rotations<2, double>(5);
+  check_fused_remote_rotations<1, Complex>(6);
+  check_fused_remote_rotations<4, double>(7);
 }
 
 TEST(PartitionGpu, KickedIsingOnTwoGpuPartitionsMatchesTheCpu) {

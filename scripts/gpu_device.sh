@@ -17,7 +17,10 @@
 #   partition — GPU partitions: their tests (PartitionGpu*: partitions on device r mod the device count,
 #               ranks with one device each) and paulistrings-partition-bench with every partition on a
 #               GPU, in-process P = 1, 2, 4 and mpirun -np 2 (host-staged; with 2+ GPUs also over NCCL);
-#               PARTITION_TERMS sets the cells' m (default 4·10^6); PARTITION_MEMCHECK=0 skips memcheck
+#               PARTITION_TERMS sets the cells' m (default 4·10^6); PARTITION_MEMCHECK=0 skips memcheck,
+#               PARTITION_TESTS=0 the tests; PARTITION_PROFILE=1 reruns the in-process cells with
+#               PAULISTRINGS_GPU_PROFILE=1 (each device sum's phase times, partition_profile.txt);
+#               PARTITION_BENCH=nccl runs only the NCCL bench, =inprocess only the in-process one
 #   cpu_partition — partitions on this machine's CPU cores (issue 7's 16-core runs): in-process P = 1,
 #               2, 4 and mpirun -np 2, 4 (each rank bound to cores/np cores), kicked Ising random vs
 #               cut rows and the cells at CPU_PARTITION_TERMS terms (default 4·10^6) on CPU_PARTITION_CORES
@@ -46,7 +49,7 @@ export PATH=/usr/local/cuda/bin:$PATH
 targets=()
 (has cells || has quick || has big || has kicked || has grow || has profile || has workloads) &&
   targets+=(paulistrings-gpu-bench paulistrings-workloads)
-(has tests || has sanitize || has partition) && targets+=(paulistrings-tests paulistrings-cli)
+(has tests || has sanitize || (has partition && ${PARTITION_TESTS:-1} != 0)) && targets+=(paulistrings-tests paulistrings-cli)
 has repro && targets+=(paulistrings-tests)
 (has partition || has cpu_partition) && targets+=(paulistrings-partition-bench)
 python=(-DPAULISTRINGS_BUILD_PYTHON=OFF)
@@ -80,14 +83,17 @@ if has tests; then
 fi
 if has partition; then
   gpus=$(nvidia-smi -L | wc -l)
-  note "partition tests"
-  timeout 300 build-gpu/paulistrings-tests --gtest_filter='*PartitionGpu*:PartitionedDistributed.*' --gtest_brief=1 \
-    > "$out/partition_tests.txt" 2>&1
-  note "partition tests: exit $?"
-  tail -15 "$out/partition_tests.txt"
-  if [[ ${PARTITION_MEMCHECK:-1} != 0 ]]; then
+  # With `tests` the GPU-partition tests already ran (*Gpu* matches PartitionGpu*).
+  if [[ ${PARTITION_TESTS:-1} != 0 ]] && ! has tests; then
+    note "partition tests"
+    timeout 300 build-gpu/paulistrings-tests --gtest_filter='*PartitionGpu*:PartitionedDistributed.*' --gtest_brief=1 \
+      > "$out/partition_tests.txt" 2>&1
+    note "partition tests: exit $?"
+    tail -15 "$out/partition_tests.txt"
+  fi
+  if [[ ${PARTITION_TESTS:-1} != 0 && ${PARTITION_MEMCHECK:-1} != 0 ]]; then
     compute-sanitizer --tool memcheck --error-exitcode 3 build-gpu/paulistrings-tests \
-      --gtest_filter='PartitionGpu.RanksWithOneDeviceEach*:PartitionGpu.RealW1Coeff*:Partition/PartitionGpuAgainstSingle.*/1*' --gtest_brief=1 \
+      --gtest_filter='PartitionGpu.RanksWithOneDeviceEach*:PartitionGpu.RealW1Coeff*:PartitionGpu.RemoteRotationFused*:Partition/PartitionGpuAgainstSingle.*/1*' --gtest_brief=1 \
       2>&1 | tail -6 | tee -a "$out/partition_tests.txt"
   fi
   terms=${PARTITION_TERMS:-4000000}
@@ -97,13 +103,18 @@ if has partition; then
     echo "# in-process, $gpus GPU(s): partition r on device r mod $gpus" | tee -a "$out/partition_bench.txt"
     build-gpu/paulistrings-partition-bench 5 "$terms" 0 "$gpus" 2>&1 | tee -a "$out/partition_bench.txt"
   fi
+  if [[ ${PARTITION_PROFILE:-0} != 0 ]]; then  # the same run, a synchronization after every phase
+    note "partition profile"
+    PAULISTRINGS_GPU_PROFILE=1 build-gpu/paulistrings-partition-bench 0 "$terms" 0 "$gpus" \
+      > "$out/partition_profile.txt" 2>&1
+  fi
   # MPI ranks unbound: OMP_PROC_BIND (exported above) would pin both ranks' main threads to core 0.
-  if command -v mpirun > /dev/null && [[ ${PARTITION_BENCH:-all} != nccl ]]; then
+  if command -v mpirun > /dev/null && [[ ${PARTITION_BENCH:-all} == all ]]; then
     echo "# mpirun -np 2, rank r on device r mod $gpus (host-staged exchange)" | tee -a "$out/partition_bench.txt"
     env -u OMP_PROC_BIND -u OMP_PLACES mpirun --allow-run-as-root --oversubscribe -np 2 --bind-to none \
       build-gpu/paulistrings-partition-bench 5 "$terms" 8 "$gpus" 2>&1 | tee -a "$out/partition_bench.txt"
   fi
-  if command -v mpirun > /dev/null && [[ $gpus -ge 2 ]]; then
+  if command -v mpirun > /dev/null && [[ $gpus -ge 2 && ${PARTITION_BENCH:-all} != inprocess ]]; then
     note "NCCL bench"
     echo "# mpirun -np 2, one GPU per rank, NCCL exchange" | tee -a "$out/partition_bench.txt"
     env -u OMP_PROC_BIND -u OMP_PLACES timeout 180 mpirun --allow-run-as-root --oversubscribe -np 2 --bind-to none \

@@ -233,6 +233,7 @@ void peer_bandwidth(const Setup& setup) {
 }  // namespace paulistrings
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // lines in order with stderr's (PAULISTRINGS_GPU_PROFILE reports)
   const std::size_t steps = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 5;
   const std::size_t cell_terms = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 200000;
   paulistrings::Setup setup;

@@ -357,9 +357,9 @@ void register_propagate(py::module_& m) {
   m.def("save_checkpoint",
         [](const std::string& path, const AnyPauliSum& sum, std::uint64_t circuit_fingerprint,
            std::uint64_t task_fingerprint, std::uint64_t layers_done) {
-          io::Checkpoint checkpoint{circuit_fingerprint, task_fingerprint, layers_done, sum};
+          // Streamed from the sum itself (no copy); like propagate, the sum must not change meanwhile.
           py::gil_scoped_release release;
-          io::save_checkpoint(path, checkpoint);
+          io::save_checkpoint(path, circuit_fingerprint, task_fingerprint, layers_done, sum);
         });
   // Checkpoints in parts (io/checkpoint.h): one file per rank of a comm= run.
   m.def("checkpoint_part_path", [](const std::string& path, std::size_t part, std::size_t parts) {

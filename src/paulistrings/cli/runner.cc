@@ -575,19 +575,20 @@ int execute(const RunSpec& spec, const RunControl& control) {
       if (!stats.stopped) break;
       if (transport != nullptr) input = PartitionInput::share;
       if (checkpointing) {
-        const io::Checkpoint checkpoint{task.circuit.fingerprint(), task_fingerprint(task, i), stats.layers_done, sum};
+        // Saved from the live sum (a Checkpoint would copy it).
+        const auto save = [&](const std::filesystem::path& path) {
+          io::save_checkpoint(path, task.circuit.fingerprint(), task_fingerprint(task, i), stats.layers_done, sum);
+        };
         if (transport != nullptr) {
           // Every rank writes its share; once all are written, rank 0 removes what an earlier run left at
           // the path (the single file, parts of another rank count). A rank failing to write ends the job
           // (Launch::finish: MPI_Abort), as any failure of one rank after the run began.
-          io::save_checkpoint(io::checkpoint_part_path(*control.checkpoint_path, static_cast<std::size_t>(launch->rank()),
-                                                       partitions),
-                              checkpoint);
+          save(io::checkpoint_part_path(*control.checkpoint_path, static_cast<std::size_t>(launch->rank()), partitions));
           std::uint64_t written = 1;
           transport->all_reduce_max(std::span<std::uint64_t>(&written, 1));
           if (writer) io::remove_other_checkpoints(*control.checkpoint_path, partitions);
         } else if (writer) {
-          io::save_checkpoint(*control.checkpoint_path, checkpoint);
+          save(*control.checkpoint_path);
           io::remove_other_checkpoints(*control.checkpoint_path, 0);
         }
       }

@@ -9,13 +9,19 @@
 
 namespace paulistrings {
 
+std::optional<std::size_t> parse_index(std::string_view text) {
+  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string_view::npos)
+    return std::nullopt;
+  std::size_t value = 0;
+  std::from_chars(text.data(), text.data() + text.size(), value);
+  return value;
+}
+
 std::vector<std::size_t> parse_index_list(std::string_view text) {
   const auto number = [](std::string_view item) {
-    if (item.empty() || item.size() > 9 || item.find_first_not_of("0123456789") != std::string_view::npos)
-      throw std::invalid_argument("'" + std::string(item) + "' is not an index");
-    std::size_t value = 0;
-    std::from_chars(item.data(), item.data() + item.size(), value);
-    return value;
+    const std::optional<std::size_t> value = parse_index(item);
+    if (!value) throw std::invalid_argument("'" + std::string(item) + "' is not an index");
+    return *value;
   };
   std::vector<std::size_t> indices;
   std::size_t start = 0;

@@ -9,6 +9,7 @@
 
 #include <charconv>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -23,6 +24,9 @@ inline std::string format_double(double value) {
   if (r.ec != std::errc{}) return "?";  // cannot happen with 32 characters
   return std::string(buffer, r.ptr);
 }
+
+/// "42" → 42: a decimal index of 1 to 9 digits and nothing else (no sign, no spaces); nullopt otherwise.
+std::optional<std::size_t> parse_index(std::string_view text);
 
 /// "3,5,10-12" → {3, 5, 10, 11, 12}: comma-separated indices (decimal, at most 9 digits) and inclusive
 /// ranges, in the order written, repeats kept — the syntax of qubit lists on the command line and of the

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <optional>
 #include <stdexcept>
 #include <string_view>
 
@@ -67,6 +68,16 @@ TEST(FormatDouble, SameTextOnManyThreadsAtOnce) {
   }
   for (std::thread& t : threads) t.join();
   for (std::size_t t = 0; t < out.size(); ++t) EXPECT_EQ(out[t], printf_g17(1e-4 * static_cast<double>(t + 1)));
+}
+
+TEST(ParseIndex, DecimalDigitsOnly) {
+  EXPECT_EQ(parse_index("0"), std::optional<std::size_t>(0));
+  EXPECT_EQ(parse_index("42"), std::optional<std::size_t>(42));
+  EXPECT_EQ(parse_index("007"), std::optional<std::size_t>(7));
+  EXPECT_EQ(parse_index("999999999"), std::optional<std::size_t>(999999999));
+  for (const char* bad : {"", "-1", "+1", " 1", "1 ", "1e3", "0x10", "1000000000", "3-4", "a"}) {
+    EXPECT_FALSE(parse_index(bad).has_value()) << "'" << bad << "'";
+  }
 }
 
 TEST(ParseIndexList, IndicesAndRangesInTheOrderWritten) {

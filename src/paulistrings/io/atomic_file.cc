@@ -21,6 +21,10 @@ namespace {
 }  // namespace
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view bytes) {
+  write_file_atomically(path, [bytes](const ByteSink& sink) { sink(bytes); });
+}
+
+void write_file_atomically(const std::filesystem::path& path, const std::function<void(const ByteSink&)>& write) {
   const std::filesystem::path directory = path.has_parent_path() ? path.parent_path() : ".";
   std::string temporary_name = path.filename().string();  // ".NAME.tmp.XXXXXX", hidden beside the target
   temporary_name.insert(0, 1, '.');
@@ -29,17 +33,31 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view b
   const int fd = ::mkstemp(pattern.data());
   if (fd < 0) fail("cannot create a temporary file next to", path, errno);
   const std::filesystem::path temporary = pattern;
-  std::size_t written = 0;
-  while (written < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int error = errno;
-      ::close(fd);
-      ::unlink(temporary.c_str());
-      fail("cannot write", path, error);
+  bool open = true;
+  const auto abandon = [&] {  // idempotent: the sink may have abandoned the file before write() throws
+    if (!open) return;
+    open = false;
+    ::close(fd);
+    ::unlink(temporary.c_str());
+  };
+  const ByteSink sink = [&](std::string_view bytes) {
+    std::size_t written = 0;
+    while (written < bytes.size()) {
+      const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        const int error = errno;
+        abandon();
+        fail("cannot write", path, error);
+      }
+      written += static_cast<std::size_t>(n);
     }
-    written += static_cast<std::size_t>(n);
+  };
+  try {
+    write(sink);
+  } catch (...) {
+    abandon();
+    throw;
   }
   // mkstemp creates 0600; outputs are ordinary files, so give them the usual umask-governed mode.
   const mode_t mask = ::umask(0);

@@ -4,6 +4,7 @@
 // moment leaves either the previous file or the complete new one, never a half-written one.
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -12,6 +13,13 @@ namespace paulistrings::io {
 /// Writes `bytes` to `path` atomically. Throws std::runtime_error (naming the path and the system
 /// error) when the directory is not writable or the disk is full; the target is then untouched.
 void write_file_atomically(const std::filesystem::path& path, std::string_view bytes);
+
+/// Takes the bytes of a file in pieces, in order.
+using ByteSink = std::function<void(std::string_view)>;
+/// The same, for content too large to hold twice: `write` passes the file's bytes to the sink it is
+/// given, piece by piece. If `write` throws, the temporary file is removed, the target is untouched,
+/// and the exception propagates.
+void write_file_atomically(const std::filesystem::path& path, const std::function<void(const ByteSink&)>& write);
 
 /// Reads a whole file. Throws std::runtime_error naming the path when it cannot be read.
 std::string read_file(const std::filesystem::path& path);

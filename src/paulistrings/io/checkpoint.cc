@@ -44,9 +44,12 @@
 #include <bit>
 #include <cmath>
 #include <concepts>
+#include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -54,6 +57,7 @@
 #include <utility>
 #include <vector>
 
+#include "paulistrings/core/text.h"
 #include "paulistrings/io/atomic_file.h"
 
 namespace paulistrings::io {
@@ -88,16 +92,7 @@ std::uint64_t fnv1a64(std::string_view bytes) {
 }
 
 // Explicit little-endian byte order, whatever the host's (compilers turn these into plain loads
-// and stores on little-endian machines).
-void put_u32(std::string& out, std::size_t at, std::uint32_t value) {
-  for (int i = 0; i < 4; ++i) out[at + i] = static_cast<char>((value >> (8 * i)) & 0xff);
-}
-void put_u64(std::string& out, std::size_t at, std::uint64_t value) {
-  for (int i = 0; i < 8; ++i) out[at + i] = static_cast<char>((value >> (8 * i)) & 0xff);
-}
-void put_f64(std::string& out, std::size_t at, double value) {
-  put_u64(out, at, std::bit_cast<std::uint64_t>(value));
-}
+// and stores on little-endian machines); ChunkWriter below writes the same way.
 std::uint32_t get_u32(std::string_view in, std::size_t at) {
   std::uint32_t value = 0;
   for (int i = 0; i < 4; ++i) value |= std::uint32_t{static_cast<unsigned char>(in[at + i])} << (8 * i);
@@ -111,16 +106,6 @@ std::uint64_t get_u64(std::string_view in, std::size_t at) {
 double get_f64(std::string_view in, std::size_t at) { return std::bit_cast<double>(get_u64(in, at)); }
 
 std::size_t coefficient_doubles(bool complex) { return complex ? 2 : 1; }
-
-template <Coefficient C>
-void put_coefficient(std::string& out, std::size_t at, const C& value) {
-  if constexpr (std::same_as<C, double>) {
-    put_f64(out, at, value);
-  } else {
-    put_f64(out, at, value.real());
-    put_f64(out, at + 8, value.imag());
-  }
-}
 
 template <Coefficient C>
 C get_coefficient(std::string_view in, std::size_t at) {
@@ -242,45 +227,122 @@ AnyPauliSum decode_terms_of_width(std::uint32_t width, std::string_view bytes, s
   }
 }
 
-}  // namespace
+/// Collects a file's bytes in chunks of ~1 MiB for a sink, with the FNV-1a 64 of everything passed.
+class ChunkWriter {
+ public:
+  explicit ChunkWriter(const ByteSink& sink) : sink_(sink) { buffer_.reserve(kChunk + 64); }
+  void u32(std::uint32_t value) { put(value, 4); }
+  void u64(std::uint64_t value) { put(value, 8); }
+  void f64(double value) { u64(std::bit_cast<std::uint64_t>(value)); }
+  void bytes(std::string_view data) {
+    buffer_.append(data);
+    if (buffer_.size() >= kChunk) flush();
+  }
+  /// Passes what is buffered, then the checksum of everything (not itself checksummed).
+  void finish() {
+    flush();
+    const std::uint64_t checksum = hash_;
+    put(checksum, 8);
+    sink_(buffer_);
+    buffer_.clear();
+  }
 
-std::string encode_checkpoint(const Checkpoint& checkpoint) {
-  return checkpoint.sum.visit([&](const auto& sum) {
-    using Sum = std::decay_t<decltype(sum)>;
-    constexpr std::size_t W = Sum::kWidth;
-    const auto terms = sum.sorted_terms();  // ascending unique keys: deterministic bytes
-    const std::size_t count = terms.size();
-    const std::size_t k = coefficient_doubles(Sum::kIsComplex);
-    std::string out(kHeaderBytes + 8 * count * (2 * W + k) + kChecksumBytes, '\0');
-
-    std::memcpy(out.data(), kMagic.data(), kMagic.size());
-    put_u32(out, kVersionOffset, kFormatVersion);
-    put_u32(out, kWidthOffset, static_cast<std::uint32_t>(W));
-    put_u32(out, kCoefficientTypeOffset, Sum::kIsComplex ? kComplexCoefficients : kRealCoefficients);
-    put_u32(out, kReservedOffset, static_cast<std::uint32_t>(sum.bucket_bits()));
-    put_u64(out, kQubitsOffset, sum.num_qubits());
-    put_u64(out, kCircuitFingerprintOffset, checkpoint.circuit_fingerprint);
-    put_u64(out, kTaskFingerprintOffset, checkpoint.task_fingerprint);
-    put_u64(out, kLayersOffset, checkpoint.layers_done);
-    put_u64(out, kCountOffset, count);
-
-    const std::size_t x_at = kHeaderBytes;
-    const std::size_t z_at = x_at + 8 * count * W;
-    const std::size_t c_at = z_at + 8 * count * W;
-    for (std::size_t t = 0; t < count; ++t) {
-      for (std::size_t w = 0; w < W; ++w) {
-        put_u64(out, x_at + 8 * (t * W + w), terms[t].key.x[w]);
-        put_u64(out, z_at + 8 * (t * W + w), terms[t].key.z[w]);
-      }
-      put_coefficient(out, c_at + 8 * k * t, terms[t].coefficient);
+ private:
+  static constexpr std::size_t kChunk = std::size_t{1} << 20;
+  void put(std::uint64_t value, int size) {
+    for (int i = 0; i < size; ++i) buffer_.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
+    if (buffer_.size() >= kChunk) flush();
+  }
+  void flush() {
+    for (const char c : buffer_) {
+      hash_ ^= static_cast<unsigned char>(c);
+      hash_ *= 0x100000001b3ULL;
     }
-    const std::size_t body = out.size() - kChecksumBytes;
-    put_u64(out, body, fnv1a64(std::string_view(out).substr(0, body)));
-    return out;
+    sink_(buffer_);
+    buffer_.clear();
+  }
+  const ByteSink& sink_;
+  std::string buffer_;
+  std::uint64_t hash_ = 0xcbf29ce484222325ULL;
+};
+
+/// The file's bytes, streamed: the terms in ascending key order through an index sorted beside the
+/// sum (4 or 8 bytes a term), never a copy of the terms.
+template <class Sum, class Index>
+void write_terms(const Sum& sum, ChunkWriter& out) {
+  constexpr std::size_t W = Sum::kWidth;
+  const auto keys = sum.keys();
+  const auto coefficients = sum.coefficients();
+  std::vector<Index> order(sum.size());
+  std::iota(order.begin(), order.end(), Index{0});
+  std::sort(order.begin(), order.end(), [&](Index a, Index b) { return keys[a] < keys[b]; });
+  out.u64(order.size());
+  for (const Index i : order) {
+    for (std::size_t w = 0; w < W; ++w) out.u64(keys[i].x[w]);
+  }
+  for (const Index i : order) {
+    for (std::size_t w = 0; w < W; ++w) out.u64(keys[i].z[w]);
+  }
+  for (const Index i : order) {
+    if constexpr (Sum::kIsComplex) {
+      out.f64(coefficients[i].real());
+      out.f64(coefficients[i].imag());
+    } else {
+      out.f64(coefficients[i]);
+    }
+  }
+}
+
+void write_checkpoint(const ByteSink& sink, std::uint64_t circuit_fingerprint, std::uint64_t task_fingerprint,
+                      std::uint64_t layers_done, const AnyPauliSum& any) {
+  any.visit([&](const auto& sum) {
+    using Sum = std::decay_t<decltype(sum)>;
+    ChunkWriter out(sink);
+    out.bytes(kMagic);
+    out.u32(kFormatVersion);
+    out.u32(static_cast<std::uint32_t>(Sum::kWidth));
+    out.u32(Sum::kIsComplex ? kComplexCoefficients : kRealCoefficients);
+    out.u32(static_cast<std::uint32_t>(sum.bucket_bits()));
+    out.u64(sum.num_qubits());
+    out.u64(circuit_fingerprint);
+    out.u64(task_fingerprint);
+    out.u64(layers_done);
+    if (sum.size() <= std::numeric_limits<std::uint32_t>::max()) {
+      write_terms<Sum, std::uint32_t>(sum, out);
+    } else {
+      write_terms<Sum, std::size_t>(sum, out);
+    }
+    out.finish();
   });
 }
 
-Checkpoint decode_checkpoint(std::string_view bytes, const std::string& name) {
+}  // namespace
+
+std::string encode_checkpoint(const Checkpoint& checkpoint) {
+  std::string out;
+  checkpoint.sum.visit([&](const auto& sum) {
+    using Sum = std::decay_t<decltype(sum)>;
+    out.reserve(kHeaderBytes + 8 * sum.size() * (2 * Sum::kWidth + coefficient_doubles(Sum::kIsComplex)) +
+                kChecksumBytes);
+  });
+  write_checkpoint([&](std::string_view bytes) { out.append(bytes); }, checkpoint.circuit_fingerprint,
+                   checkpoint.task_fingerprint, checkpoint.layers_done, checkpoint.sum);
+  return out;
+}
+
+namespace {
+
+/// The 64-byte header's fields, checked as decode_checkpoint checks them.
+struct Header {
+  std::uint32_t width = 0;
+  std::uint64_t num_qubits = 0;
+  bool complex = false;
+  std::uint32_t bucket_bits = 0;
+  std::uint64_t count = 0;
+  std::uint64_t circuit_fingerprint = 0, task_fingerprint = 0, layers_done = 0;
+};
+
+Header decode_header(std::string_view bytes, const std::string& name) {
   if (bytes.size() < kHeaderBytes) {
     fail(name, "truncated: the file has ", bytes.size(), " bytes, less than the ", kHeaderBytes,
          "-byte header");
@@ -311,9 +373,44 @@ Checkpoint decode_checkpoint(std::string_view bytes, const std::string& name) {
   }
   const std::uint32_t bucket_bits = get_u32(bytes, kReservedOffset);
   if (bucket_bits > kMaxBucketBits) fail(name, "bucket bits ", bucket_bits, " exceed ", kMaxBucketBits);
+  Header header;
+  header.width = width;
+  header.num_qubits = num_qubits;
+  header.complex = coefficient_type == kComplexCoefficients;
+  header.bucket_bits = bucket_bits;
+  header.count = get_u64(bytes, kCountOffset);
+  header.circuit_fingerprint = get_u64(bytes, kCircuitFingerprintOffset);
+  header.task_fingerprint = get_u64(bytes, kTaskFingerprintOffset);
+  header.layers_done = get_u64(bytes, kLayersOffset);
+  return header;
+}
 
-  const std::uint64_t count = get_u64(bytes, kCountOffset);
-  const bool complex = coefficient_type == kComplexCoefficients;
+/// A checkpoint file's header alone (the first 64 bytes read), with an empty sum of its qubit count and
+/// coefficient type: what a rank that resumes no part needs.
+Checkpoint load_header_only(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open " + path.string() + ": " + std::strerror(errno));
+  std::string bytes(kHeaderBytes, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  bytes.resize(static_cast<std::size_t>(in.gcount()));
+  const Header header = decode_header(bytes, path.string());
+  Checkpoint checkpoint;
+  checkpoint.circuit_fingerprint = header.circuit_fingerprint;
+  checkpoint.task_fingerprint = header.task_fingerprint;
+  checkpoint.layers_done = header.layers_done;
+  checkpoint.sum = AnyPauliSum(static_cast<std::size_t>(header.num_qubits), header.complex);
+  return checkpoint;
+}
+
+}  // namespace
+
+Checkpoint decode_checkpoint(std::string_view bytes, const std::string& name) {
+  const Header header = decode_header(bytes, name);
+  const std::uint32_t width = header.width;
+  const std::uint64_t num_qubits = header.num_qubits;
+  const std::uint32_t bucket_bits = header.bucket_bits;
+  const std::uint64_t count = header.count;
+  const bool complex = header.complex;
   const std::uint64_t bytes_per_term = 8 * (2 * std::uint64_t{width} + coefficient_doubles(complex));
   constexpr std::uint64_t kFixed = kHeaderBytes + kChecksumBytes;
   if (count > (std::numeric_limits<std::uint64_t>::max() - kFixed) / bytes_per_term) {
@@ -332,9 +429,9 @@ Checkpoint decode_checkpoint(std::string_view bytes, const std::string& name) {
   }
 
   Checkpoint checkpoint;
-  checkpoint.circuit_fingerprint = get_u64(bytes, kCircuitFingerprintOffset);
-  checkpoint.task_fingerprint = get_u64(bytes, kTaskFingerprintOffset);
-  checkpoint.layers_done = get_u64(bytes, kLayersOffset);
+  checkpoint.circuit_fingerprint = header.circuit_fingerprint;
+  checkpoint.task_fingerprint = header.task_fingerprint;
+  checkpoint.layers_done = header.layers_done;
   const auto n = static_cast<std::size_t>(num_qubits);
   const auto terms = static_cast<std::size_t>(count);
   checkpoint.sum = complex ? decode_terms_of_width<Complex>(width, bytes, n, terms, name)
@@ -344,7 +441,15 @@ Checkpoint decode_checkpoint(std::string_view bytes, const std::string& name) {
 }
 
 void save_checkpoint(const std::filesystem::path& path, const Checkpoint& checkpoint) {
-  write_file_atomically(path, encode_checkpoint(checkpoint));
+  save_checkpoint(path, checkpoint.circuit_fingerprint, checkpoint.task_fingerprint, checkpoint.layers_done,
+                  checkpoint.sum);
+}
+
+void save_checkpoint(const std::filesystem::path& path, std::uint64_t circuit_fingerprint,
+                     std::uint64_t task_fingerprint, std::uint64_t layers_done, const AnyPauliSum& sum) {
+  write_file_atomically(path, [&](const ByteSink& sink) {
+    write_checkpoint(sink, circuit_fingerprint, task_fingerprint, layers_done, sum);
+  });
 }
 
 Checkpoint load_checkpoint(const std::filesystem::path& path) {
@@ -362,20 +467,12 @@ std::vector<std::pair<std::size_t, std::size_t>> part_files(const std::filesyste
   for (const auto& entry : std::filesystem::directory_iterator(directory, error)) {
     const std::string name = entry.path().filename().string();
     if (name.rfind(prefix, 0) != 0) continue;
-    const std::string rest = name.substr(prefix.size());  // "<r>-of-<K>"
+    const std::string_view rest = std::string_view(name).substr(prefix.size());  // "<r>-of-<K>"
     const std::size_t of = rest.find("-of-");
-    const auto number = [](const std::string& digits, std::size_t& value) {
-      if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos)
-        return false;
-      value = std::stoul(digits);
-      return true;
-    };
-    std::size_t part = 0, parts = 0;
-    if (of == std::string::npos || !number(rest.substr(0, of), part) || !number(rest.substr(of + 4), parts) ||
-        part >= parts) {
-      continue;
-    }
-    found.emplace_back(part, parts);
+    if (of == std::string_view::npos) continue;
+    const std::optional<std::size_t> part = parse_index(rest.substr(0, of)), parts = parse_index(rest.substr(of + 4));
+    if (!part || !parts || *part >= *parts) continue;
+    found.emplace_back(*part, *parts);
   }
   std::sort(found.begin(), found.end());
   return found;
@@ -424,11 +521,7 @@ Checkpoint load_checkpoint_share(const std::filesystem::path& path, std::size_t 
                                  std::size_t ranks) {
   if (parts == 0 || ranks == 0 || rank >= ranks)
     throw std::invalid_argument("load_checkpoint_share: needs parts > 0 and rank < ranks");
-  if (rank >= parts) {
-    Checkpoint empty = load_checkpoint(checkpoint_part_path(path, 0, parts));
-    empty.sum = AnyPauliSum(empty.sum.num_qubits(), empty.sum.is_complex());
-    return empty;
-  }
+  if (rank >= parts) return load_header_only(checkpoint_part_path(path, 0, parts));
   Checkpoint share = load_checkpoint(checkpoint_part_path(path, rank, parts));
   for (std::size_t j = rank + ranks; j < parts; j += ranks) {
     const Checkpoint part = load_checkpoint(checkpoint_part_path(path, j, parts));

@@ -28,8 +28,13 @@ std::string encode_checkpoint(const Checkpoint& checkpoint);
 /// Parses bytes; throws std::invalid_argument("checkpoint <name>: <which check failed>").
 Checkpoint decode_checkpoint(std::string_view bytes, const std::string& name = "<checkpoint>");
 
-/// encode + write_file_atomically.
+/// encode + write_file_atomically, streamed: the bytes go to the file in ~1 MiB pieces, the terms in key
+/// order through a sorted index (4 bytes a term below 2^32 terms, else 8), so a save holds neither a
+/// copy of the sum nor the file's bytes.
 void save_checkpoint(const std::filesystem::path& path, const Checkpoint& checkpoint);
+/// The same for a live sum, without building a Checkpoint (which would copy it).
+void save_checkpoint(const std::filesystem::path& path, std::uint64_t circuit_fingerprint,
+                     std::uint64_t task_fingerprint, std::uint64_t layers_done, const AnyPauliSum& sum);
 /// read_file + decode.
 Checkpoint load_checkpoint(const std::filesystem::path& path);
 

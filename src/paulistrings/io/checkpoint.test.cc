@@ -411,6 +411,36 @@ TEST_F(CheckpointFileTest, SaveThenLoadRoundTripsAndOverwrites) {
   EXPECT_EQ(Entries(), std::vector<std::string>{"run.ckpt"});  // no temporary left behind
 }
 
+TEST_F(CheckpointFileTest, ALiveSumSavesTheSameBytesInPiecesOfAMebibyte) {
+  // 60 000 terms at W = 2, complex: 2.9 MB, so the streamed save passes several pieces.
+  const Checkpoint checkpoint = MakeCheckpoint(RandomSum(100, true, 60000, 21), 7);
+  const fs::path path = dir_ / "live.ckpt";
+  save_checkpoint(path, checkpoint.circuit_fingerprint, checkpoint.task_fingerprint, checkpoint.layers_done,
+                  checkpoint.sum);
+  const std::string bytes = read_file(path);
+  EXPECT_GT(bytes.size(), std::size_t{2} << 20);
+  EXPECT_EQ(bytes, encode_checkpoint(checkpoint));
+  EXPECT_TRUE(SameCheckpoint(load_checkpoint(path), checkpoint));
+}
+
+TEST_F(CheckpointFileTest, AWriterThatThrowsLeavesThePreviousFileAndNoTemporary) {
+  const fs::path path = dir_ / "out.bin";
+  write_file_atomically(path, "previous");
+  EXPECT_THROW(write_file_atomically(path,
+                                     [](const ByteSink& sink) {
+                                       sink("partial");
+                                       throw std::runtime_error("writer failed");
+                                     }),
+               std::runtime_error);
+  EXPECT_EQ(read_file(path), "previous");
+  EXPECT_EQ(Entries(), std::vector<std::string>{"out.bin"});
+  write_file_atomically(path, [](const ByteSink& sink) {
+    sink("one ");
+    sink("two");
+  });
+  EXPECT_EQ(read_file(path), "one two");
+}
+
 TEST_F(CheckpointFileTest, SaveIntoAMissingDirectoryThrowsAndLeavesNothing) {
   const fs::path path = dir_ / "missing" / "run.ckpt";
   EXPECT_THROW(save_checkpoint(path, SmallCheckpoint()), std::runtime_error);
@@ -501,6 +531,12 @@ TEST_F(CheckpointFileTest, ShareOfARankIsItsPartsAddedWithAnyRankCount) {
   const Checkpoint empty = load_checkpoint_share(path, 4, 5, 8);
   EXPECT_TRUE(SameCheckpoint(empty, MakeCheckpoint(AnyPauliSum(70, true))));
   EXPECT_TRUE(empty.sum.is_complex());
+  // Such a rank reads part 0's header only: a body it never reads may be damaged (its owner finds it).
+  const std::string part0 = read_file(checkpoint_part_path(path, 0, 4));
+  write_file_atomically(checkpoint_part_path(path, 0, 4), std::string_view(part0).substr(0, 64 + 10));
+  EXPECT_TRUE(SameCheckpoint(load_checkpoint_share(path, 4, 5, 8), MakeCheckpoint(AnyPauliSum(70, true))));
+  EXPECT_THROW(load_checkpoint_share(path, 4, 0, 8), std::invalid_argument);
+  write_file_atomically(checkpoint_part_path(path, 0, 4), part0);
   // A part of another checkpoint among those a rank reads: refused, naming it.
   save_checkpoint(checkpoint_part_path(path, 3, 4), MakeCheckpoint(sums[3], 1));
   EXPECT_TRUE(ThrowsInvalidArgumentMentioning(

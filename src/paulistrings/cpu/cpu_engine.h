@@ -95,6 +95,15 @@ class CpuEngine {
   /// from several threads at once, twice per term); the layout does not depend on the thread count.
   template <class GroupOf, class Place>
   void extract_grouped(std::uint32_t groups, GroupOf&& group, Place&& place);
+  /// A rotation layer whose generator g lies in another partition, fused with its export (partition/):
+  /// no orbit {k, k ⊕ g} meets here, so each term k anticommuting with g keeps cos θ·c (removed when that
+  /// is exactly zero) and its partner k ⊕ g, with ±sin θ·c, leaves. place(counts) receives counts[b] =
+  /// partners whose key lies in bucket b of this engine's 2^bucket_bits() buckets — the bucket of k ⊕ g
+  /// is the bucket of k XOR that of g (the hash is GF(2)-linear), so no key is hashed — and returns where
+  /// they go (packed by bucket, then storage order). The arithmetic is rotation_layer's; no truncation
+  /// (as apply_layer(table, Truncation())). Buckets run in parallel; the layout does not depend on threads.
+  template <class Place>
+  void rotate_out(const PreparedChannel<W>& table, Place&& place);
   /// Removes every term with drop(key, coefficient) true (drop may be called from several threads at
   /// once); returns their Σ|c|² (summed per bucket, then in bucket order, so the bits do not depend on the
   /// thread count).

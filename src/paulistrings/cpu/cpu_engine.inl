@@ -967,6 +967,80 @@ void CpuEngine<W, C>::extract_grouped(std::uint32_t groups, GroupOf&& group, Pla
 }
 
 template <int W, Coefficient C>
+template <class Place>
+void CpuEngine<W, C>::rotate_out(const PreparedChannel<W>& table, Place&& place) {
+  if (table.form != PreparedChannel<W>::Form::rotation) throw std::logic_error("rotate_out: not a rotation");
+  const std::size_t buckets = store_.num_buckets();
+  const std::size_t flip = static_cast<std::size_t>(store_.hash()(table.generator, store_.bits()));
+  const PauliString<W> generator = table.generator;
+  const double cos_theta = table.cos_theta, sin_signed = table.sin_signed;
+  const Truncation none;
+  const bool skipped = skips_layer(table, none);
+  // The partner of a term, as rotation_layer computes it.
+  const auto partner_of = [&](const PauliString<W>& key, const C& c) {
+    const double sign = product_phase(generator, key) == 3 ? 1.0 : -1.0;
+    C out = C(0.0);
+    out += c * (sign * sin_signed);
+    return out;
+  };
+  // Pass 1: partners per destination bucket (the source bucket b's all land in b ⊕ flip).
+  std::vector<std::uint64_t> counts(buckets, 0);
+  if (!skipped) {
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) if (parallel_worthwhile())
+    for (std::size_t b = 0; b < buckets; ++b) {
+      const Bucket<W, C>& bucket = store_.bucket(b);
+      std::uint64_t n = 0;
+      for (std::size_t t = 0; t < bucket.size(); ++t) {
+        if (!bucket.keys[t].commutes_with(generator) && partner_of(bucket.keys[t], bucket.coefficients[t]) != C(0.0))
+          ++n;
+      }
+      counts[b ^ flip] = n;
+    }
+  }
+  const GroupDestination destination = place(std::span<const std::uint64_t>(counts));
+  if (skipped) {
+    ++skipped_layers_;
+    return;
+  }
+  std::vector<std::uint64_t>& next = counts;  // becomes the write position of every destination bucket
+  std::uint64_t running = 0;
+  for (std::size_t b = 0; b < buckets; ++b) running += std::exchange(next[b], running);
+  // Pass 2: partners written out, the terms rescaled in place (exact zeros removed).
+  std::size_t total = 0;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) reduction(+ : total) if (parallel_worthwhile())
+  for (std::size_t b = 0; b < buckets; ++b) {
+    Bucket<W, C>& bucket = store_.bucket(b);
+    std::uint64_t at = next[b ^ flip];
+    std::size_t out = 0;
+    for (std::size_t t = 0; t < bucket.size(); ++t) {
+      const PauliString<W> key = bucket.keys[t];
+      C c = bucket.coefficients[t];
+      if (!key.commutes_with(generator)) {
+        const C partner = partner_of(key, c);
+        if (partner != C(0.0)) {
+          const PauliString<W> moved = key ^ generator;
+          std::memcpy(destination.keys + at * sizeof(PauliString<W>), &moved, sizeof(PauliString<W>));
+          std::memcpy(destination.coefficients + at * sizeof(C), &partner, sizeof(C));
+          ++at;
+        }
+        C kept = C(0.0);
+        kept += c * cos_theta;
+        if (kept == C(0.0)) continue;
+        c = kept;
+      }
+      bucket.keys[out] = key;
+      bucket.coefficients[out] = c;
+      ++out;
+    }
+    bucket.keys.resize(out);
+    bucket.coefficients.resize(out);
+    total += out;
+  }
+  size_ = total;
+  remember_tested(none);
+}
+
+template <int W, Coefficient C>
 void CpuEngine<W, C>::refine_to(int bits) {
   if (bits > store_.bits()) store_.refine(bits, parallel_worthwhile() ? threads_ : 1);
 }

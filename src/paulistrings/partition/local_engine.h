@@ -55,8 +55,14 @@ class LocalEngine {
   /// unchanged until its next export (partitions of one process read them in place).
   virtual std::vector<ExportedRows> export_rows(const PartitionRows& rows, std::uint32_t self,
                                                 std::span<const std::uint32_t> offsets) = 0;
+  /// Whether apply_and_export fuses this remote layer with its export on a bucketed engine (the CPU
+  /// engine: then the partitions agree on the bucket count before it, not between the two steps).
+  virtual bool fuses_with_export(const PreparedChannel<W>&, const PartitionRows&,
+                                 std::span<const std::uint32_t>) const {
+    return false;
+  }
   /// A remote layer's first half: the channel without the per-term test, then export_rows. An engine
-  /// may fuse the two (the GPU engine does for a rotation: every output of its one delta crosses).
+  /// may fuse the two (a rotation whose generator crosses: every output of its one delta leaves).
   virtual std::vector<ExportedRows> apply_and_export(const PreparedChannel<W>& table, const PartitionRows& rows,
                                                      std::uint32_t self, std::span<const std::uint32_t> offsets) {
     apply_layer(table, Truncation());
@@ -284,6 +290,28 @@ class CpuLocalEngine final : public ForwardingEngine<W, C, CpuEngine<W, C>> {
           return destinations;
         });
     if (unnamed.load()) throw std::logic_error("partition export: a term belongs to a partition no delta names");
+    return out;
+  }
+  bool fuses_with_export(const PreparedChannel<W>& table, const PartitionRows& rows,
+                         std::span<const std::uint32_t> offsets) const override {
+    return table.form == PreparedChannel<W>::Form::rotation && offsets.size() == 1 &&
+           rows.part(table.generator) == offsets[0];
+  }
+  std::vector<ExportedRows> apply_and_export(const PreparedChannel<W>& table, const PartitionRows& rows,
+                                             std::uint32_t self, std::span<const std::uint32_t> offsets) override {
+    if (!fuses_with_export(table, rows, offsets)) {
+      return LocalEngine<W, C>::apply_and_export(table, rows, self, offsets);
+    }
+    const int bits = engine_.bucket_bits();
+    buffers_.resize(1);
+    std::vector<ExportedRows> out(1);
+    engine_.rotate_out(table, [&](std::span<const std::uint64_t> counts) {
+      std::uint64_t n = 0;
+      for (const std::uint64_t count : counts) n += count;
+      std::byte* buffer = buffers_[0].resize(bucketed_bytes<W, C>(bits, n));
+      out[0] = {buffers_[0].bytes(), n};
+      return write_bucketed_header<W, C>(buffer, bits, n, counts.data(), 1);
+    });
     return out;
   }
   void merge_rows(std::span<const std::span<const std::byte>> buffers) override {

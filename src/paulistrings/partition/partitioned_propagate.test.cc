@@ -22,6 +22,7 @@
 #include "paulistrings/circuit/kicked_ising.h"
 #include "paulistrings/gpu/device_sum.h"
 #include "paulistrings/partition/cpu_pinning.h"
+#include "paulistrings/partition/local_engine.h"
 #include "paulistrings/partition/nccl_exchange.h"
 #include "paulistrings/testing/assertions.h"
 #include "paulistrings/testing/engine_cases.h"
@@ -761,6 +762,31 @@ TEST(PartitionGpu, RealW1CoeffDropsAfterTheExchangeMatchTheCpu) {
   check_w1_coeff_partitions({0, 0, 0, 0});
 }
 
+// A Pauli rotation on 1 + attempt % 3 distinct qubits of window .. window + 7, angle 0.3 + 0.17·attempt.
+Channel random_window_rotation(std::mt19937_64& rng, std::size_t window, int attempt) {
+  std::uniform_int_distribution<std::size_t> qubit(0, 7);
+  std::uniform_int_distribution<int> letter(0, 2);
+  std::string pauli;
+  std::vector<Qubit> qubits;
+  while (qubits.size() < static_cast<std::size_t>(1 + attempt % 3)) {
+    const Qubit q = window + qubit(rng);
+    if (std::find(qubits.begin(), qubits.end(), q) != qubits.end()) continue;
+    qubits.push_back(q);
+    pauli += "XYZ"[letter(rng)];
+  }
+  return Channel::pauli_rotation(pauli, qubits, 0.3 + 0.17 * attempt);
+}
+
+// The terms of `all` in partition `self`.
+template <int W, Coefficient C>
+PauliSum<W, C> share_of(const PauliSum<W, C>& all, const PartitionRows& rows, std::uint32_t self) {
+  std::vector<typename PauliSum<W, C>::Term> mine;
+  for (const auto& term : all.sorted_terms()) {
+    if (rows.part(term.key) == self) mine.push_back(term);
+  }
+  return PauliSum<W, C>::from_terms(all.num_qubits(), mine);
+}
+
 // The GPU engine fuses a rotation layer whose generator crosses partitions with its export
 // (DeviceSum::apply_and_export): the same rows leave and the same terms stay, bit for bit, as with the
 // layer then the export.
@@ -791,19 +817,9 @@ void check_fused_remote_rotations(std::uint64_t seed) {
   const auto all = testing::random_window_sum<W, C>(rng, 20000, kQubits, window, 8);
   const PartitionRows rows = PartitionRows::seeded(2, kQubits, seed);
   const std::vector<PauliString<W>> row_keys = rows.rows_as<W>();
-  std::uniform_int_distribution<std::size_t> qubit(0, 7);
-  std::uniform_int_distribution<int> letter(0, 2);
   int fused = 0;
   for (int attempt = 0; attempt < 60 && fused < 6; ++attempt) {
-    std::string pauli;
-    std::vector<Qubit> qubits;
-    while (qubits.size() < static_cast<std::size_t>(1 + attempt % 3)) {
-      const Qubit q = window + qubit(rng);
-      if (std::find(qubits.begin(), qubits.end(), q) != qubits.end()) continue;
-      qubits.push_back(q);
-      pauli += "XYZ"[letter(rng)];
-    }
-    const Channel channel = Channel::pauli_rotation(pauli, qubits, 0.3 + 0.17 * attempt);
+    const Channel channel = random_window_rotation(rng, window, attempt);
     const PreparedChannel<W> table = prepare_channel<W>(channel, Direction::heisenberg);
     if (table.form != PreparedChannel<W>::Form::rotation) continue;
     const std::uint32_t partner = rows.part(table.generator);
@@ -811,11 +827,7 @@ void check_fused_remote_rotations(std::uint64_t seed) {
     ++fused;
     const std::vector<std::uint32_t> offsets{partner};
     for (std::uint32_t self = 0; self < 4; ++self) {
-      std::vector<typename PauliSum<W, C>::Term> mine;
-      for (const auto& term : all.sorted_terms()) {
-        if (rows.part(term.key) == self) mine.push_back(term);
-      }
-      const auto share = PauliSum<W, C>::from_terms(kQubits, mine);
+      const auto share = share_of(all, rows, self);
       gpu::DeviceSum<W, C> two_steps(share, 0), one_step(share, 0);
       two_steps.apply_layer(table, Truncation());
       const auto expected = two_steps.export_partition_rows(row_keys, self, offsets);
@@ -831,6 +843,73 @@ void check_fused_remote_rotations(std::uint64_t seed) {
     }
   }
   EXPECT_GE(fused, 3);
+}
+
+// The CPU engine fuses the same layers (CpuEngine::rotate_out): same terms left and rows out as the
+// layer then the export, and the rows come laid out by the bucket of their own key (the receiver merges
+// them bucket by bucket without hashing).
+template <int W, Coefficient C>
+void check_cpu_fused_remote_rotations(std::uint64_t seed, int threads) {
+  using partition_detail::BucketedView;
+  using partition_detail::CpuLocalEngine;
+  std::mt19937_64 rng(seed);
+  constexpr std::size_t kQubits = 64 * W;
+  const std::size_t window = W == 1 ? 0 : kQubits / 2 - 4;
+  const auto all = testing::random_window_sum<W, C>(rng, 30000, kQubits, window, 8);
+  const PartitionRows rows = PartitionRows::seeded(2, kQubits, seed);
+  CpuEngineOptions options;
+  options.threads = threads;
+  options.parallel_threshold = 1000;
+  const auto rows_of = [](std::span<const std::byte> buffer) {
+    const BucketedView<W, C> view(buffer);
+    const BucketedRows& run = view.rows();
+    std::vector<std::pair<PauliString<W>, C>> out;
+    const BucketHash<W> hash;
+    for (std::size_t b = 0; b < (std::size_t{1} << run.bits); ++b) {
+      for (std::uint64_t i = run.offsets[b]; i < run.offsets[b + 1]; ++i) {
+        std::pair<PauliString<W>, C> row;
+        std::memcpy(&row.first, run.keys + i * sizeof(PauliString<W>), sizeof(PauliString<W>));
+        std::memcpy(&row.second, run.coefficients + i * sizeof(C), sizeof(C));
+        EXPECT_EQ(hash(row.first, run.bits), b) << "a row outside its bucket";
+        out.push_back(row);
+      }
+    }
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    return out;
+  };
+  int fused = 0;
+  for (int attempt = 0; attempt < 60 && fused < 6; ++attempt) {
+    const Channel channel = random_window_rotation(rng, window, attempt);
+    const PreparedChannel<W> table = prepare_channel<W>(channel, Direction::heisenberg);
+    const std::uint32_t partner = rows.part(table.generator);
+    if (table.form != PreparedChannel<W>::Form::rotation || partner == 0) continue;
+    ++fused;
+    const std::vector<std::uint32_t> offsets{partner};
+    for (std::uint32_t self = 0; self < 4; ++self) {
+      const auto share = share_of(all, rows, self);
+      CpuLocalEngine<W, C> two_steps(share, options), one_step(share, options);
+      ASSERT_TRUE(one_step.fuses_with_export(table, rows, offsets));
+      two_steps.apply_layer(table, Truncation());
+      const auto expected = two_steps.export_rows(rows, self, offsets);
+      const auto actual = one_step.apply_and_export(table, rows, self, offsets);
+      ASSERT_EQ(actual.size(), 1u);
+      EXPECT_EQ(actual[0].rows, expected[0].rows);
+      EXPECT_EQ(rows_of(actual[0].bytes), rows_of(expected[0].bytes)) << channel.description() << ", partition " << self;
+      PauliSum<W, C> left, right;
+      one_step.export_to(left);
+      two_steps.export_to(right);
+      EXPECT_EQ(left.size(), one_step.size());
+      EXPECT_TRUE(left == right) << channel.description() << ", partition " << self;
+    }
+  }
+  EXPECT_GE(fused, 3);
+}
+
+TEST(PartitionedPropagate, RemoteRotationFusedWithItsExportMatchesTheTwoSteps) {
+  check_cpu_fused_remote_rotations<2, double>(5, 1);
+  check_cpu_fused_remote_rotations<2, double>(8, 2);
+  check_cpu_fused_remote_rotations<1, Complex>(6, 2);
+  check_cpu_fused_remote_rotations<4, double>(7, 1);
 }
 
 TEST(PartitionGpu, RemoteRotationFusedWithItsExportMatchesTheTwoSteps) {

@@ -895,7 +895,7 @@ void check_cpu_fused_remote_rotations(std::uint64_t seed, int threads) {
       ASSERT_EQ(actual.size(), 1u);
       EXPECT_EQ(actual[0].rows, expected[0].rows);
       EXPECT_EQ(rows_of(actual[0].bytes), rows_of(expected[0].bytes)) << channel.description() << ", partition " << self;
-      PauliSum<W, C> left, right;
+      PauliSum<W, C> left(kQubits), right(kQubits);
       one_step.export_to(left);
       two_steps.export_to(right);
       EXPECT_EQ(left.size(), one_step.size());

@@ -82,8 +82,8 @@ constexpr std::size_t kTaskFingerprintOffset = 40;
 constexpr std::size_t kLayersOffset = 48;
 constexpr std::size_t kCountOffset = 56;
 
-std::uint64_t fnv1a64(std::string_view bytes) {
-  std::uint64_t hash = 0xcbf29ce484222325ULL;
+/// FNV-1a 64 of `bytes`, continuing from `hash` (the offset basis for a fresh one).
+std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t hash = 0xcbf29ce484222325ULL) {
   for (const char c : bytes) {
     hash ^= static_cast<unsigned char>(c);
     hash *= 0x100000001b3ULL;
@@ -254,16 +254,13 @@ class ChunkWriter {
     if (buffer_.size() >= kChunk) flush();
   }
   void flush() {
-    for (const char c : buffer_) {
-      hash_ ^= static_cast<unsigned char>(c);
-      hash_ *= 0x100000001b3ULL;
-    }
+    hash_ = fnv1a64(buffer_, hash_);
     sink_(buffer_);
     buffer_.clear();
   }
   const ByteSink& sink_;
   std::string buffer_;
-  std::uint64_t hash_ = 0xcbf29ce484222325ULL;
+  std::uint64_t hash_ = fnv1a64({});
 };
 
 /// The file's bytes, streamed: the terms in ascending key order through an index sorted beside the

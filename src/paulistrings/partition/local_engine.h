@@ -6,10 +6,10 @@
 // Per layer the driver calls apply_layer (a local layer) or apply_and_export (a remote one: the channel
 // without the per-term test, then the export, fused where the engine can), merge_rows after the
 // exchange, apply_term_truncation after that, and for a truncation across partitions the histogram and
-// cut calls (the counts are all-reduced between them). Buffers are opaque bytes to the driver: the CPU engine sends its rows laid out by bucket
-// (BucketedView: the partitions agree on the bucket count, so the receiver merges bucket by bucket
-// without hashing), the GPU engine n keys then n coefficients; every rank of a run uses the same engine
-// (part of the shape check).
+// cut calls (the counts are all-reduced between them). Buffers are opaque bytes to the driver: the CPU
+// engine sends its rows laid out by bucket (BucketedView: the partitions agree on the bucket count, so
+// the receiver merges bucket by bucket without hashing), the GPU engine n keys then n coefficients;
+// every rank of a run uses the same engine (part of the shape check).
 
 #include <algorithm>
 #include <atomic>

@@ -535,18 +535,12 @@ class PartitionRunner {
         p.rows += rows.rows;
       }
     };
-    if (engine_->exchanges_on_device()) {
-      // GPU ranks: no bucket layout to agree on, and the layer may fuse with its export.
-      guard(layer_context(step, channel), [&] {
-        if (partition_options_.before_layer) partition_options_.before_layer(rank_, step);
-        outgoing = engine_->apply_and_export(table, rows_, static_cast<std::uint32_t>(rank_), offsets);
-        count();
-      });
-    } else if (engine_->fuses_with_export(table, rows_, offsets)) {
-      // CPU partitions, a rotation whose generator crosses: the store does not grow in the fused step,
-      // so the bucket count is agreed before it.
+    if (engine_->exchanges_on_device() || engine_->fuses_with_export(table, rows_, offsets)) {
+      // One step: GPU ranks (no bucket layout; the layer may fuse with its export), or CPU partitions
+      // fusing a rotation whose generator crosses (the store does not grow in that step, so the bucket
+      // count is agreed before it).
       std::uint64_t bits = static_cast<std::uint64_t>(engine_->bucket_bits());
-      sync_errors(std::span<std::uint64_t>(&bits, 1));
+      if (!engine_->exchanges_on_device()) sync_errors(std::span<std::uint64_t>(&bits, 1));
       guard(layer_context(step, channel), [&] {
         if (partition_options_.before_layer) partition_options_.before_layer(rank_, step);
         engine_->refine_to(static_cast<int>(bits));

@@ -18,6 +18,12 @@ namespace {
   throw std::runtime_error(what + " " + path.string() + ": " + std::strerror(error));
 }
 
+std::ifstream open_for_reading(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open " + path.string() + ": " + std::strerror(errno));
+  return in;
+}
+
 }  // namespace
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view bytes) {
@@ -76,12 +82,20 @@ void write_file_atomically(const std::filesystem::path& path, const std::functio
 }
 
 std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot open " + path.string() + ": " + std::strerror(errno));
+  std::ifstream in = open_for_reading(path);
   std::ostringstream content;
   content << in.rdbuf();
   if (in.bad()) throw std::runtime_error("cannot read " + path.string());
   return content.str();
+}
+
+std::string read_file(const std::filesystem::path& path, std::size_t limit) {
+  std::ifstream in = open_for_reading(path);
+  std::string bytes(limit, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(limit));
+  if (in.bad()) throw std::runtime_error("cannot read " + path.string());
+  bytes.resize(static_cast<std::size_t>(in.gcount()));
+  return bytes;
 }
 
 }  // namespace paulistrings::io

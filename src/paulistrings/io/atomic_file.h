@@ -3,6 +3,7 @@
 // in the same directory, flushed to disk, then renamed over the target, so a crash or a kill at any
 // moment leaves either the previous file or the complete new one, never a half-written one.
 
+#include <cstddef>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -21,7 +22,9 @@ using ByteSink = std::function<void(std::string_view)>;
 /// and the exception propagates.
 void write_file_atomically(const std::filesystem::path& path, const std::function<void(const ByteSink&)>& write);
 
-/// Reads a whole file. Throws std::runtime_error naming the path when it cannot be read.
+/// Reads a whole file, or its first `limit` bytes (fewer when it is shorter). Throws std::runtime_error
+/// naming the path when it cannot be read.
 std::string read_file(const std::filesystem::path& path);
+std::string read_file(const std::filesystem::path& path, std::size_t limit);
 
 }  // namespace paulistrings::io

@@ -44,9 +44,7 @@
 #include <bit>
 #include <cmath>
 #include <concepts>
-#include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -385,12 +383,7 @@ Header decode_header(std::string_view bytes, const std::string& name) {
 /// A checkpoint file's header alone (the first 64 bytes read), with an empty sum of its qubit count and
 /// coefficient type: what a rank that resumes no part needs.
 Checkpoint load_header_only(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot open " + path.string() + ": " + std::strerror(errno));
-  std::string bytes(kHeaderBytes, '\0');
-  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  bytes.resize(static_cast<std::size_t>(in.gcount()));
-  const Header header = decode_header(bytes, path.string());
+  const Header header = decode_header(read_file(path, kHeaderBytes), path.string());
   Checkpoint checkpoint;
   checkpoint.circuit_fingerprint = header.circuit_fingerprint;
   checkpoint.task_fingerprint = header.task_fingerprint;

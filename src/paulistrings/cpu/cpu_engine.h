@@ -104,6 +104,23 @@ class CpuEngine {
   /// (as apply_layer(table, Truncation())). Buckets run in parallel; the layout does not depend on threads.
   template <class Place>
   void rotate_out(const PreparedChannel<W>& table, Place&& place);
+  /// Any other remote layer fused with its export (partition/): the channel as apply_layer(table,
+  /// Truncation()), except that an output whose partition differs from its input's goes out instead of
+  /// into the store. Every term must lie in one partition (the driver's invariant between layers), so an
+  /// output's partition offset is part(its delta): part (GF(2)-linear, called only on the layer's deltas)
+  /// and group_of_offset[offset] (size 2^partition bits; `groups` = stays, offset 0 must stay, anything
+  /// above `groups` = a partition the caller did not name: std::logic_error, nothing exported) route it.
+  /// The rows come laid out as extract_grouped lays them out (place(counts) with counts[g · B + b], then
+  /// by bucket of this engine's current bucket count; the store is not refined in the layer). The
+  /// general tables' orbits never collide, so a key leaves at most once and no row is summed.
+  /// Whether apply_out takes this table (the sort-merge formulation of general tables does not route).
+  bool applies_out(const PreparedChannel<W>& table) const {
+    return !(options_.general_layer == GeneralLayer::sort_merge && table.form != PreparedChannel<W>::Form::rotation &&
+             table.table_class == TableClass::general);
+  }
+  template <class Part, class Place>
+  void apply_out(const PreparedChannel<W>& table, Part&& part, std::span<const std::uint32_t> group_of_offset,
+                 std::uint32_t groups, Place&& place);
   /// Removes every term with drop(key, coefficient) true (drop may be called from several threads at
   /// once); returns their Σ|c|² (summed per bucket, then in bucket order, so the bits do not depend on the
   /// thread count).
@@ -129,7 +146,12 @@ class CpuEngine {
   class PassTarget;
 
   double rescale_layer(const PreparedChannel<W>& table, const Truncation& truncation);
-  double coset_layer(const PreparedChannel<W>& table, const Truncation& truncation);
+  /// Where coset_layer sends an output: everything stays (apply_layer), or routed by the partition
+  /// offset of its delta (apply_out).
+  struct StayRoute;
+  struct ExportRoute;
+  template <class Route>
+  double coset_layer(const PreparedChannel<W>& table, const Truncation& truncation, const Route& route);
   double rotation_layer(const PreparedChannel<W>& table, const Truncation& truncation);
   void refine_if_needed();
   /// Adds rows bucket by bucket (buckets in parallel when `parallel`): count(b) rows go to bucket b, and

@@ -187,15 +187,29 @@ struct CpuEngine<W, C>::Scratch {
   std::vector<Output> stream;
   std::vector<std::pair<std::uint64_t, std::uint32_t>> handles;  // (sort key, stream index)
 
+  // apply_out: the outputs that leave, by (export group · 16 + local bucket).
+  std::vector<std::vector<PauliString<W>>> leaving_keys;
+  std::vector<std::vector<C>> leaving_coefficients;
+
   void clear_outputs(std::size_t locals) {
     for (std::size_t l = 0; l < locals; ++l) {
       out_keys[l].clear();
       out_coefficients[l].clear();
     }
   }
+  void clear_leaving(std::size_t groups) {
+    leaving_keys.resize(16 * groups);
+    leaving_coefficients.resize(16 * groups);
+    for (auto& v : leaving_keys) v.clear();
+    for (auto& v : leaving_coefficients) v.clear();
+  }
   void emit(unsigned local, const PauliString<W>& key, const C& c) {
     out_keys[local].push_back(key);
     out_coefficients[local].push_back(c);
+  }
+  void emit_leaving(std::uint32_t group, unsigned local, const PauliString<W>& key, const C& c) {
+    leaving_keys[16 * group + local].push_back(key);
+    leaving_coefficients[16 * group + local].push_back(c);
   }
   void reset_groups(std::size_t inputs) {
     std::size_t capacity = 16;
@@ -248,6 +262,23 @@ struct CpuEngine<W, C>::Scratch {
         return groups[static_cast<std::size_t>(slot)];
     }
   }
+};
+
+template <int W, Coefficient C>
+struct CpuEngine<W, C>::StayRoute {
+  static constexpr bool kRoutes = false;
+};
+
+/// The export group of an output, by the partition offset of its delta: [0, groups) leaves for that
+/// group, `groups` stays. counts[g · B + b] receives the rows of group g left at the end of bucket b.
+template <int W, Coefficient C>
+struct CpuEngine<W, C>::ExportRoute {
+  static constexpr bool kRoutes = true;
+  std::uint32_t groups = 0;
+  std::array<std::uint32_t, 16> pattern_group{};  // local tables: by delta pattern
+  std::uint32_t generator_group = 0;               // rotations: the delta g
+  std::uint64_t* counts = nullptr;
+  std::size_t buckets = 0;
 };
 
 template <int W, Coefficient C>
@@ -312,7 +343,7 @@ double CpuEngine<W, C>::apply_layer(const PreparedChannel<W>& table, const Trunc
     discarded = rotation_layer(table, truncation);  // tests unchanged terms too when needed
     remember_tested(truncation);
   } else {
-    discarded = coset_layer(table, truncation);
+    discarded = coset_layer(table, truncation, StayRoute{});
     remember_tested(truncation);
     add_support(table);
   }
@@ -520,13 +551,23 @@ double CpuEngine<W, C>::rescale_layer(const PreparedChannel<W>& table, const Tru
 }
 
 template <int W, Coefficient C>
-double CpuEngine<W, C>::coset_layer(const PreparedChannel<W>& table, const Truncation& truncation) {
+template <class Route>
+double CpuEngine<W, C>::coset_layer(const PreparedChannel<W>& table, const Truncation& truncation,
+                                    const Route& route) {
   CosetPlan plan;
   const auto kernel = cpu_detail::make_kernel<W, C>(table, store_.hash(), store_.bits(), plan);
   const std::size_t cosets = plan.num_cosets();
   const unsigned locals = static_cast<unsigned>(plan.buckets_per_coset());
   const bool permutation = table.table_class == TableClass::permutation;
   const bool test_terms = truncation.has_term_test();
+  // apply_out's routing, in locals (all 0 and unused when everything stays).
+  std::uint32_t stays = 0, generator_group = 0;
+  std::array<std::uint32_t, 16> pattern_group{};
+  if constexpr (Route::kRoutes) {
+    stays = route.groups;
+    generator_group = route.generator_group;
+    pattern_group = route.pattern_group;
+  }
   std::vector<double> discarded(cosets, 0.0);
   std::size_t total = 0;
 #pragma omp parallel num_threads(threads_) reduction(+ : total) if (parallel_worthwhile())
@@ -536,9 +577,17 @@ double CpuEngine<W, C>::coset_layer(const PreparedChannel<W>& table, const Trunc
     for (std::size_t coset = 0; coset < cosets; ++coset) {
       const std::uint64_t rep = plan.representative(coset);
       scratch.clear_outputs(locals);
+      if constexpr (Route::kRoutes) scratch.clear_leaving(route.groups);
       double dropped = 0.0;
-      auto emit = [&](unsigned local, const PauliString<W>& key, const C& value) {
+      // `group`: the output's export group under an ExportRoute (ignored otherwise).
+      auto emit = [&](unsigned local, const PauliString<W>& key, const C& value, std::uint32_t group) {
         if (value == C(0.0)) return;
+        if constexpr (Route::kRoutes) {
+          if (group < route.groups) {
+            scratch.emit_leaving(group, local, key, value);
+            return;
+          }
+        }
         if (!test_terms || truncation.keep(key, value)) {
           scratch.emit(local, key, value);
         } else {
@@ -557,17 +606,18 @@ double CpuEngine<W, C>::coset_layer(const PreparedChannel<W>& table, const Trunc
             const C c = bucket.coefficients[t];
             if (kernel.rotation) {
               if (key.commutes_with(kernel.generator)) {
-                emit(local, key, c);
+                emit(local, key, c, stays);
               } else {
                 const double sign = product_phase(kernel.generator, key) == 3 ? 1.0 : -1.0;
-                emit(local ^ kernel.generator_local, key ^ kernel.generator, c * (sign * kernel.sin_signed));
+                emit(local ^ kernel.generator_local, key ^ kernel.generator, c * (sign * kernel.sin_signed),
+                     generator_group);
               }
             } else {
               const int p = kernel.pattern_of(key);
               if (!kernel.has_image[p]) continue;
               const int d = p ^ kernel.image[p];
               emit(local ^ kernel.local_of_pattern[d], key ^ kernel.pattern_mask[d],
-                   c * kernel.image_amplitude[p]);
+                   c * kernel.image_amplitude[p], pattern_group[d]);
             }
           }
         }
@@ -578,7 +628,7 @@ double CpuEngine<W, C>::coset_layer(const PreparedChannel<W>& table, const Trunc
           for (std::size_t t = 0; t < bucket.size(); ++t) {
             const PauliString<W>& key = bucket.keys[t];
             if (key.commutes_with(kernel.generator)) {
-              emit(local, key, bucket.coefficients[t]);
+              emit(local, key, bucket.coefficients[t], stays);
               continue;
             }
             const std::uint64_t word =
@@ -599,8 +649,11 @@ double CpuEngine<W, C>::coset_layer(const PreparedChannel<W>& table, const Trunc
           if (g.present & 2) out_v += g.in[1] * (sign_w * kernel.sin_signed);
           if (g.present & 2) out_w += g.in[1] * kernel.cos_theta;
           if (g.present & 1) out_w += g.in[0] * (sign_v * kernel.sin_signed);
-          emit(g.representative_local, g.representative, out_v);
-          emit(g.representative_local ^ kernel.generator_local, g.representative ^ kernel.generator, out_w);
+          // Every input lies in one partition: the member present decides which output crosses.
+          const bool v_here = (g.present & 1) != 0;
+          emit(g.representative_local, g.representative, out_v, v_here ? stays : generator_group);
+          emit(g.representative_local ^ kernel.generator_local, g.representative ^ kernel.generator, out_w,
+               v_here ? generator_group : stays);
         }
       } else if (options_.general_layer == GeneralLayer::sort_merge) {
         // Formulation (a): every output of every input into one stream, sorted by (bucket, key),
@@ -655,7 +708,7 @@ double CpuEngine<W, C>::coset_layer(const PreparedChannel<W>& table, const Trunc
             std::size_t j = i + 1;
             for (; j < end && stream[handles[j].second].key == head.key; ++j)
               value += stream[handles[j].second].coefficient;
-            emit(static_cast<unsigned>(handles[i].first >> 59), head.key, value);
+            emit(static_cast<unsigned>(handles[i].first >> 59), head.key, value, stays);
             i = j;
           }
         }
@@ -674,6 +727,8 @@ double CpuEngine<W, C>::coset_layer(const PreparedChannel<W>& table, const Trunc
           }
         }
         for (const Group& g : scratch.groups) {
+          // An output's delta from any present input (all lie in one partition) routes it.
+          const int p0 = std::countr_zero(static_cast<unsigned>(g.present));
           for (std::uint8_t s : kernel.span_patterns) {
             const int q = g.representative_pattern ^ s;
             C value = C(0.0);
@@ -682,7 +737,7 @@ double CpuEngine<W, C>::coset_layer(const PreparedChannel<W>& table, const Trunc
               if ((g.present >> list[k].pattern) & 1) value += g.in[list[k].pattern] * list[k].amplitude;
             }
             emit(g.representative_local ^ kernel.local_of_pattern[s],
-                 g.representative ^ kernel.pattern_mask[s], value);
+                 g.representative ^ kernel.pattern_mask[s], value, pattern_group[q ^ p0]);
           }
         }
       }
@@ -695,6 +750,17 @@ double CpuEngine<W, C>::coset_layer(const PreparedChannel<W>& table, const Trunc
         bucket.keys.swap(scratch.out_keys[local]);
         bucket.coefficients.swap(scratch.out_coefficients[local]);
         written += bucket.size();
+        if constexpr (Route::kRoutes) {
+          // The leaving rows wait at the bucket's end, group by group, for apply_out's second pass.
+          const std::size_t b = static_cast<std::size_t>(plan.member(rep, local));
+          for (std::uint32_t group = 0; group < route.groups; ++group) {
+            const auto& keys = scratch.leaving_keys[16 * group + local];
+            const auto& values = scratch.leaving_coefficients[16 * group + local];
+            bucket.keys.insert(bucket.keys.end(), keys.begin(), keys.end());
+            bucket.coefficients.insert(bucket.coefficients.end(), values.begin(), values.end());
+            route.counts[group * route.buckets + b] = keys.size();
+          }
+        }
       }
       total += written;
       discarded[coset] = dropped;
@@ -1038,6 +1104,96 @@ void CpuEngine<W, C>::rotate_out(const PreparedChannel<W>& table, Place&& place)
   }
   size_ = total;
   remember_tested(none);
+}
+
+template <int W, Coefficient C>
+template <class Part, class Place>
+void CpuEngine<W, C>::apply_out(const PreparedChannel<W>& table, Part&& part,
+                                std::span<const std::uint32_t> group_of_offset, std::uint32_t groups, Place&& place) {
+  const auto group_of = [&](const PauliString<W>& delta) {
+    const std::uint32_t offset = part(delta);
+    return offset < group_of_offset.size() ? group_of_offset[offset] : groups + 1;
+  };
+  if (group_of_offset.empty() || group_of_offset[0] != groups) {
+    throw std::logic_error("apply_out: offset 0 must stay");
+  }
+  const std::size_t buckets = store_.num_buckets();
+  std::vector<std::uint64_t> counts(static_cast<std::size_t>(groups) * buckets, 0);
+  const Truncation none;
+  const bool rotation = table.form == PreparedChannel<W>::Form::rotation;
+  // Every realized delta must name a group or stay (checked before anything changes).
+  ExportRoute route;
+  route.groups = groups;
+  route.counts = counts.data();
+  route.buckets = buckets;
+  route.pattern_group.fill(groups);
+  if (rotation) {
+    route.generator_group = group_of(table.generator);
+    if (route.generator_group > groups) throw std::logic_error("apply_out: the generator's partition is not named");
+  } else {
+    for (int d = 0; d < (table.support_size == 2 ? 16 : 4); ++d) {
+      PauliString<W> mask;
+      mask.set_code(table.qubits[0], d & 3);
+      if (table.support_size == 2) mask.set_code(table.qubits[1], (d >> 2) & 3);
+      route.pattern_group[static_cast<std::size_t>(d)] = group_of(mask);
+    }
+    for (const std::uint8_t d : table.delta_patterns) {
+      if (route.pattern_group[d] > groups) throw std::logic_error("apply_out: a delta's partition is not named");
+    }
+    // Span elements that are no realized delta carry only exact zeros (the inputs share a partition).
+    for (std::uint32_t& g : route.pattern_group) g = std::min(g, groups);
+  }
+  if (rotation && table.table_class == TableClass::general && options_.in_place_rotations) {
+    if (groups != 1 || route.generator_group != 0) throw std::logic_error("apply_out: a rotation that stays");
+    rotate_out(table, [&](std::span<const std::uint64_t> rotation_counts) {
+      const std::vector<GroupDestination> destinations = place(rotation_counts);
+      if (destinations.size() != 1) throw std::logic_error("apply_out: one destination per group");
+      return destinations[0];
+    });
+    return;
+  }
+  if (options_.general_layer == GeneralLayer::sort_merge && !rotation && table.table_class == TableClass::general) {
+    throw std::logic_error("apply_out: the sort-merge formulation does not route its outputs");
+  }
+  if (skips_layer(table, none)) {
+    ++skipped_layers_;
+    place(std::span<const std::uint64_t>(counts));
+    return;
+  }
+  if (table.table_class == TableClass::key_preserving) {
+    rescale_layer(table, none);  // no delta: nothing leaves
+  } else {
+    coset_layer(table, none, route);
+    add_support(table);
+  }
+  remember_tested(none);
+  const std::vector<GroupDestination> destinations = place(std::span<const std::uint64_t>(counts));
+  if (destinations.size() != groups) throw std::logic_error("apply_out: one destination per group");
+  // The leaving rows wait at each bucket's end, group by group: move them to their places.
+  std::vector<std::uint64_t> next(counts);
+  for (std::size_t g = 0; g < groups; ++g) {
+    std::uint64_t running = 0;
+    for (std::size_t b = 0; b < buckets; ++b) running += std::exchange(next[g * buckets + b], running);
+  }
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) if (parallel_worthwhile())
+  for (std::size_t b = 0; b < buckets; ++b) {
+    Bucket<W, C>& bucket = store_.bucket(b);
+    std::size_t leaving = 0;
+    for (std::size_t g = 0; g < groups; ++g) leaving += counts[g * buckets + b];
+    if (leaving == 0) continue;
+    std::size_t from = bucket.size() - leaving;
+    const std::size_t stays = from;
+    for (std::size_t g = 0; g < groups; ++g) {
+      const std::size_t n = counts[g * buckets + b];
+      const std::uint64_t at = next[g * buckets + b];
+      std::memcpy(destinations[g].keys + at * sizeof(PauliString<W>), bucket.keys.data() + from,
+                  n * sizeof(PauliString<W>));
+      std::memcpy(destinations[g].coefficients + at * sizeof(C), bucket.coefficients.data() + from, n * sizeof(C));
+      from += n;
+    }
+    bucket.keys.resize(stays);
+    bucket.coefficients.resize(stays);
+  }
 }
 
 template <int W, Coefficient C>

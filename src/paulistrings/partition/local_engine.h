@@ -56,13 +56,14 @@ class LocalEngine {
   virtual std::vector<ExportedRows> export_rows(const PartitionRows& rows, std::uint32_t self,
                                                 std::span<const std::uint32_t> offsets) = 0;
   /// Whether apply_and_export fuses this remote layer with its export on a bucketed engine (the CPU
-  /// engine: then the partitions agree on the bucket count before it, not between the two steps).
+  /// engine: then the partitions agree on the bucket count before it, not between the two steps; GPU
+  /// engines answer false and fuse what they can inside apply_and_export).
   virtual bool fuses_with_export(const PreparedChannel<W>&, const PartitionRows&,
                                  std::span<const std::uint32_t>) const {
     return false;
   }
   /// A remote layer's first half: the channel without the per-term test, then export_rows. An engine
-  /// may fuse the two (a rotation whose generator crosses: every output of its one delta leaves).
+  /// may fuse the two (outputs of a remote delta go straight to the export, never into the store).
   virtual std::vector<ExportedRows> apply_and_export(const PreparedChannel<W>& table, const PartitionRows& rows,
                                                      std::uint32_t self, std::span<const std::uint32_t> offsets) {
     apply_layer(table, Truncation());
@@ -261,57 +262,39 @@ class CpuLocalEngine final : public ForwardingEngine<W, C, CpuEngine<W, C>> {
     // Group k = the terms of partner self ⊕ offsets[k]; offset 0 stays; an offset the layer does not
     // name (cannot happen for outputs of its deltas) is an error.
     const auto groups = static_cast<std::uint32_t>(offsets.size());
-    constexpr std::uint32_t kUnnamed = ~std::uint32_t{0};
-    std::vector<std::uint32_t> slot_of_offset(rows.count(), kUnnamed);
-    slot_of_offset[0] = groups;
-    for (std::uint32_t k = 0; k < groups; ++k) slot_of_offset[offsets[k]] = k;
+    const std::vector<std::uint32_t> group_of_offset = groups_by_offset(rows, offsets);
     std::atomic<bool> unnamed{false};
-    const int bits = engine_.bucket_bits();
-    const std::size_t buckets = std::size_t{1} << bits;
-    buffers_.resize(groups);
-    std::vector<ExportedRows> out(groups);
+    std::vector<ExportedRows> out;
     engine_.extract_grouped(
         groups,
         [&](const PauliString<W>& key) {
-          const std::uint32_t slot = slot_of_offset[rows.part(key) ^ self];
-          if (slot != kUnnamed) return slot;
+          const std::uint32_t group = group_of_offset[rows.part(key) ^ self];
+          if (group <= groups) return group;
           unnamed.store(true, std::memory_order_relaxed);
           return groups;
         },
-        [&](std::span<const std::uint64_t> counts) {
-          std::vector<GroupDestination> destinations(groups);
-          for (std::uint32_t k = 0; k < groups; ++k) {
-            std::uint64_t n = 0;
-            for (std::size_t b = 0; b < buckets; ++b) n += counts[k * buckets + b];
-            std::byte* buffer = buffers_[k].resize(bucketed_bytes<W, C>(bits, n));
-            destinations[k] = write_bucketed_header<W, C>(buffer, bits, n, counts.data() + k * buckets, 1);
-            out[k] = {buffers_[k].bytes(), n};
-          }
-          return destinations;
-        });
+        [&](std::span<const std::uint64_t> counts) { return place(groups, counts, out); });
     if (unnamed.load()) throw std::logic_error("partition export: a term belongs to a partition no delta names");
     return out;
   }
-  bool fuses_with_export(const PreparedChannel<W>& table, const PartitionRows& rows,
+  /// Every remote layer but the sort-merge formulation's general tables: a rotation whose generator
+  /// crosses (CpuEngine::rotate_out), any other table by routing each output by its delta
+  /// (CpuEngine::apply_out). The store does not grow between the layer and its export, so the bucket
+  /// count is agreed before the layer.
+  bool fuses_with_export(const PreparedChannel<W>& table, const PartitionRows&,
                          std::span<const std::uint32_t> offsets) const override {
-    return table.form == PreparedChannel<W>::Form::rotation && offsets.size() == 1 &&
-           rows.part(table.generator) == offsets[0];
+    return !offsets.empty() && engine_.applies_out(table);
   }
   std::vector<ExportedRows> apply_and_export(const PreparedChannel<W>& table, const PartitionRows& rows,
                                              std::uint32_t self, std::span<const std::uint32_t> offsets) override {
     if (!fuses_with_export(table, rows, offsets)) {
       return LocalEngine<W, C>::apply_and_export(table, rows, self, offsets);
     }
-    const int bits = engine_.bucket_bits();
-    buffers_.resize(1);
-    std::vector<ExportedRows> out(1);
-    engine_.rotate_out(table, [&](std::span<const std::uint64_t> counts) {
-      std::uint64_t n = 0;
-      for (const std::uint64_t count : counts) n += count;
-      std::byte* buffer = buffers_[0].resize(bucketed_bytes<W, C>(bits, n));
-      out[0] = {buffers_[0].bytes(), n};
-      return write_bucketed_header<W, C>(buffer, bits, n, counts.data(), 1);
-    });
+    const auto groups = static_cast<std::uint32_t>(offsets.size());
+    std::vector<ExportedRows> out;
+    engine_.apply_out(
+        table, [&](const PauliString<W>& delta) { return rows.part(delta); }, groups_by_offset(rows, offsets),
+        groups, [&](std::span<const std::uint64_t> counts) { return place(groups, counts, out); });
     return out;
   }
   void merge_rows(std::span<const std::span<const std::byte>> buffers) override {
@@ -357,6 +340,34 @@ class CpuLocalEngine final : public ForwardingEngine<W, C, CpuEngine<W, C>> {
   void export_to(PauliSum<W, C>& share) override { engine_.export_to(share); }
 
  private:
+  /// Export group of each partition offset: k for offsets[k], offsets.size() for 0 (stays), above that
+  /// for an offset the layer does not name.
+  static std::vector<std::uint32_t> groups_by_offset(const PartitionRows& rows, std::span<const std::uint32_t> offsets) {
+    const auto groups = static_cast<std::uint32_t>(offsets.size());
+    std::vector<std::uint32_t> group_of_offset(rows.count(), groups + 1);
+    group_of_offset[0] = groups;
+    for (std::uint32_t k = 0; k < groups; ++k) group_of_offset[offsets[k]] = k;
+    return group_of_offset;
+  }
+  /// The buffers of an export with counts[k · B + b] rows of group k in bucket b: header and offsets
+  /// written, `out` set, the places of the rows returned.
+  std::vector<GroupDestination> place(std::uint32_t groups, std::span<const std::uint64_t> counts,
+                                      std::vector<ExportedRows>& out) {
+    const int bits = engine_.bucket_bits();
+    const std::size_t buckets = std::size_t{1} << bits;
+    buffers_.resize(groups);
+    out.assign(groups, {});
+    std::vector<GroupDestination> destinations(groups);
+    for (std::uint32_t k = 0; k < groups; ++k) {
+      std::uint64_t n = 0;
+      for (std::size_t b = 0; b < buckets; ++b) n += counts[k * buckets + b];
+      std::byte* buffer = buffers_[k].resize(bucketed_bytes<W, C>(bits, n));
+      destinations[k] = write_bucketed_header<W, C>(buffer, bits, n, counts.data() + k * buckets, 1);
+      out[k] = {buffers_[k].bytes(), n};
+    }
+    return destinations;
+  }
+
   using ForwardingEngine<W, C, CpuEngine<W, C>>::engine_;
   std::vector<std::uint64_t> candidates_;
   std::vector<ExportBuffer> buffers_;  // one per partner of the last export

@@ -522,8 +522,8 @@ class PartitionRunner {
   /// is applied without the per-term test (a coefficient is final only once the partners' rows are in);
   /// then CPU partitions agree on the bucket count (the largest, in the error agreement's reduction) and
   /// export the outputs owned by each partner rank ⊕ s laid out by bucket (GPU ranks export in the same
-  /// step as the channel, LocalEngine::apply_and_export; so do CPU partitions for a rotation whose
-  /// generator crosses, after agreeing on the bucket count), and they swap them: partitions of
+  /// step as the channel, LocalEngine::apply_and_export; so do CPU partitions, after agreeing on the
+  /// bucket count, for every table but the sort-merge formulation's), and they swap them: partitions of
   /// one process swap the buffers' addresses and merge from the partner's buffer in place (a second swap
   /// keeps it unchanged until the reader is done), ranks swap the bytes. Then the per-term test.
   double host_exchange(Pending& p, const PreparedChannel<W>& table, const std::vector<std::uint32_t>& offsets,
@@ -537,8 +537,8 @@ class PartitionRunner {
     };
     if (engine_->exchanges_on_device() || engine_->fuses_with_export(table, rows_, offsets)) {
       // One step: GPU ranks (no bucket layout; the layer may fuse with its export), or CPU partitions
-      // fusing a rotation whose generator crosses (the store does not grow in that step, so the bucket
-      // count is agreed before it).
+      // fusing the layer with its export (the store is not refined in that step, so the bucket count is
+      // agreed before it).
       std::uint64_t bits = static_cast<std::uint64_t>(engine_->bucket_bits());
       if (!engine_->exchanges_on_device()) sync_errors(std::span<std::uint64_t>(&bits, 1));
       guard(layer_context(step, channel), [&] {

@@ -777,6 +777,23 @@ Channel random_window_rotation(std::mt19937_64& rng, std::size_t window, int att
   return Channel::pauli_rotation(pauli, qubits, 0.3 + 0.17 * attempt);
 }
 
+// A random real transfer matrix (half its entries zero) on one (attempt % 6 == 2) or two distinct qubits
+// of window .. window + 7: a general table of many deltas.
+Channel random_window_transfer_matrix(std::mt19937_64& rng, std::size_t window, int attempt) {
+  std::uniform_int_distribution<std::size_t> qubit(0, 7);
+  std::normal_distribution<double> normal;
+  std::bernoulli_distribution present(0.5);
+  std::vector<Qubit> qubits{window + qubit(rng)};
+  while (attempt % 6 != 2 && qubits.size() < 2) {
+    const Qubit q = window + qubit(rng);
+    if (q != qubits[0]) qubits.push_back(q);
+  }
+  const std::size_t dim = qubits.size() == 1 ? 4 : 16;
+  std::vector<double> ptm(dim * dim);
+  for (double& entry : ptm) entry = present(rng) ? normal(rng) : 0.0;
+  return Channel::transfer_matrix(qubits, ptm);
+}
+
 // The terms of `all` in partition `self`.
 template <int W, Coefficient C>
 PauliSum<W, C> share_of(const PauliSum<W, C>& all, const PartitionRows& rows, std::uint32_t self) {
@@ -845,19 +862,23 @@ void check_fused_remote_rotations(std::uint64_t seed) {
   EXPECT_GE(fused, 3);
 }
 
-// The CPU engine fuses the same layers (CpuEngine::rotate_out): same terms left and rows out as the
-// layer then the export, and the rows come laid out by the bucket of their own key (the receiver merges
-// them bucket by bucket without hashing).
+// The CPU engine fuses every remote layer with its export (CpuEngine::rotate_out for a rotation whose
+// generator crosses, CpuEngine::apply_out for any other table): the same terms stay and the same rows
+// leave as with the layer then the export, and the rows come laid out by the bucket of their own key
+// (the receiver merges them bucket by bucket without hashing). `bits` partition bits (2 bits: a
+// two-qubit table can send rows to up to three partners at once); channels drawn from random
+// rotations, random_channel (Cliffords, rotations, unitaries, noise) and random transfer matrices on an
+// 8-qubit window.
 template <int W, Coefficient C>
-void check_cpu_fused_remote_rotations(std::uint64_t seed, int threads) {
+void check_cpu_fused_remote_layers(std::uint64_t seed, int threads, int bits, const CpuEngineOptions& base) {
   using partition_detail::BucketedView;
   using partition_detail::CpuLocalEngine;
   std::mt19937_64 rng(seed);
   constexpr std::size_t kQubits = 64 * W;
   const std::size_t window = W == 1 ? 0 : kQubits / 2 - 4;
   const auto all = testing::random_window_sum<W, C>(rng, 30000, kQubits, window, 8);
-  const PartitionRows rows = PartitionRows::seeded(2, kQubits, seed);
-  CpuEngineOptions options;
+  const PartitionRows rows = PartitionRows::seeded(bits, kQubits, seed);
+  CpuEngineOptions options = base;
   options.threads = threads;
   options.parallel_threshold = 1000;
   const auto rows_of = [](std::span<const std::byte> buffer) {
@@ -877,24 +898,35 @@ void check_cpu_fused_remote_rotations(std::uint64_t seed, int threads) {
     std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     return out;
   };
-  int fused = 0;
-  for (int attempt = 0; attempt < 60 && fused < 6; ++attempt) {
-    const Channel channel = random_window_rotation(rng, window, attempt);
+  testing::RandomChannelOptions kinds;
+  if constexpr (!std::same_as<C, Complex>) kinds.unitaries = false;  // complex transfer tables need complex sums
+  int fused = 0, rotations = 0, general = 0, several = 0;
+  for (int attempt = 0; attempt < 400 && fused < 18; ++attempt) {
+    const Channel channel = attempt % 3 == 0   ? testing::random_channel(rng, 8, kinds, window)
+                            : attempt % 3 == 1 ? random_window_rotation(rng, window, attempt)
+                                               : random_window_transfer_matrix(rng, window, attempt);
+    if (!std::same_as<C, Complex> && channel.has_complex_transfer()) continue;
     const PreparedChannel<W> table = prepare_channel<W>(channel, Direction::heisenberg);
-    const std::uint32_t partner = rows.part(table.generator);
-    if (table.form != PreparedChannel<W>::Form::rotation || partner == 0) continue;
+    const std::vector<std::uint32_t> offsets = partition_detail::remote_offsets(table, rows);
+    if (offsets.empty()) continue;  // a local layer: nothing to fuse
     ++fused;
-    const std::vector<std::uint32_t> offsets{partner};
-    for (std::uint32_t self = 0; self < 4; ++self) {
+    const bool is_rotation = table.form == PreparedChannel<W>::Form::rotation;
+    rotations += is_rotation ? 1 : 0;
+    general += !is_rotation && table.table_class == TableClass::general ? 1 : 0;
+    several += offsets.size() > 1 ? 1 : 0;
+    for (std::uint32_t self = 0; self < rows.count(); ++self) {
       const auto share = share_of(all, rows, self);
       CpuLocalEngine<W, C> two_steps(share, options), one_step(share, options);
-      ASSERT_TRUE(one_step.fuses_with_export(table, rows, offsets));
+      ASSERT_TRUE(one_step.fuses_with_export(table, rows, offsets)) << channel.description();
       two_steps.apply_layer(table, Truncation());
       const auto expected = two_steps.export_rows(rows, self, offsets);
       const auto actual = one_step.apply_and_export(table, rows, self, offsets);
-      ASSERT_EQ(actual.size(), 1u);
-      EXPECT_EQ(actual[0].rows, expected[0].rows);
-      EXPECT_EQ(rows_of(actual[0].bytes), rows_of(expected[0].bytes)) << channel.description() << ", partition " << self;
+      ASSERT_EQ(actual.size(), offsets.size());
+      for (std::size_t k = 0; k < offsets.size(); ++k) {
+        EXPECT_EQ(actual[k].rows, expected[k].rows) << channel.description() << ", partition " << self;
+        EXPECT_EQ(rows_of(actual[k].bytes), rows_of(expected[k].bytes))
+            << channel.description() << ", partition " << self << ", partner offset " << offsets[k];
+      }
       PauliSum<W, C> left(kQubits), right(kQubits);
       one_step.export_to(left);
       two_steps.export_to(right);
@@ -902,14 +934,40 @@ void check_cpu_fused_remote_rotations(std::uint64_t seed, int threads) {
       EXPECT_TRUE(left == right) << channel.description() << ", partition " << self;
     }
   }
-  EXPECT_GE(fused, 3);
+  EXPECT_GE(fused, 8);
+  EXPECT_GE(rotations, 2);
+  EXPECT_GE(general, 2);
+  if (bits > 1) {
+    EXPECT_GE(several, 1);
+  }
 }
 
-TEST(PartitionedPropagate, RemoteRotationFusedWithItsExportMatchesTheTwoSteps) {
-  check_cpu_fused_remote_rotations<2, double>(5, 1);
-  check_cpu_fused_remote_rotations<2, double>(8, 2);
-  check_cpu_fused_remote_rotations<1, Complex>(6, 2);
-  check_cpu_fused_remote_rotations<4, double>(7, 1);
+TEST(PartitionedPropagate, RemoteLayersFusedWithTheirExportMatchTheTwoSteps) {
+  const CpuEngineOptions defaults;
+  check_cpu_fused_remote_layers<2, double>(5, 1, 1, defaults);
+  check_cpu_fused_remote_layers<2, double>(8, 2, 2, defaults);
+  check_cpu_fused_remote_layers<1, Complex>(6, 2, 1, defaults);
+  check_cpu_fused_remote_layers<1, Complex>(9, 1, 2, defaults);
+  check_cpu_fused_remote_layers<4, double>(7, 1, 1, defaults);
+  CpuEngineOptions orbit_rotations;  // rotations through the coset path's orbits, routed there
+  orbit_rotations.in_place_rotations = false;
+  check_cpu_fused_remote_layers<2, double>(10, 2, 2, orbit_rotations);
+}
+
+TEST(PartitionedPropagate, SortMergeGeneralLayersAreNotFused) {
+  CpuEngineOptions options;
+  options.general_layer = GeneralLayer::sort_merge;
+  const PartitionRows rows = PartitionRows::seeded(1, 64, 3);
+  std::mt19937_64 rng(3);
+  const auto sum = testing::random_window_sum<1, Complex>(rng, 100, 64, 0, 8);
+  partition_detail::CpuLocalEngine<1, Complex> engine(sum, options);
+  std::vector<Complex> u = testing::random_unitary(rng, 4);
+  const auto table = prepare_channel<1>(Channel::unitary_2q(0, 1, u), Direction::heisenberg);
+  ASSERT_EQ(table.table_class, TableClass::general);
+  const std::vector<std::uint32_t> offsets{1};
+  EXPECT_FALSE(engine.fuses_with_export(table, rows, offsets));
+  const auto rotation = prepare_channel<1>(Channel::rzz(0.4, 0, 1), Direction::heisenberg);
+  EXPECT_TRUE(engine.fuses_with_export(rotation, rows, offsets));
 }
 
 TEST(PartitionGpu, RemoteRotationFusedWithItsExportMatchesTheTwoSteps) {

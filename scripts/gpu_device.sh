@@ -20,7 +20,11 @@
 #               PARTITION_TERMS sets the cells' m (default 4·10^6); PARTITION_MEMCHECK=0 skips memcheck,
 #               PARTITION_TESTS=0 the tests; PARTITION_PROFILE=1 reruns the in-process cells with
 #               PAULISTRINGS_GPU_PROFILE=1 (each device sum's phase times, partition_profile.txt);
-#               PARTITION_BENCH=nccl runs only the NCCL bench, =inprocess only the in-process one
+#               PARTITION_BENCH=nccl runs only the NCCL bench, =inprocess only the in-process one;
+#               PARTITION_AB=1 first runs the in-process cells with PAULISTRINGS_GPU_FUSE=rotations (general
+#               tables' remote layers in two steps) and without, alternating, PARTITION_AB_ROUNDS rounds (2)
+#               of PARTITION_AB_REPEAT runs a cell (5; median reported), PARTITION_AB_CELLS cells (su4)
+#               (partition_ab.txt)
 #   cpu_partition — partitions on this machine's CPU cores (issue 7's 16-core runs): in-process P = 1,
 #               2, 4 and mpirun -np 2, 4 (each rank bound to cores/np cores), kicked Ising random vs
 #               cut rows and the cells at CPU_PARTITION_TERMS terms (default 4·10^6) on CPU_PARTITION_CORES
@@ -49,7 +53,7 @@ export PATH=/usr/local/cuda/bin:$PATH
 targets=()
 (has cells || has quick || has big || has kicked || has grow || has profile || has workloads) &&
   targets+=(paulistrings-gpu-bench paulistrings-workloads)
-(has tests || has sanitize || (has partition && ${PARTITION_TESTS:-1} != 0)) && targets+=(paulistrings-tests paulistrings-cli)
+(has tests || has sanitize || (has partition && [[ ${PARTITION_TESTS:-1} != 0 ]])) && targets+=(paulistrings-tests paulistrings-cli)
 has repro && targets+=(paulistrings-tests)
 (has partition || has cpu_partition) && targets+=(paulistrings-partition-bench)
 python=(-DPAULISTRINGS_BUILD_PYTHON=OFF)
@@ -93,10 +97,21 @@ if has partition; then
   fi
   if [[ ${PARTITION_TESTS:-1} != 0 && ${PARTITION_MEMCHECK:-1} != 0 ]]; then
     compute-sanitizer --tool memcheck --error-exitcode 3 build-gpu/paulistrings-tests \
-      --gtest_filter='PartitionGpu.RanksWithOneDeviceEach*:PartitionGpu.RealW1Coeff*:PartitionGpu.RemoteRotationFused*:Partition/PartitionGpuAgainstSingle.*/1*' --gtest_brief=1 \
+      --gtest_filter='PartitionGpu.RanksWithOneDeviceEach*:PartitionGpu.RealW1Coeff*:PartitionGpu.RemoteLayersFused*:Partition/PartitionGpuAgainstSingle.*/1*' --gtest_brief=1 \
       2>&1 | tail -6 | tee -a "$out/partition_tests.txt"
   fi
   terms=${PARTITION_TERMS:-4000000}
+  if [[ ${PARTITION_AB:-0} != 0 ]]; then
+    note "partition A/B"
+    for round in $(seq "${PARTITION_AB_ROUNDS:-2}"); do
+      for fuse in rotations all; do
+        echo "# round $round, PAULISTRINGS_GPU_FUSE=$fuse" >> "$out/partition_ab.txt"
+        PAULISTRINGS_GPU_FUSE=$fuse PAULISTRINGS_BENCH_CELLS=${PARTITION_AB_CELLS:-su4} \
+          build-gpu/paulistrings-partition-bench 0 "$terms" 0 "$gpus" 0 "${PARTITION_AB_REPEAT:-5}" \
+          >> "$out/partition_ab.txt" 2>&1
+      done
+    done
+  fi
   note "partition bench"
   : > "$out/partition_bench.txt"
   if [[ ${PARTITION_BENCH:-all} != nccl ]]; then  # PARTITION_BENCH=nccl: only the NCCL run below

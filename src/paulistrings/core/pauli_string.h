@@ -82,6 +82,22 @@ struct PauliString {
   friend std::strong_ordering operator<=>(const PauliString&, const PauliString&) = default;
 };
 
+/// The partition bits of a key under GF(2) rows (partition/PartitionRows): bit j = parity of
+/// (rows[j].x AND key.x) ⊕ (rows[j].z AND key.z), over the key's W words (rows may be wider: their
+/// first W words are read). Linear: part(a ⊕ b) = part(a) ⊕ part(b).
+template <int W, class Rows>
+std::uint32_t row_parities(const Rows& rows, const PauliString<W>& key) {
+  std::uint32_t p = 0;
+  std::uint32_t bit = 1;
+  for (const auto& row : rows) {
+    std::uint64_t acc = 0;
+    for (int w = 0; w < W; ++w) acc ^= (row.x[w] & key.x[w]) ^ (row.z[w] & key.z[w]);
+    p |= static_cast<std::uint32_t>(std::popcount(acc) & 1) * bit;
+    bit <<= 1;
+  }
+  return p;
+}
+
 /// Phase exponent k (mod 4) such that a·b = i^k · (a ⊕ b) as Hermitian Pauli operators.
 template <int W>
 int product_phase(const PauliString<W>& a, const PauliString<W>& b) {

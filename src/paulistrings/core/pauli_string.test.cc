@@ -489,5 +489,22 @@ TEST(LabelTest, ParseLabelReturnsFactorsAscending) {
   EXPECT_TRUE(ThrowsInvalidArgumentMentioning([] { parse_label("X0", 1025); }, {"1024"}));
 }
 
+TEST(PauliString, RowParitiesReadTheKeysWordsOfWiderRowsAndAreLinear) {
+  // Row 0 reads x of qubit 3 and z of qubit 70; row 1 reads x of qubit 130 (beyond W = 2: never seen).
+  std::vector<PauliString<16>> rows(2);
+  rows[0].x[0] = std::uint64_t{1} << 3;
+  rows[0].z[1] = std::uint64_t{1} << 6;
+  rows[1].x[2] = std::uint64_t{1} << 2;
+  rows[1].z[0] = std::uint64_t{1} << 5;
+  const auto key = [](const char* label) { return PauliString<2>::from_label(label, 128); };
+  EXPECT_EQ(row_parities(rows, key("X3")), 1u);
+  EXPECT_EQ(row_parities(rows, key("Y3 Z70")), 0u);  // x of 3 and z of 70: even
+  EXPECT_EQ(row_parities(rows, key("Z5")), 2u);
+  EXPECT_EQ(row_parities(rows, key("Y5 X3")), 3u);
+  EXPECT_EQ(row_parities(rows, key("I")), 0u);
+  const auto a = key("X3 Y5 Z70 X100"), b = key("Y3 Z5 Y70");
+  EXPECT_EQ(row_parities(rows, a ^ b), row_parities(rows, a) ^ row_parities(rows, b));
+}
+
 }  // namespace
 }  // namespace paulistrings

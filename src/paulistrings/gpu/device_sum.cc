@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
 #include <cstring>
 #include <limits>
@@ -940,8 +941,7 @@ struct DeviceSum<W, C>::Impl {
       total += layout.count[k];
     }
     if (total == 0) return layout;
-    if (export_keys.bytes < total * sizeof(Key)) allocate(export_keys, total * sizeof(Key), "export keys");
-    if (export_coef.bytes < total * sizeof(C)) allocate(export_coef, total * sizeof(C), "export coefficients");
+    reserve_export(total);
     check(cudaMemcpyAsync(split.cursor, host_scratch, slots * sizeof(unsigned long long), cudaMemcpyHostToDevice,
                           stream),
           "set export cursors");
@@ -954,35 +954,77 @@ struct DeviceSum<W, C>::Impl {
     return layout;
   }
 
+  /// PAULISTRINGS_GPU_FUSE=rotations: general tables run their remote layers in two steps (the
+  /// earlier behaviour; for benchmarks comparing the two).
+  static bool only_rotations_fuse() {
+    static const bool only = [] {
+      const char* value = std::getenv("PAULISTRINGS_GPU_FUSE");
+      return value != nullptr && std::string_view(value) == "rotations";
+    }();
+    return only;
+  }
+
   /// Whether a remote layer of `table` can run fused with its export: a rotation whose generator g
   /// belongs to the one partner offset (every delta of the layer crosses, so no orbit meets here).
-  static bool fuses_with_export(const PreparedChannel<W>& table, std::span<const PauliString<W>> rows,
-                                std::span<const std::uint32_t> offsets) {
+  static bool fuses_rotation_with_export(const PreparedChannel<W>& table, std::span<const PauliString<W>> rows,
+                                         std::span<const std::uint32_t> offsets) {
     if (table.form != PreparedChannel<W>::Form::rotation || offsets.size() != 1 || rows.size() > 16) return false;
-    std::uint32_t part = 0;
-    for (std::size_t j = 0; j < rows.size(); ++j) {
-      int parity = 0;
-      for (int w = 0; w < W; ++w) {
-        parity ^= std::popcount((rows[j].x[w] & table.generator.x[w]) ^ (rows[j].z[w] & table.generator.z[w])) & 1;
-      }
-      part |= static_cast<std::uint32_t>(parity) << j;
-    }
+    const std::uint32_t part = row_parities(rows, table.generator);
     return part != 0 && part == offsets[0];
   }
 
-  /// apply_layer(table, Truncation()) then export_on_device(rows, self, offsets), fused where
-  /// fuses_with_export says so: one count pass and one pass that rescales the anticommuting terms in
-  /// place and writes their partners straight into the export (no join table, no appended terms, no
-  /// holes). Every live term must belong to `self` (the partition driver's invariant between layers).
+  /// The routing of a general table's remote layer fused with its export (JoinExport::slot by delta
+  /// pattern), or nothing when it cannot be: not a general local table, too many rows or offsets, or a
+  /// realized delta of no listed offset (the two steps then report the stray term).
+  static std::optional<kernels::JoinExport<W>> join_export(const PreparedChannel<W>& table,
+                                                           std::span<const PauliString<W>> rows,
+                                                           std::span<const std::uint32_t> offsets) {
+    if (only_rotations_fuse() || table.form == PreparedChannel<W>::Form::rotation || table.table_class != TableClass::general ||
+        rows.size() > 16 || offsets.empty() || offsets.size() > static_cast<std::size_t>(kernels::kMaxExportSlots)) {
+      return std::nullopt;
+    }
+    kernels::JoinExport<W> e;
+    e.slots = static_cast<int>(offsets.size());
+    constexpr std::uint8_t kUnnamed = 0xff;
+    for (int d = 0; d < 16; ++d) {
+      PauliString<W> mask;
+      mask.set_code(table.qubits[0], d & 3);
+      if (table.support_size == 2) mask.set_code(table.qubits[1], (d >> 2) & 3);
+      const std::uint32_t offset = row_parities(rows, mask);
+      std::uint8_t slot = offset == 0 ? static_cast<std::uint8_t>(e.slots) : kUnnamed;
+      for (std::size_t k = 0; k < offsets.size(); ++k) {
+        if (offsets[k] == offset) slot = static_cast<std::uint8_t>(k);
+      }
+      e.slot[d] = slot;
+    }
+    for (const std::uint8_t d : table.delta_patterns) {
+      if (e.slot[d] == kUnnamed) return std::nullopt;
+    }
+    // Span elements that are no realized delta carry only exact zeros (the inputs share a partition).
+    for (std::uint8_t& slot : e.slot) slot = std::min<std::uint8_t>(slot, static_cast<std::uint8_t>(e.slots));
+    return e;
+  }
+
+  /// apply_layer(table, Truncation()) then export_on_device(rows, self, offsets), fused where it can be:
+  /// - a rotation whose generator crosses (fuses_rotation_with_export): one count pass and one pass that
+  ///   rescales the anticommuting terms in place and writes their partners straight into the export (no
+  ///   join table, no appended terms, no holes);
+  /// - a general table (join_export): the join's count and write passes route each new key by its
+  ///   delta, leavers straight into the export (never appended, no export pass over the stored terms,
+  ///   no holes from them).
+  /// Every live term must belong to `self` (the partition driver's invariant between layers).
   ExportLayout apply_and_export(const PreparedChannel<W>& table, std::span<const PauliString<W>> rows,
                                 std::uint32_t self, std::span<const std::uint32_t> offsets) {
-    if (!fuses_with_export(table, rows, offsets)) {
+    const bool rotation = fuses_rotation_with_export(table, rows, offsets);
+    const std::optional<kernels::JoinExport<W>> join = rotation ? std::nullopt : join_export(table, rows, offsets);
+    if (!rotation && !join) {
       apply_layer(table, Truncation());
       return export_on_device(rows, self, offsets);
     }
     activate();
     profile.start(stream);
-    ExportLayout layout{std::vector<std::size_t>(1, 0), std::vector<std::size_t>(1, 0)};
+    const std::size_t slots = offsets.size();
+    ExportLayout layout{std::vector<std::size_t>(slots, 0), std::vector<std::size_t>(slots, 0)};
     const Truncation none;
     if (skips_layer(table, none)) {
       ++skipped;
@@ -991,6 +1033,20 @@ struct DeviceSum<W, C>::Impl {
     }
     zero_counters();
     discarded = 0.0;
+    if (rotation) {
+      remote_rotation_and_export(table, layout);
+    } else {
+      join_and_export(table, *join, layout);
+    }
+    tested = none;
+    tested_valid = true;
+    add_support(table);
+    compact_if_worthwhile(false);
+    return layout;
+  }
+
+  void remote_rotation_and_export(const PreparedChannel<W>& table, ExportLayout& layout) {
+    const Truncation none;
     const kernels::RotationTable<W> t = rotation_table(table);
     unsigned long long* cursor = histogram();
     check(cudaMemsetAsync(cursor, 0, sizeof(unsigned long long), stream), "memset");
@@ -1001,20 +1057,71 @@ struct DeviceSum<W, C>::Impl {
     check(cudaStreamSynchronize(stream), "export count");
     profile.mark(stream, "remote rotation count");
     const std::size_t total = static_cast<std::size_t>(host_scratch[0]);
-    if (total > 0) {
-      if (export_keys.bytes < total * sizeof(Key)) allocate(export_keys, total * sizeof(Key), "export keys");
-      if (export_coef.bytes < total * sizeof(C)) allocate(export_coef, total * sizeof(C), "export coefficients");
-    }
+    reserve_export(total);
     check(cudaMemsetAsync(cursor, 0, sizeof(unsigned long long), stream), "memset");
     Launch::remote_rotation_write(a, t, cursor, static_cast<Key*>(export_keys.ptr), export_coef.ptr, stream);
     settle_counters();  // synchronizes: the rows are in place for whoever reads them next
     profile.mark(stream, "remote rotation write");
     layout.count[0] = total;
-    tested = none;
-    tested_valid = true;
-    add_support(table);
-    compact_if_worthwhile(false);
-    return layout;
+  }
+
+  /// The join of a general table with its leavers routed to the export: insert, the routed count pass
+  /// (new stayers and leavers per slot, one read-back), room for both, the routed write pass, then the
+  /// rescale of the patterns outside the join (they stay: delta 0). Throws GpuOutOfMemory with the
+  /// table cleared and the sum unchanged when the room cannot be made.
+  void join_and_export(const PreparedChannel<W>& table, kernels::JoinExport<W> e, ExportLayout& layout) {
+    const Truncation none;
+    const kernels::LocalTable t = local_table(table);
+    const std::size_t slots = static_cast<std::size_t>(e.slots);
+    reserve_table(stored, t.orbit_size);
+    Launch::join_insert_local(args(none), t, stream);
+    profile.mark(stream, "local insert");
+    e.cursor = histogram();
+    check(cudaMemsetAsync(e.cursor, 0, slots * sizeof(unsigned long long), stream), "memset");
+    Launch::join_count_local_export(args(none), t, e, stream);
+    check(cudaMemcpyAsync(host_scratch, e.cursor, slots * sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream),
+          "read export counts");
+    const std::size_t fresh = static_cast<std::size_t>(read_counters().fresh);  // synchronizes
+    std::size_t total = 0;
+    for (std::size_t k = 0; k < slots; ++k) {
+      layout.first[k] = total;
+      layout.count[k] = static_cast<std::size_t>(host_scratch[k]);
+      total += layout.count[k];
+    }
+    profile.mark(stream, "join count (export)");
+    try {
+      if (stored + fresh > kMaxStoredTerms) {
+        throw GpuOutOfMemory("this layer would hold " + std::to_string(stored + fresh) +
+                             " terms on one device, over the limit of " + std::to_string(kMaxStoredTerms));
+      }
+      reserve(stored + fresh, true);
+      reserve_export(total);
+    } catch (...) {
+      clear_table();
+      throw;
+    }
+    for (std::size_t k = 0; k < slots; ++k) host_scratch[k] = layout.first[k];
+    check(cudaMemcpyAsync(e.cursor, host_scratch, slots * sizeof(unsigned long long), cudaMemcpyHostToDevice, stream),
+          "set export cursors");
+    e.out_keys = static_cast<Key*>(export_keys.ptr);
+    e.out_coef = export_coef.ptr;
+    const kernels::LayerArgs<W> a = args(none);  // after the room: the arrays may have moved
+    Launch::join_write_local_export(a, t, e, stream);
+    profile.mark(stream, "join write (export)");
+    bool rescale_needed = !tested_for(none);
+    for (int s = 0; s < 16; ++s) {
+      if (!t.join[s] && (t.amp_re[s][s] != 1.0 || t.amp_im[s][s] != 0.0)) rescale_needed = true;
+    }
+    if (rescale_needed) Launch::rescale(a, t, stream);
+    settle_counters();  // synchronizes: the rows are in place for whoever reads them next
+    profile.mark(stream, "settle");
+  }
+
+  /// Export arrays of at least `rows` rows (contents not kept).
+  void reserve_export(std::size_t rows) {
+    if (rows == 0) return;
+    if (export_keys.bytes < rows * sizeof(Key)) allocate(export_keys, rows * sizeof(Key), "export keys");
+    if (export_coef.bytes < rows * sizeof(C)) allocate(export_coef, rows * sizeof(C), "export coefficients");
   }
 
   std::vector<std::vector<std::byte>> export_partition_rows(std::span<const PauliString<W>> rows,
@@ -1302,6 +1409,11 @@ std::vector<std::vector<std::byte>> DeviceSum<W, C>::export_partition_rows(std::
                                                                            std::uint32_t self,
                                                                            std::span<const std::uint32_t> offsets) {
   return impl_->export_partition_rows(rows, self, offsets);
+}
+template <int W, Coefficient C>
+bool DeviceSum<W, C>::fuses_with_export(const PreparedChannel<W>& table, std::span<const PauliString<W>> rows,
+                                        std::span<const std::uint32_t> offsets) {
+  return Impl::fuses_rotation_with_export(table, rows, offsets) || Impl::join_export(table, rows, offsets).has_value();
 }
 template <int W, Coefficient C>
 std::vector<std::vector<std::byte>> DeviceSum<W, C>::apply_and_export(const PreparedChannel<W>& table,

@@ -124,10 +124,14 @@ class DeviceSum {
   std::vector<std::vector<std::byte>> export_partition_rows(std::span<const PauliString<W>> rows, std::uint32_t self,
                                                             std::span<const std::uint32_t> offsets);
   /// A remote layer's first half: apply_layer(table, Truncation()) then export_partition_rows(rows, self,
-  /// offsets) (or its _on_device form), in one step where they fuse — a rotation whose generator
-  /// belongs to the one partner (no orbit meets in this partition: the anticommuting terms are
-  /// rescaled in place and their partners written straight into the export, with no join, no appended
-  /// terms and no holes). Every live term must belong to `self` (the partition driver's invariant).
+  /// offsets) (or its _on_device form), in one step where they fuse (fuses_with_export) — a rotation
+  /// whose generator belongs to the one partner (no orbit meets in this partition: the anticommuting
+  /// terms are rescaled in place and their partners written straight into the export, with no join, no
+  /// appended terms and no holes), or a general local table (the join routes each new key by its delta:
+  /// the leavers go straight into the export, never appended, and no export pass reads the stored
+  /// terms). Every live term must belong to `self` (the partition driver's invariant).
+  static bool fuses_with_export(const PreparedChannel<W>& table, std::span<const PauliString<W>> rows,
+                                std::span<const std::uint32_t> offsets);
   std::vector<std::vector<std::byte>> apply_and_export(const PreparedChannel<W>& table,
                                                        std::span<const PauliString<W>> rows, std::uint32_t self,
                                                        std::span<const std::uint32_t> offsets);

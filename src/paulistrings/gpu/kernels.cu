@@ -382,11 +382,17 @@ __device__ __forceinline__ C2 orbit_output(const SharedLocal& sh, int rp, int k,
 /// One thread per group, the loop advancing a whole warp at a time (warp_reserve needs every lane).
 /// Write = false adds the keys that would be appended to LayerCounters::fresh and changes nothing;
 /// Write = true updates present members in place, appends the new keys at the cursor and empties
-/// the slot.
-template <int W, bool Cx, bool Write, int Orbit>
-__global__ void __launch_bounds__(kThreads) join_local_kernel(LayerArgs<W> a, LocalTable t) {
+/// the slot. Route (a remote layer fused with its export, JoinExport): a new key whose delta from the
+/// orbit's stored members leaves goes to its export slot instead — counted into e.cursor[slot]
+/// (Write = false) or written at it (Write = true); it is neither appended nor tested.
+template <int W, bool Cx, bool Write, int Orbit, bool Route>
+__global__ void __launch_bounds__(kThreads) join_local_kernel(LayerArgs<W> a, LocalTable t, JoinExport<W> e) {
   __shared__ SharedLocal sh;
-  stage_local(sh, t);
+  __shared__ std::uint8_t leave_slot[16];  // export slot by delta pattern (Route)
+  if constexpr (Route) {
+    if (threadIdx.x < 16) leave_slot[threadIdx.x] = e.slot[threadIdx.x];
+  }
+  stage_local(sh, t);  // synchronizes
   const int n_support = t.support_size, q0 = t.qubit[0], q1 = t.qubit[1];
   const std::size_t groups = static_cast<std::size_t>(a.counters->groups);
   const std::size_t lane = threadIdx.x & 31;
@@ -399,7 +405,8 @@ __global__ void __launch_bounds__(kThreads) join_local_kernel(LayerArgs<W> a, Lo
     int rp = 0, base_weight = 0;
     C2 in[Orbit];
     std::uint32_t index[Orbit];
-    std::uint32_t present = 0, fresh_mask = 0;
+    std::uint32_t present = 0, fresh_mask = 0, leave_mask = 0;
+    int first_member = 0;  // combo of a stored member: the deltas of the outputs are taken from it
     if (active) {
       h = a.table.groups[g];
       key = a.keys[a.table.owner[h] - 1];
@@ -413,22 +420,51 @@ __global__ void __launch_bounds__(kThreads) join_local_kernel(LayerArgs<W> a, Lo
         in[j] = index[j] ? load_coef<Cx>(a.coef, index[j] - 1) : C2{0.0, 0.0};
         present |= (index[j] ? 1u : 0u) << j;
       }
+      first_member = sh.combo[__ffs(static_cast<int>(present)) - 1];
 #pragma unroll
       for (int k = 0; k < Orbit; ++k) {
         const bool here = (present >> k) & 1;
         if (!Write && here) continue;  // counting: only new keys matter
         const C2 out = orbit_output<Cx, Orbit>(sh, rp, k, in, present);
         const int weight = base_weight + pattern_weight(rp ^ sh.combo[k]);
-        if (here) {
+        if (here) {  // a stored key: it stays (its delta is 0)
           if constexpr (Write) settle<Cx>(tally, a.program, a.coef, index[k] - 1, !is_zero<Cx>(in[k]), out, weight);
           continue;
         }
         if (is_zero<Cx>(out)) continue;
+        if constexpr (Route) {
+          if (leave_slot[sh.combo[k] ^ first_member] < e.slots) {
+            leave_mask |= 1u << k;
+            continue;
+          }
+        }
         if (keep_term(a.program, norm2<Cx>(out), weight)) {
           fresh_mask |= 1u << k;
         } else if constexpr (Write) {
           ++tally.dropped;
           tally.discarded += norm2<Cx>(out);
+        }
+      }
+    }
+    if constexpr (Route) {
+      // Slot by slot (every lane takes part in each reservation): count, or write the leaving rows.
+      for (int slot = 0; slot < e.slots; ++slot) {
+        unsigned n = 0;
+#pragma unroll
+        for (int k = 0; k < Orbit; ++k) {
+          n += ((leave_mask >> k) & 1) && leave_slot[sh.combo[k] ^ first_member] == slot ? 1u : 0u;
+        }
+        unsigned long long to = warp_reserve(&e.cursor[slot], n);
+        if constexpr (Write) {
+#pragma unroll
+          for (int k = 0; k < Orbit; ++k) {
+            if (!((leave_mask >> k) & 1) || leave_slot[sh.combo[k] ^ first_member] != slot) continue;
+            Key<W> out_key = key;
+            set_pattern(out_key, n_support, q0, q1, rp ^ sh.combo[k]);
+            e.out_keys[to] = out_key;
+            store_coef<Cx>(e.out_coef, to, orbit_output<Cx, Orbit>(sh, rp, k, in, present));
+            ++to;
+          }
         }
       }
     }
@@ -931,37 +967,51 @@ void Launch<W, Cx>::join_insert_local(const LayerArgs<W>& args, const LocalTable
   join_insert_local_kernel<W, Cx><<<grid_for(args.size), kThreads, 0, stream>>>(args, table);
   check_launch("join_insert_local");
 }
-template <int W, bool Cx, bool Write>
-void launch_join_local(const LayerArgs<W>& args, const LocalTable& table, cudaStream_t stream) {
+template <int W, bool Cx, bool Write, bool Route>
+void launch_join_local(const LayerArgs<W>& args, const LocalTable& table, const JoinExport<W>& e,
+                       cudaStream_t stream) {
   // One launch bound for every group count the insert can have made (the kernel reads the count).
   const unsigned grid = grid_for(args.size);
   switch (table.orbit_size) {
     case 1:
-      join_local_kernel<W, Cx, Write, 1><<<grid, kThreads, 0, stream>>>(args, table);
+      join_local_kernel<W, Cx, Write, 1, Route><<<grid, kThreads, 0, stream>>>(args, table, e);
       break;
     case 2:
-      join_local_kernel<W, Cx, Write, 2><<<grid, kThreads, 0, stream>>>(args, table);
+      join_local_kernel<W, Cx, Write, 2, Route><<<grid, kThreads, 0, stream>>>(args, table, e);
       break;
     case 4:
-      join_local_kernel<W, Cx, Write, 4><<<grid, kThreads, 0, stream>>>(args, table);
+      join_local_kernel<W, Cx, Write, 4, Route><<<grid, kThreads, 0, stream>>>(args, table, e);
       break;
     case 8:
-      join_local_kernel<W, Cx, Write, 8><<<grid, kThreads, 0, stream>>>(args, table);
+      join_local_kernel<W, Cx, Write, 8, Route><<<grid, kThreads, 0, stream>>>(args, table, e);
       break;
     default:
-      join_local_kernel<W, Cx, Write, 16><<<grid, kThreads, 0, stream>>>(args, table);
+      join_local_kernel<W, Cx, Write, 16, Route><<<grid, kThreads, 0, stream>>>(args, table, e);
   }
-  check_launch(Write ? "join_write_local" : "join_count_local");
+  check_launch(Write ? (Route ? "join_write_local (export)" : "join_write_local")
+                     : (Route ? "join_count_local (export)" : "join_count_local"));
 }
 template <int W, bool Cx>
 void Launch<W, Cx>::join_count_local(const LayerArgs<W>& args, const LocalTable& table, cudaStream_t stream) {
   if (args.size == 0) return;
-  launch_join_local<W, Cx, false>(args, table, stream);
+  launch_join_local<W, Cx, false, false>(args, table, JoinExport<W>{}, stream);
 }
 template <int W, bool Cx>
 void Launch<W, Cx>::join_write_local(const LayerArgs<W>& args, const LocalTable& table, cudaStream_t stream) {
   if (args.size == 0) return;
-  launch_join_local<W, Cx, true>(args, table, stream);
+  launch_join_local<W, Cx, true, false>(args, table, JoinExport<W>{}, stream);
+}
+template <int W, bool Cx>
+void Launch<W, Cx>::join_count_local_export(const LayerArgs<W>& args, const LocalTable& table,
+                                            const JoinExport<W>& e, cudaStream_t stream) {
+  if (args.size == 0) return;
+  launch_join_local<W, Cx, false, true>(args, table, e, stream);
+}
+template <int W, bool Cx>
+void Launch<W, Cx>::join_write_local_export(const LayerArgs<W>& args, const LocalTable& table,
+                                            const JoinExport<W>& e, cudaStream_t stream) {
+  if (args.size == 0) return;
+  launch_join_local<W, Cx, true, true>(args, table, e, stream);
 }
 template <int W, bool Cx>
 void Launch<W, Cx>::join_insert_rotation(const LayerArgs<W>& args, const RotationTable<W>& table,

@@ -116,6 +116,20 @@ struct PartitionSplit {
   unsigned long long* cursor = nullptr;
 };
 
+/// A remote general layer fused with its export (DeviceSum::apply_and_export): every stored term lies
+/// in one partition, so an output's partition offset is that of its delta pattern d from any stored
+/// member of its orbit; slot[d] < slots: the output leaves for export slot slot[d] (a new key, never
+/// stored here), otherwise it stays. cursor: `slots` counters — rows per slot (count pass) or each
+/// slot's write position in out_keys / out_coef (write pass, set to the slot's first row).
+template <int W>
+struct JoinExport {
+  int slots = 0;
+  std::uint8_t slot[16] = {};
+  unsigned long long* cursor = nullptr;
+  Key<W>* out_keys = nullptr;
+  void* out_coef = nullptr;
+};
+
 /// Launches, per width W and coefficient kind (Cx = complex). Every launch is asynchronous on
 /// `stream`; sizes come from the host.
 template <int W, bool Cx>
@@ -127,6 +141,13 @@ struct Launch {
   /// groups · orbit_size − members does not fit in memory).
   static void join_count_local(const LayerArgs<W>& args, const LocalTable& table, cudaStream_t stream);
   static void join_write_local(const LayerArgs<W>& args, const LocalTable& table, cudaStream_t stream);
+  /// The same two passes routed by `e` (JoinExport): the count pass adds the stayers' new keys to
+  /// LayerCounters::fresh and the leavers to e.cursor[slot]; the write pass appends the stayers and
+  /// writes the leavers at e.cursor[slot].
+  static void join_count_local_export(const LayerArgs<W>& args, const LocalTable& table, const JoinExport<W>& e,
+                                      cudaStream_t stream);
+  static void join_write_local_export(const LayerArgs<W>& args, const LocalTable& table, const JoinExport<W>& e,
+                                      cudaStream_t stream);
   static void join_insert_rotation(const LayerArgs<W>& args, const RotationTable<W>& table,
                                    cudaStream_t stream);
   static void join_count_rotation(const LayerArgs<W>& args, const RotationTable<W>& table,

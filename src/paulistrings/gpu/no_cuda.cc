@@ -60,6 +60,11 @@ std::vector<std::vector<std::byte>> DeviceSum<W, C>::export_partition_rows(std::
   throw GpuUnavailable(kReason);
 }
 template <int W, Coefficient C>
+bool DeviceSum<W, C>::fuses_with_export(const PreparedChannel<W>&, std::span<const PauliString<W>>,
+                                        std::span<const std::uint32_t>) {
+  return false;
+}
+template <int W, Coefficient C>
 std::vector<std::vector<std::byte>> DeviceSum<W, C>::apply_and_export(const PreparedChannel<W>&,
                                                                       std::span<const PauliString<W>>, std::uint32_t,
                                                                       std::span<const std::uint32_t>) {

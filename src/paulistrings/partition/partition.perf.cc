@@ -6,12 +6,15 @@
 //    rows over P blocks of qubits, across which the rzz delta is remote) at m terms (strong scaling)
 //    and m·P terms (weak scaling), and rxx·ryy·rzz on one pair of a random sum; ns per term per layer from the layers' own wall time
 //    (exchanges included; the split and the gather are not), and the end-to-end time.
-// Usage: paulistrings-partition-bench [steps=5] [cell_terms=200000] [threads=0] [gpus=0] [nccl=0]
+// Usage: paulistrings-partition-bench [steps=5] [cell_terms=200000] [threads=0] [gpus=0] [nccl=0] [repeat=1]
 // gpus > 0: every partition runs the GPU engine, partition r (or rank r) on device r mod gpus; nccl = 1:
-// MPI ranks swap rows with NCCL (PartitionOptions::use_nccl) instead of through host memory.
+// MPI ranks swap rows with NCCL (PartitionOptions::use_nccl) instead of through host memory. repeat > 1
+// runs every cell that many times and reports the median layer time (and the fastest).
+// PAULISTRINGS_BENCH_CELLS=name,name… runs only those cells (rotation_zz, su4, rxx_ryy_rzz).
 // Under mpirun (MPI build) the partitions are the ranks (a power of two) and rank 0 prints. In-process
 // CPU partitions (P > 1) are pinned to contiguous blocks of the process's CPUs.
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -20,6 +23,7 @@
 #include <numbers>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "paulistrings/circuit/kicked_ising.h"
 #include "paulistrings/cpu/bench_cells.h"
@@ -54,7 +58,19 @@ struct Setup {
   int threads = 0;
   int gpus = 0;
   bool nccl = false;
+  int repeat = 1;
 };
+
+/// Whether PAULISTRINGS_BENCH_CELLS (unset: every cell) names `cell`.
+bool cell_selected(const std::string& cell) {
+  const char* list = std::getenv("PAULISTRINGS_BENCH_CELLS");
+  if (list == nullptr || *list == '\0') return true;
+  std::string padded(",");
+  padded.append(list).append(",");
+  std::string wanted(",");
+  wanted.append(cell).append(",");
+  return padded.find(wanted) != std::string::npos;
+}
 
 /// The options every run of `partitions` partitions starts from: the transport (MPI) and the devices
 /// (in-process partition r, or this rank, on GPU r mod gpus; none for the CPU).
@@ -160,12 +176,21 @@ void run_cell(const Setup& setup, const char* name, const Circuit& circuit, cons
   PropagateOptions options;
   options.threads = setup.threads;
   options.direction = Direction::heisenberg;
-  auto sum = start_sum;
-  const auto start = std::chrono::steady_clock::now();
-  const PartitionedPropagation out = propagate_partitioned(sum, circuit, options, partition);
-  const double seconds = seconds_since(start);
+  // Every repetition from the same start; the median layer time is reported (and the fastest).
+  std::vector<double> layer_times, wall_times;
+  PartitionedPropagation out;
+  for (int r = 0; r < std::max(setup.repeat, 1); ++r) {
+    auto sum = start_sum;
+    const auto start = std::chrono::steady_clock::now();
+    out = propagate_partitioned(sum, circuit, options, partition);
+    wall_times.push_back(seconds_since(start));
+    layer_times.push_back(layer_seconds(out));
+  }
   if (setup.rank != 0) return;
-  const double layers = layer_seconds(out);
+  std::sort(layer_times.begin(), layer_times.end());
+  std::sort(wall_times.begin(), wall_times.end());
+  const double layers = layer_times[layer_times.size() / 2];
+  const double seconds = wall_times[wall_times.size() / 2];
   // Row bytes every partition exported per second of the layers' wall time: a lower bound on the rate
   // the exchange reached (the layers' own work is in the time too), compared with the peer bandwidth.
   const double exchange_gbs =
@@ -177,6 +202,10 @@ void run_cell(const Setup& setup, const char* name, const Circuit& circuit, cons
               1e9 * layers / static_cast<double>(start_sum.size()) / static_cast<double>(circuit.size()), seconds,
               out.partitions.remote_layers, circuit.size(), out.partitions.rows_exported,
               out.partitions.bytes_exported, out.partitions.max_imbalance, exchange_gbs);
+  if (layer_times.size() > 1) {
+    std::printf("  (median of %zu runs; fastest %.4f s = %.3f ns/term/layer)\n", layer_times.size(), layer_times.front(),
+                1e9 * layer_times.front() / static_cast<double>(start_sum.size()) / static_cast<double>(circuit.size()));
+  }
 }
 
 void cells(const Setup& setup, std::size_t terms) {
@@ -186,6 +215,7 @@ void cells(const Setup& setup, std::size_t terms) {
   std::mt19937_64 rng(2026);
   const auto layer_cells = bench::layer_cells(rng);
   for (const char* name : {"rotation_zz", "su4"}) {
+    if (!cell_selected(name)) continue;
     const Channel& channel = layer_cells.at(name);
     Circuit circuit(bench::kQubits);
     for (int k = 0; k < 4; ++k) circuit.append(channel);
@@ -198,6 +228,7 @@ void cells(const Setup& setup, std::size_t terms) {
       run_cell(setup, name, circuit, weak, partitions, "weak");
     }
   }
+  if (!cell_selected("rxx_ryy_rzz")) return;
   std::vector<PauliSum<2, double>::Term> random_terms;
   std::uniform_int_distribution<int> letter(0, 3);
   std::normal_distribution<double> normal;
@@ -240,6 +271,7 @@ int main(int argc, char** argv) {
   setup.threads = argc > 3 ? std::atoi(argv[3]) : 0;
   setup.gpus = argc > 4 ? std::atoi(argv[4]) : 0;
   setup.nccl = argc > 5 && std::atoi(argv[5]) != 0;
+  setup.repeat = argc > 6 ? std::max(std::atoi(argv[6]), 1) : 1;
 #ifdef PAULISTRINGS_HAS_MPI
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);

@@ -69,13 +69,7 @@ class PartitionRows {
   /// part(v) = R·v.
   template <int W>
   std::uint32_t part(const PauliString<W>& key) const {
-    std::uint32_t p = 0;
-    for (std::size_t j = 0; j < rows_.size(); ++j) {
-      std::uint64_t acc = 0;
-      for (int w = 0; w < W; ++w) acc ^= (rows_[j].x[w] & key.x[w]) ^ (rows_[j].z[w] & key.z[w]);
-      p |= static_cast<std::uint32_t>(std::popcount(acc) & 1) << j;
-    }
-    return p;
+    return row_parities(rows_, key);
   }
 
  private:

@@ -826,40 +826,52 @@ std::vector<std::pair<PauliString<W>, C>> stored_terms(const gpu::DeviceSum<W, C
   return out;
 }
 
+// A remote layer's channel for the fused-export tests: random_channel (Cliffords, rotations, unitaries
+// for complex sums, noise), a random rotation, or a random real transfer matrix, by attempt % 3.
+template <Coefficient C>
+Channel random_remote_candidate(std::mt19937_64& rng, std::size_t window, int attempt) {
+  testing::RandomChannelOptions kinds;
+  if constexpr (!std::same_as<C, Complex>) kinds.unitaries = false;  // complex tables need complex sums
+  return attempt % 3 == 0   ? testing::random_channel(rng, 8, kinds, window)
+         : attempt % 3 == 1 ? random_window_rotation(rng, window, attempt)
+                            : random_window_transfer_matrix(rng, window, attempt);
+}
+
 template <int W, Coefficient C>
-void check_fused_remote_rotations(std::uint64_t seed) {
+void check_fused_remote_layers(std::uint64_t seed, int bits) {
   std::mt19937_64 rng(seed);
   constexpr std::size_t kQubits = 64 * W;
   const std::size_t window = W == 1 ? 0 : kQubits / 2 - 4;  // straddles a word boundary for W > 1
   const auto all = testing::random_window_sum<W, C>(rng, 20000, kQubits, window, 8);
-  const PartitionRows rows = PartitionRows::seeded(2, kQubits, seed);
+  const PartitionRows rows = PartitionRows::seeded(bits, kQubits, seed);
   const std::vector<PauliString<W>> row_keys = rows.rows_as<W>();
-  int fused = 0;
-  for (int attempt = 0; attempt < 60 && fused < 6; ++attempt) {
-    const Channel channel = random_window_rotation(rng, window, attempt);
+  int rotations = 0, general = 0;
+  for (int attempt = 0; attempt < 400 && rotations + general < 12; ++attempt) {
+    const Channel channel = random_remote_candidate<C>(rng, window, attempt);
+    if (!std::same_as<C, Complex> && channel.has_complex_transfer()) continue;
     const PreparedChannel<W> table = prepare_channel<W>(channel, Direction::heisenberg);
-    if (table.form != PreparedChannel<W>::Form::rotation) continue;
-    const std::uint32_t partner = rows.part(table.generator);
-    if (partner == 0) continue;  // a local rotation: nothing to fuse
-    ++fused;
-    const std::vector<std::uint32_t> offsets{partner};
-    for (std::uint32_t self = 0; self < 4; ++self) {
+    const std::vector<std::uint32_t> offsets = partition_detail::remote_offsets(table, rows);
+    if (offsets.empty() || !gpu::DeviceSum<W, C>::fuses_with_export(table, row_keys, offsets)) continue;
+    (table.form == PreparedChannel<W>::Form::rotation ? rotations : general) += 1;
+    for (std::uint32_t self = 0; self < rows.count(); ++self) {
       const auto share = share_of(all, rows, self);
       gpu::DeviceSum<W, C> two_steps(share, 0), one_step(share, 0);
       two_steps.apply_layer(table, Truncation());
       const auto expected = two_steps.export_partition_rows(row_keys, self, offsets);
       const auto actual = one_step.apply_and_export(table, row_keys, self, offsets);
-      ASSERT_EQ(actual.size(), 1u);
-      ASSERT_EQ(expected.size(), 1u);
-      EXPECT_EQ((exported_terms<W, C>(actual[0])), (exported_terms<W, C>(expected[0])))
-          << channel.description() << ", partition " << self;
+      ASSERT_EQ(actual.size(), offsets.size());
+      ASSERT_EQ(expected.size(), offsets.size());
+      for (std::size_t k = 0; k < offsets.size(); ++k) {
+        EXPECT_EQ((exported_terms<W, C>(actual[k])), (exported_terms<W, C>(expected[k])))
+            << channel.description() << ", partition " << self << ", partner offset " << offsets[k];
+      }
       EXPECT_EQ(one_step.size(), two_steps.size());
       EXPECT_EQ((stored_terms<W, C>(one_step)), (stored_terms<W, C>(two_steps)))
           << channel.description() << ", partition " << self;
-      EXPECT_FALSE(expected[0].empty());
     }
   }
-  EXPECT_GE(fused, 3);
+  EXPECT_GE(rotations, 3);
+  EXPECT_GE(general, 3);
 }
 
 // The CPU engine fuses every remote layer with its export (CpuEngine::rotate_out for a rotation whose
@@ -898,13 +910,9 @@ void check_cpu_fused_remote_layers(std::uint64_t seed, int threads, int bits, co
     std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     return out;
   };
-  testing::RandomChannelOptions kinds;
-  if constexpr (!std::same_as<C, Complex>) kinds.unitaries = false;  // complex transfer tables need complex sums
   int fused = 0, rotations = 0, general = 0, several = 0;
   for (int attempt = 0; attempt < 400 && fused < 18; ++attempt) {
-    const Channel channel = attempt % 3 == 0   ? testing::random_channel(rng, 8, kinds, window)
-                            : attempt % 3 == 1 ? random_window_rotation(rng, window, attempt)
-                                               : random_window_transfer_matrix(rng, window, attempt);
+    const Channel channel = random_remote_candidate<C>(rng, window, attempt);
     if (!std::same_as<C, Complex> && channel.has_complex_transfer()) continue;
     const PreparedChannel<W> table = prepare_channel<W>(channel, Direction::heisenberg);
     const std::vector<std::uint32_t> offsets = partition_detail::remote_offsets(table, rows);
@@ -970,11 +978,12 @@ TEST(PartitionedPropagate, SortMergeGeneralLayersAreNotFused) {
   EXPECT_TRUE(engine.fuses_with_export(rotation, rows, offsets));
 }
 
-TEST(PartitionGpu, RemoteRotationFusedWithItsExportMatchesTheTwoSteps) {
+TEST(PartitionGpu, RemoteLayersFusedWithTheirExportMatchTheTwoSteps) {
   SKIP_WITHOUT_GPU();
-  check_fused_remote_rotations<2, double>(5);
-  check_fused_remote_rotations<1, Complex>(6);
-  check_fused_remote_rotations<4, double>(7);
+  check_fused_remote_layers<2, double>(5, 1);
+  check_fused_remote_layers<1, Complex>(6, 1);
+  check_fused_remote_layers<1, Complex>(9, 2);
+  check_fused_remote_layers<4, double>(7, 2);
 }
 
 TEST(PartitionGpu, KickedIsingOnTwoGpuPartitionsMatchesTheCpu) {

@@ -98,4 +98,19 @@ std::string read_file(const std::filesystem::path& path, std::size_t limit) {
   return bytes;
 }
 
+FileSource::FileSource(const std::filesystem::path& path) : path_(path), in_(open_for_reading(path)) {
+  std::error_code error;
+  const std::uintmax_t size = std::filesystem::file_size(path, error);
+  if (error) throw std::runtime_error("cannot read the size of " + path.string() + ": " + error.message());
+  size_ = static_cast<std::uint64_t>(size);
+}
+
+void FileSource::read(char* out, std::size_t bytes) {
+  in_.read(out, static_cast<std::streamsize>(bytes));
+  if (in_.bad()) throw std::runtime_error("cannot read " + path_.string());
+  if (static_cast<std::size_t>(in_.gcount()) != bytes) {
+    throw std::runtime_error("cannot read " + path_.string() + ": it ended early (changed while being read?)");
+  }
+}
+
 }  // namespace paulistrings::io

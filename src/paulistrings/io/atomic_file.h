@@ -4,7 +4,9 @@
 // moment leaves either the previous file or the complete new one, never a half-written one.
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -26,5 +28,22 @@ void write_file_atomically(const std::filesystem::path& path, const std::functio
 /// naming the path when it cannot be read.
 std::string read_file(const std::filesystem::path& path);
 std::string read_file(const std::filesystem::path& path, std::size_t limit);
+
+/// A file read from its start in pieces of the caller's size (a checkpoint load decodes its columns as
+/// they arrive instead of holding the file's bytes).
+class FileSource {
+ public:
+  /// Throws std::runtime_error("cannot open PATH: reason").
+  explicit FileSource(const std::filesystem::path& path);
+  /// The file's size when opened.
+  std::uint64_t size() const { return size_; }
+  /// Fills all of `out`, or throws std::runtime_error naming the file when it ends first or a read fails.
+  void read(char* out, std::size_t bytes);
+
+ private:
+  std::filesystem::path path_;
+  std::ifstream in_;
+  std::uint64_t size_ = 0;
+};
 
 }  // namespace paulistrings::io

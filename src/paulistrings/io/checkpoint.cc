@@ -36,7 +36,9 @@
 // 1024; width = smallest width for num_qubits; coefficient type; bucket bits ≤ 40; file size = the
 // size implied by the term count (the product guarded against overflow); checksum; per term: no
 // bit at a qubit ≥ num_qubits, coefficient finite and not exactly zero (a sum never stores one);
-// no two terms with the same key.
+// no two terms with the same key. load_checkpoint reads the file in 1 MiB pieces straight into the
+// sum's columns (the checksum accumulated on the way, checked before any term is), so a load holds the
+// sum once plus 24 bytes a term while the columns are put in canonical order, never the file's bytes.
 
 #include "paulistrings/io/checkpoint.h"
 
@@ -147,16 +149,48 @@ template <class... Pieces>
   throw std::invalid_argument(message);
 }
 
-// The terms of a validated body (checksum already verified), checked and built into a sum.
-template <int W, Coefficient C>
-AnyPauliSum decode_terms(std::string_view bytes, std::size_t num_qubits, std::size_t count,
-                         const std::string& name) {
+constexpr std::size_t kPieceBytes = std::size_t{1} << 20;
+
+// The columns of a checkpoint whose header and size are valid, read piece by piece from `read`
+// (read(out, n) fills n bytes) after the header (`header_bytes`, already read), straight into the key and
+// coefficient columns: a load holds the sum's columns once plus a 1 MiB piece, never the file's bytes.
+// Then, as before any term is looked at, the checksum; then every term is checked and the columns
+// become the sum in canonical order (in place, with the bucket count of the file).
+template <int W, Coefficient C, class Read>
+AnyPauliSum decode_columns(Read&& read, std::string_view header_bytes, std::size_t num_qubits, std::size_t count,
+                           int bucket_bits, const std::string& name) {
   using Sum = PauliSum<W, C>;
-  using Term = typename Sum::Term;
-  const std::size_t x_at = kHeaderBytes;
-  const std::size_t z_at = x_at + 8 * count * W;
-  const std::size_t c_at = z_at + 8 * count * W;
-  const std::size_t stride = 8 * coefficient_doubles(Sum::kIsComplex);
+  using Key = PauliString<W>;
+  std::vector<Key> keys(count);
+  std::vector<C> coefficients(count);
+  std::uint64_t hash = fnv1a64(header_bytes);
+  std::string piece(kPieceBytes, '\0');
+  // `words` little-endian 64-bit words, handed to store(index, word) in order.
+  const auto column = [&](std::size_t words, auto&& store) {
+    for (std::size_t done = 0; done < words;) {
+      const std::size_t n = std::min(words - done, kPieceBytes / 8);
+      read(piece.data(), 8 * n);
+      const std::string_view bytes(piece.data(), 8 * n);
+      hash = fnv1a64(bytes, hash);
+      for (std::size_t i = 0; i < n; ++i) store(done + i, get_u64(bytes, 8 * i));
+      done += n;
+    }
+  };
+  column(count * W, [&](std::size_t i, std::uint64_t word) { keys[i / W].x[i % W] = word; });
+  column(count * W, [&](std::size_t i, std::uint64_t word) { keys[i / W].z[i % W] = word; });
+  if constexpr (Sum::kIsComplex) {
+    column(2 * count, [&](std::size_t i, std::uint64_t word) {
+      const double value = std::bit_cast<double>(word);
+      Complex& c = coefficients[i / 2];
+      c = i % 2 == 0 ? Complex(value, c.imag()) : Complex(c.real(), value);
+    });
+  } else {
+    column(count, [&](std::size_t i, std::uint64_t word) { coefficients[i] = std::bit_cast<double>(word); });
+  }
+  read(piece.data(), kChecksumBytes);
+  if (hash != get_u64(std::string_view(piece.data(), kChecksumBytes), 0)) {
+    fail(name, "checksum mismatch: the file is corrupted or truncated");
+  }
 
   // Allowed bits of each word: the qubits of word w below num_qubits.
   std::uint64_t allowed[W];
@@ -166,62 +200,64 @@ AnyPauliSum decode_terms(std::string_view bytes, std::size_t num_qubits, std::si
                  : num_qubits <= first    ? std::uint64_t{0}
                                           : (std::uint64_t{1} << (num_qubits - first)) - 1;
   }
-
-  std::vector<Term> terms(count);
+  bool ascending = true;  // as save_checkpoint writes them: then no key can repeat
   for (std::size_t t = 0; t < count; ++t) {
-    Term& term = terms[t];
+    const Key& key = keys[t];
     for (int w = 0; w < W; ++w) {
-      term.key.x[w] = get_u64(bytes, x_at + 8 * (t * W + static_cast<std::size_t>(w)));
-      term.key.z[w] = get_u64(bytes, z_at + 8 * (t * W + static_cast<std::size_t>(w)));
-      const std::uint64_t stray = (term.key.x[w] | term.key.z[w]) & ~allowed[w];
+      const std::uint64_t stray = (key.x[w] | key.z[w]) & ~allowed[w];
       if (stray != 0) {
         const std::size_t qubit = 64 * static_cast<std::size_t>(w) + std::countr_zero(stray);
         const std::uint64_t lowest = stray & (~stray + 1);
-        const std::string_view column = (term.key.x[w] & lowest) != 0 ? "x" : "z";
-        fail(name, "term ", t, " sets the ", column, " bit of qubit ", qubit, ", beyond the ", num_qubits,
+        const std::string_view which = (key.x[w] & lowest) != 0 ? "x" : "z";
+        fail(name, "term ", t, " sets the ", which, " bit of qubit ", qubit, ", beyond the ", num_qubits,
              " qubits");
       }
     }
-    term.coefficient = get_coefficient<C>(bytes, c_at + stride * t);
-    if (!is_finite(term.coefficient)) {
-      fail(name, "term ", t, " has a coefficient that is not finite: ", describe(term.coefficient));
+    if (!is_finite(coefficients[t])) {
+      fail(name, "term ", t, " has a coefficient that is not finite: ", describe(coefficients[t]));
     }
-    if (term.coefficient == C(0.0)) {
+    if (coefficients[t] == C(0.0)) {
       fail(name, "term ", t, " has an exactly zero coefficient (a sum never stores one)");
     }
+    if (t > 0 && !(keys[t - 1] < key)) ascending = false;
   }
-
-  std::vector<std::size_t> order(count);
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    if (terms[a].key != terms[b].key) return terms[a].key < terms[b].key;
-    return a < b;
-  });
-  for (std::size_t i = 1; i < count; ++i) {
-    if (terms[order[i - 1]].key == terms[order[i]].key) {
-      fail(name, "terms ", order[i - 1], " and ", order[i], " have the same key ",
-           terms[order[i]].key.to_sparse_label(), " (duplicate keys)");
+  if (!ascending) {  // another writer's order: look for repeated keys through a sorted index
+    std::vector<std::size_t> order(count);
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      if (keys[a] != keys[b]) return keys[a] < keys[b];
+      return a < b;
+    });
+    for (std::size_t i = 1; i < count; ++i) {
+      if (keys[order[i - 1]] == keys[order[i]]) {
+        fail(name, "terms ", order[i - 1], " and ", order[i], " have the same key ",
+             keys[order[i]].to_sparse_label(), " (duplicate keys)");
+      }
     }
   }
-  // Keys are unique and coefficients nonzero, so from_terms neither sums nor drops anything and
-  // every coefficient is kept bit for bit.
-  return AnyPauliSum(Sum::from_terms(num_qubits, std::move(terms)));
+  // Distinct keys and nonzero coefficients: every coefficient is kept bit for bit. The bucket count is
+  // what from_terms then refine(bucket_bits) gave: a resumed run is bitwise the uninterrupted one.
+  Sum sum(num_qubits);
+  const int bits = std::min(std::max(Sum::bits_to_fit(count, 1024, 1), bucket_bits), paulistrings::kMaxBucketBits);
+  sum.assign_distinct_columns(std::move(keys), std::move(coefficients), bits);
+  return AnyPauliSum(std::move(sum));
 }
 
-template <Coefficient C>
-AnyPauliSum decode_terms_of_width(std::uint32_t width, std::string_view bytes, std::size_t num_qubits,
-                                  std::size_t count, const std::string& name) {
+template <Coefficient C, class Read>
+AnyPauliSum decode_columns_of_width(std::uint32_t width, Read&& read, std::string_view header_bytes,
+                                    std::size_t num_qubits, std::size_t count, int bucket_bits,
+                                    const std::string& name) {
   switch (width) {
     case 1:
-      return decode_terms<1, C>(bytes, num_qubits, count, name);
+      return decode_columns<1, C>(read, header_bytes, num_qubits, count, bucket_bits, name);
     case 2:
-      return decode_terms<2, C>(bytes, num_qubits, count, name);
+      return decode_columns<2, C>(read, header_bytes, num_qubits, count, bucket_bits, name);
     case 4:
-      return decode_terms<4, C>(bytes, num_qubits, count, name);
+      return decode_columns<4, C>(read, header_bytes, num_qubits, count, bucket_bits, name);
     case 8:
-      return decode_terms<8, C>(bytes, num_qubits, count, name);
+      return decode_columns<8, C>(read, header_bytes, num_qubits, count, bucket_bits, name);
     default:
-      return decode_terms<16, C>(bytes, num_qubits, count, name);
+      return decode_columns<16, C>(read, header_bytes, num_qubits, count, bucket_bits, name);
   }
 }
 
@@ -394,40 +430,50 @@ Checkpoint load_header_only(const std::filesystem::path& path) {
 
 }  // namespace
 
-Checkpoint decode_checkpoint(std::string_view bytes, const std::string& name) {
-  const Header header = decode_header(bytes, name);
+namespace {
+
+/// A checkpoint of `size` bytes whose 64-byte header is `header_bytes`, its columns from `read` (the
+/// bytes after the header, in order): the size checked against the header's term count, then the
+/// columns decoded (decode_columns).
+template <class Read>
+Checkpoint decode_from(std::string_view header_bytes, std::uint64_t size, Read&& read, const std::string& name) {
+  const Header header = decode_header(header_bytes, name);
   const std::uint32_t width = header.width;
-  const std::uint64_t num_qubits = header.num_qubits;
-  const std::uint32_t bucket_bits = header.bucket_bits;
   const std::uint64_t count = header.count;
   const bool complex = header.complex;
   const std::uint64_t bytes_per_term = 8 * (2 * std::uint64_t{width} + coefficient_doubles(complex));
   constexpr std::uint64_t kFixed = kHeaderBytes + kChecksumBytes;
   if (count > (std::numeric_limits<std::uint64_t>::max() - kFixed) / bytes_per_term) {
     fail(name, "term count ", count, " is impossible: at ", bytes_per_term,
-         " bytes per term the file would exceed 2^64 bytes (it has ", bytes.size(), ")");
+         " bytes per term the file would exceed 2^64 bytes (it has ", size, ")");
   }
   const std::uint64_t expected_size = kFixed + count * bytes_per_term;
-  if (expected_size != bytes.size()) {
-    fail(name, "term count ", count, " needs a file of ", expected_size, " bytes but it has ", bytes.size(),
+  if (expected_size != size) {
+    fail(name, "term count ", count, " needs a file of ", expected_size, " bytes but it has ", size,
          " (truncated or corrupted)");
   }
-
-  const std::size_t body = bytes.size() - kChecksumBytes;
-  if (fnv1a64(bytes.substr(0, body)) != get_u64(bytes, body)) {
-    fail(name, "checksum mismatch: the file is corrupted or truncated");
-  }
-
   Checkpoint checkpoint;
   checkpoint.circuit_fingerprint = header.circuit_fingerprint;
   checkpoint.task_fingerprint = header.task_fingerprint;
   checkpoint.layers_done = header.layers_done;
-  const auto n = static_cast<std::size_t>(num_qubits);
+  const auto n = static_cast<std::size_t>(header.num_qubits);
   const auto terms = static_cast<std::size_t>(count);
-  checkpoint.sum = complex ? decode_terms_of_width<Complex>(width, bytes, n, terms, name)
-                           : decode_terms_of_width<double>(width, bytes, n, terms, name);
-  checkpoint.sum.visit([&](auto& sum) { sum.refine(static_cast<int>(bucket_bits)); });
+  const int bits = static_cast<int>(header.bucket_bits);
+  checkpoint.sum = complex ? decode_columns_of_width<Complex>(width, read, header_bytes, n, terms, bits, name)
+                           : decode_columns_of_width<double>(width, read, header_bytes, n, terms, bits, name);
   return checkpoint;
+}
+
+}  // namespace
+
+Checkpoint decode_checkpoint(std::string_view bytes, const std::string& name) {
+  std::size_t at = std::min(bytes.size(), kHeaderBytes);
+  return decode_from(bytes.substr(0, at), bytes.size(),
+                     [&](char* out, std::size_t n) {
+                       std::memcpy(out, bytes.data() + at, n);  // within the size checked against the header
+                       at += n;
+                     },
+                     name);
 }
 
 void save_checkpoint(const std::filesystem::path& path, const Checkpoint& checkpoint) {
@@ -443,7 +489,10 @@ void save_checkpoint(const std::filesystem::path& path, std::uint64_t circuit_fi
 }
 
 Checkpoint load_checkpoint(const std::filesystem::path& path) {
-  return decode_checkpoint(read_file(path), path.string());
+  FileSource file(path);
+  std::string header(static_cast<std::size_t>(std::min<std::uint64_t>(file.size(), kHeaderBytes)), '\0');
+  file.read(header.data(), header.size());
+  return decode_from(header, file.size(), [&](char* out, std::size_t n) { file.read(out, n); }, path.string());
 }
 
 namespace {

@@ -35,7 +35,8 @@ void save_checkpoint(const std::filesystem::path& path, const Checkpoint& checkp
 /// The same for a live sum, without building a Checkpoint (which would copy it).
 void save_checkpoint(const std::filesystem::path& path, std::uint64_t circuit_fingerprint,
                      std::uint64_t task_fingerprint, std::uint64_t layers_done, const AnyPauliSum& sum);
-/// read_file + decode.
+/// decode_checkpoint of the file, read in 1 MiB pieces straight into the sum's columns: the load holds
+/// the sum once (plus 24 bytes a term while it is put in canonical order), not the file's bytes.
 Checkpoint load_checkpoint(const std::filesystem::path& path);
 
 // ---- checkpoints in parts ----

@@ -714,6 +714,28 @@ TEST(CheckpointTest, BodyChecksGiveTheirMessages) {
             "checkpoint f: terms 1 and 2 have the same key X0 (duplicate keys)");
 }
 
+TEST(CheckpointTest, TermsInAnotherOrderAreAcceptedAndRepeatsStillFound) {
+  // The writer's order is ascending by key; a reader takes any order (another writer's file).
+  const Checkpoint original = SmallCheckpoint();
+  std::string bytes = encode_checkpoint(original);
+  const std::size_t x = kHeader, z = x + 3 * 2 * 8, coeffs = z + 3 * 2 * 8;
+  const auto swap_terms = [&](std::size_t a, std::size_t b) {
+    for (const auto& [column, stride] : {std::pair{x, std::size_t{16}}, {z, 16}, {coeffs, 16}}) {
+      for (std::size_t k = 0; k < stride; ++k) std::swap(bytes[column + a * stride + k], bytes[column + b * stride + k]);
+    }
+  };
+  swap_terms(0, 2);
+  Reseal(bytes);
+  EXPECT_TRUE(SameCheckpoint(decode_checkpoint(bytes), original));
+  // Terms 0 and 1 now both X64 Y3 (out of order: the repeat is found through the sorted index).
+  PutU64(bytes, x + 16, GetU64(bytes, x));
+  PutU64(bytes, x + 16 + 8, GetU64(bytes, x + 8));
+  PutU64(bytes, z + 16, GetU64(bytes, z));
+  PutU64(bytes, z + 16 + 8, GetU64(bytes, z + 8));
+  Reseal(bytes);
+  EXPECT_EQ(DecodeError(bytes), "checkpoint f: terms 0 and 1 have the same key Y3 X64 (duplicate keys)");
+}
+
 TEST(CheckpointTest, RealBodyChecksAndZeroQubitSums) {
   // Real coefficients: a NaN is refused; on 0 qubits every key bit is out of range.
   const std::vector<std::pair<std::string, Complex>> terms = {{"XZ", 2.0}, {"YI", -1.0}};

@@ -135,6 +135,9 @@ class CpuEngine {
   /// parallel (runs in the given order, rows in order); a run with fewer bits than the engine is re-hashed
   /// (merge_terms). Equal keys within one run are allowed.
   void merge_bucketed(std::span<const BucketedRows> runs);
+  /// merge_bucketed then apply_term_truncation(truncation), in one pass: each bucket is tested right
+  /// after its merge (every bucket, rows or none). The same terms and order; returns the Σ|c|² removed.
+  double merge_bucketed_and_test(std::span<const BucketedRows> runs, const Truncation& truncation);
   /// Grow-only refinement to at least 2^bits buckets (the partitions' agreed bucket count).
   void refine_to(int bits);
   /// The per-term truncation test on every term plus the exact-zero drop; returns the Σ|c|² removed.
@@ -157,8 +160,14 @@ class CpuEngine {
   /// Adds rows bucket by bucket (buckets in parallel when `parallel`): count(b) rows go to bucket b, and
   /// rows(b, add) calls add(key, c) for each of them in order; each touched bucket is merged through a
   /// slot index of its keys. New keys widen the light cone; merged coefficients are untested.
-  template <class Count, class Rows>
-  void merge_by_bucket(bool parallel, Count&& count, Rows&& rows);
+  /// finish(b, bucket) then runs on every bucket, rows or none (right after its merge, while it is in
+  /// cache), and returns how many terms it removed from it.
+  template <class Count, class Rows, class Finish>
+  void merge_by_bucket(bool parallel, Count&& count, Rows&& rows, Finish&& finish);
+  /// merge_bucketed with merge_by_bucket's finish hook (cpu_detail::kKeepBucket: none; any other hook
+  /// runs on every bucket).
+  template <class Finish>
+  void merge_bucketed(std::span<const BucketedRows> runs, Finish&& finish);
   /// Below this many terms a layer runs on the calling thread: a parallel region costs more than
   /// the work (the small-sum direct path).
   bool parallel_worthwhile() const { return threads_ > 1 && size_ >= options_.parallel_threshold; }

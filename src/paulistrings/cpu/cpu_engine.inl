@@ -8,6 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace paulistrings {
@@ -138,6 +139,15 @@ LayerKernel<W, C> make_kernel(const PreparedChannel<W>& table, const BucketHash<
   }
   return kernel;
 }
+
+/// merge_by_bucket's finish hook that leaves a merged bucket as it is (removes nothing).
+struct KeepBucket {
+  template <class Bucket>
+  std::size_t operator()(std::size_t, Bucket&) const {
+    return 0;
+  }
+};
+inline constexpr KeepBucket kKeepBucket{};
 
 inline std::size_t mix_key_words(std::uint64_t h) {
   h ^= h >> 31;
@@ -942,25 +952,29 @@ void CpuEngine<W, C>::merge_terms(std::span<const PauliString<W>> keys, std::spa
       parallel_worthwhile(), [&](std::size_t b) { return start[b + 1] - start[b]; },
       [&](std::size_t b, auto&& add) {
         for (std::size_t r = start[b]; r < start[b + 1]; ++r) add(keys[order[r]], coefficients[order[r]]);
-      });
+      },
+      cpu_detail::kKeepBucket);
   refine_if_needed();
 }
 
 template <int W, Coefficient C>
-template <class Count, class Rows>
-void CpuEngine<W, C>::merge_by_bucket(bool parallel, Count&& count, Rows&& rows) {
+template <class Count, class Rows, class Finish>
+void CpuEngine<W, C>::merge_by_bucket(bool parallel, Count&& count, Rows&& rows, Finish&& finish) {
   const std::size_t buckets = store_.num_buckets();
-  std::size_t added = 0;
+  std::size_t added = 0, removed = 0;
   std::array<std::uint64_t, W> support{};
-#pragma omp parallel num_threads(threads_) reduction(+ : added) if (parallel)
+#pragma omp parallel num_threads(threads_) reduction(+ : added, removed) if (parallel)
   {
     Scratch& scratch = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
     std::array<std::uint64_t, W> seen{};  // x | z of the new keys this thread added
 #pragma omp for schedule(dynamic, 16)
     for (std::size_t b = 0; b < buckets; ++b) {
       const std::size_t incoming = count(b);
-      if (incoming == 0) continue;
       Bucket<W, C>& bucket = store_.bucket(b);
+      if (incoming == 0) {
+        removed += finish(b, bucket);
+        continue;
+      }
       scratch.reset_slots(bucket.size() + incoming);
       for (std::size_t t = 0; t < bucket.size(); ++t)
         scratch.insert_slot(bucket.keys[t], static_cast<std::int32_t>(t));
@@ -977,12 +991,13 @@ void CpuEngine<W, C>::merge_by_bucket(bool parallel, Count&& count, Rows&& rows)
         for (int w = 0; w < W; ++w) seen[static_cast<std::size_t>(w)] |= key.x[w] | key.z[w];
         ++added;
       });
+      removed += finish(b, bucket);
     }
 #pragma omp critical(paulistrings_merge_support)
     for (int w = 0; w < W; ++w) support[static_cast<std::size_t>(w)] |= seen[static_cast<std::size_t>(w)];
   }
   for (int w = 0; w < W; ++w) support_[w] |= support[static_cast<std::size_t>(w)];
-  size_ += added;
+  size_ = size_ + added - removed;
   tested_valid_ = false;  // merged coefficients were never tested against any policy
 }
 
@@ -1203,6 +1218,53 @@ void CpuEngine<W, C>::refine_to(int bits) {
 
 template <int W, Coefficient C>
 void CpuEngine<W, C>::merge_bucketed(std::span<const BucketedRows> runs) {
+  merge_bucketed(runs, cpu_detail::kKeepBucket);
+}
+
+template <int W, Coefficient C>
+double CpuEngine<W, C>::merge_bucketed_and_test(std::span<const BucketedRows> runs, const Truncation& truncation) {
+  int bits = store_.bits();
+  for (const BucketedRows& run : runs) bits = std::max(bits, run.bits);
+  refine_to(bits);
+  for (const BucketedRows& run : runs) {
+    if (run.bits != store_.bits()) {  // a coarser run is re-hashed by merge_terms: the two steps
+      merge_bucketed(runs);
+      return apply_term_truncation(truncation);
+    }
+  }
+  // Every bucket tested right after its merge (apply_term_truncation's test, bucket by bucket), while
+  // its terms are in cache: the separate pass over every term is gone. The Σ|c|² dropped is summed per
+  // bucket, then in bucket order, as remove_if sums it.
+  const bool test_terms = truncation.has_term_test();
+  std::vector<double> dropped(store_.num_buckets(), 0.0);
+  merge_bucketed(runs, [&](std::size_t b, Bucket<W, C>& bucket) {
+    std::size_t out = 0;
+    double sum = 0.0;
+    for (std::size_t t = 0; t < bucket.size(); ++t) {
+      const C c = bucket.coefficients[t];
+      if (c == C(0.0) || (test_terms && !truncation.keep(bucket.keys[t], c))) {
+        sum += magnitude_squared(c);
+        continue;
+      }
+      bucket.keys[out] = bucket.keys[t];
+      bucket.coefficients[out] = c;
+      ++out;
+    }
+    const std::size_t removed = bucket.size() - out;
+    bucket.keys.resize(out);
+    bucket.coefficients.resize(out);
+    dropped[b] = sum;
+    return removed;
+  });
+  remember_tested(truncation);
+  double sum = 0.0;
+  for (double d : dropped) sum += d;
+  return sum;
+}
+
+template <int W, Coefficient C>
+template <class Finish>
+void CpuEngine<W, C>::merge_bucketed(std::span<const BucketedRows> runs, Finish&& finish) {
   int bits = store_.bits();
   for (const BucketedRows& run : runs) bits = std::max(bits, run.bits);
   refine_to(bits);
@@ -1233,7 +1295,9 @@ void CpuEngine<W, C>::merge_bucketed(std::span<const BucketedRows> runs) {
       });
     }
   }
-  if (incoming > 0) {
+  // A finish hook other than kKeepBucket must see every bucket, even when no row arrived.
+  constexpr bool kEveryBucket = !std::is_same_v<std::decay_t<Finish>, cpu_detail::KeepBucket>;
+  if (incoming > 0 || kEveryBucket) {
     merge_by_bucket(
         threads_ > 1 && size_ + incoming >= options_.parallel_threshold,
         [&](std::size_t b) {
@@ -1245,7 +1309,8 @@ void CpuEngine<W, C>::merge_bucketed(std::span<const BucketedRows> runs) {
           for (const BucketedRows* run : direct) {
             for (std::uint64_t i = run->offsets[b]; i < run->offsets[b + 1]; ++i) row(*run, i, add);
           }
-        });
+        },
+        finish);
   }
   if (!rehashed_keys.empty()) {
     merge_terms(rehashed_keys, rehashed_coefficients);

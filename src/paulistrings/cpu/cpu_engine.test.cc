@@ -236,7 +236,7 @@ TEST(CpuEngine, PartitionHooksMoveRowsByBucketAndMergeThem) {
     auto receiver_sum = testing::random_window_sum<2, double>(rng, receiver_terms, 128, 30, 40);
     std::vector<PauliSum<2, double>::Term> shared;
     for (const auto& [key, c] : moved) {
-      if (shared.size() < 300) shared.push_back({key, 0.5});
+      if (shared.size() < 300) shared.push_back({key, shared.size() % 3 == 0 ? -c : 0.5});  // some cancel exactly
     }
     receiver_sum += PauliSum<2, double>::from_terms(128, std::move(shared));
     std::map<PauliString<2>, double> expected = terms_by_key(receiver_sum);
@@ -254,11 +254,47 @@ TEST(CpuEngine, PartitionHooksMoveRowsByBucketAndMergeThem) {
     receiver.merge_bucketed(runs);
     EXPECT_GE(receiver.bucket_bits(), std::max(bits, receiver_bits));
     EXPECT_EQ(receiver.size(), expected.size());
+    receiver.apply_term_truncation(Truncation());  // the exact zeros of the cancelled keys go
+    for (auto it = expected.begin(); it != expected.end();) it = it->second == 0.0 ? expected.erase(it) : ++it;
+    EXPECT_EQ(receiver.size(), expected.size());
     PauliSum<2, double> merged(128);
     receiver.export_to(merged);
     merged.check_invariants();
     EXPECT_EQ(terms_by_key(merged), expected);
+
+    // merge_bucketed_and_test: the merge and the per-term test in one pass, same terms as the two steps.
+    for (const Truncation& truncation : {Truncation(), Truncation::coeff(0.8)}) {
+      CpuEngine<2, double> two_steps(receiver_sum, options), fused(receiver_sum, options);
+      two_steps.merge_bucketed(runs);
+      const double expected_dropped = two_steps.apply_term_truncation(truncation);
+      const double dropped = fused.merge_bucketed_and_test(runs, truncation);
+      EXPECT_NEAR(dropped, expected_dropped, 1e-9 * std::max(1.0, expected_dropped));
+      EXPECT_EQ(fused.size(), two_steps.size());
+      PauliSum<2, double> left(128), right(128);
+      fused.export_to(left);
+      two_steps.export_to(right);
+      EXPECT_TRUE(left == right);
+      if (truncation.has_term_test()) {
+        EXPECT_GT(dropped, 0.0);
+      }
+    }
   }
+  // No rows at all: every bucket is still tested.
+  CpuEngine<2, double> lone(source, options);
+  const double dropped = lone.merge_bucketed_and_test({}, Truncation::coeff(0.8));
+  PauliSum<2, double> left(128);
+  lone.export_to(left);
+  double expected_dropped = 0.0;
+  std::size_t expected_kept = 0;
+  for (const auto& [key, c] : terms_by_key(source)) {
+    if (c * c > 0.8 * 0.8) {  // coeff(ε) keeps |c|² > ε²
+      ++expected_kept;
+    } else {
+      expected_dropped += c * c;
+    }
+  }
+  EXPECT_EQ(left.size(), expected_kept);
+  EXPECT_NEAR(dropped, expected_dropped, 1e-9 * expected_dropped);
 }
 
 TEST(CpuEngine, ThreadsOptionIsValidated) {

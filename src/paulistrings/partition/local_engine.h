@@ -71,6 +71,13 @@ class LocalEngine {
   }
   /// Adds received buffers (equal keys sum).
   virtual void merge_rows(std::span<const std::span<const std::byte>> buffers) = 0;
+  /// merge_rows then apply_term_truncation, fused where the engine can (the CPU engine tests each bucket
+  /// right after its merge). Returns the Σ|c|² the test removed.
+  virtual double merge_rows_and_test(std::span<const std::span<const std::byte>> buffers,
+                                     const Truncation& truncation) {
+    merge_rows(buffers);
+    return apply_term_truncation(truncation);
+  }
   /// The bucket count 2^bits of a bucketed engine (the CPU engine), 0 otherwise; refine_to grows it to
   /// at least 2^bits (the partitions agree on the largest, so exported rows arrive in the receiver's
   /// bucket layout).
@@ -299,10 +306,12 @@ class CpuLocalEngine final : public ForwardingEngine<W, C, CpuEngine<W, C>> {
   }
   void merge_rows(std::span<const std::span<const std::byte>> buffers) override {
     std::vector<BucketedView<W, C>> views;
-    views.reserve(buffers.size());
-    std::vector<BucketedRows> runs;
-    for (std::span<const std::byte> buffer : buffers) runs.push_back(views.emplace_back(buffer).rows());
-    engine_.merge_bucketed(runs);
+    engine_.merge_bucketed(runs_of(buffers, views));
+  }
+  double merge_rows_and_test(std::span<const std::span<const std::byte>> buffers,
+                             const Truncation& truncation) override {
+    std::vector<BucketedView<W, C>> views;
+    return engine_.merge_bucketed_and_test(runs_of(buffers, views), truncation);
   }
   int bucket_bits() const override { return engine_.bucket_bits(); }
   void refine_to(int bits) override { engine_.refine_to(bits); }
@@ -340,6 +349,14 @@ class CpuLocalEngine final : public ForwardingEngine<W, C, CpuEngine<W, C>> {
   void export_to(PauliSum<W, C>& share) override { engine_.export_to(share); }
 
  private:
+  /// The received buffers read back (the views keep their offsets).
+  static std::vector<BucketedRows> runs_of(std::span<const std::span<const std::byte>> buffers,
+                                           std::vector<BucketedView<W, C>>& views) {
+    views.reserve(buffers.size());
+    std::vector<BucketedRows> runs;
+    for (std::span<const std::byte> buffer : buffers) runs.push_back(views.emplace_back(buffer).rows());
+    return runs;
+  }
   /// Export group of each partition offset: k for offsets[k], offsets.size() for 0 (stays), above that
   /// for an offset the layer does not name.
   static std::vector<std::uint32_t> groups_by_offset(const PartitionRows& rows, std::span<const std::uint32_t> offsets) {

@@ -569,7 +569,8 @@ class PartitionRunner {
       const std::vector<Address> theirs = swap_with_partners(offsets, mine, "in-process exchange");
       std::vector<std::span<const std::byte>> incoming;
       for (const Address& a : theirs) incoming.emplace_back(a.data, a.size);
-      discarded = merge_then_test(step, channel, [&] { engine_->merge_rows(incoming); });
+      guard(layer_context(step, channel),
+            [&] { discarded = engine_->merge_rows_and_test(incoming, options_.truncation); });
       release_exports(offsets);
     } else {
       std::vector<std::vector<std::byte>> received(offsets.size());
@@ -577,7 +578,8 @@ class PartitionRunner {
         received[i] = transport_.exchange(rank_ ^ static_cast<int>(offsets[i]), outgoing[i].bytes);
       }
       const std::vector<std::span<const std::byte>> incoming(received.begin(), received.end());
-      discarded = merge_then_test(step, channel, [&] { engine_->merge_rows(incoming); });
+      guard(layer_context(step, channel),
+            [&] { discarded = engine_->merge_rows_and_test(incoming, options_.truncation); });
     }
     return discarded;
   }

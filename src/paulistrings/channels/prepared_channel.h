@@ -55,6 +55,14 @@ struct PreparedChannel {
     if (support_size == 2) pattern |= key.code(qubits[1]) << 2;
     return pattern;
   }
+  /// The full-width key of local pattern `pattern` on the support (pattern_of's inverse; I elsewhere):
+  /// XOR it into a key to apply that local delta.
+  PauliString<W> pattern_mask(int pattern) const {
+    PauliString<W> mask;
+    mask.set_code(qubits[0], pattern & 3);
+    if (support_size == 2) mask.set_code(qubits[1], (pattern >> 2) & 3);
+    return mask;
+  }
 
   /// Calls emit(output_key, amplitude, delta_index) for every output of `key` (coefficient 1).
   template <class Emit>

@@ -48,10 +48,7 @@ PreparedChannel<W> prepare_channel(const Channel& channel, Direction direction) 
     if (!realized[static_cast<std::size_t>(d)]) continue;
     delta_index[static_cast<std::size_t>(d)] = static_cast<std::uint8_t>(table.delta_patterns.size());
     table.delta_patterns.push_back(static_cast<std::uint8_t>(d));
-    PauliString<W> mask;
-    mask.set_code(table.qubits[0], d & 3);
-    if (table.support_size == 2) mask.set_code(table.qubits[1], (d >> 2) & 3);
-    table.deltas.push_back(mask);
+    table.deltas.push_back(table.pattern_mask(d));
   }
 
   bool key_preserving = true, injective = true;

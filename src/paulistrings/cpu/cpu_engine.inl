@@ -86,8 +86,7 @@ LayerKernel<W, C> make_kernel(const PreparedChannel<W>& table, const BucketHash<
   }
   // Local form: masks of every local pattern, the echelon basis of the realized delta span.
   for (int s = 0; s < 16; ++s) {
-    kernel.pattern_mask[s].set_code(table.qubits[0], s & 3);
-    if (table.support_size == 2) kernel.pattern_mask[s].set_code(table.qubits[1], (s >> 2) & 3);
+    kernel.pattern_mask[s] = table.pattern_mask(s);
   }
   std::vector<int> basis, pivots;
   for (std::uint8_t d : table.delta_patterns) {
@@ -138,6 +137,33 @@ LayerKernel<W, C> make_kernel(const PreparedChannel<W>& table, const BucketHash<
               [q](const auto& a, const auto& b) { return (a.pattern ^ q) < (b.pattern ^ q); });
   }
   return kernel;
+}
+
+/// Removes the terms of `bucket` with drop(key, c) true, keeping the others in order; returns their Σ|c|².
+template <class Bucket, class Predicate>
+double remove_from_bucket(Bucket& bucket, Predicate&& drop) {
+  std::size_t out = 0;
+  double dropped = 0.0;
+  for (std::size_t t = 0; t < bucket.size(); ++t) {
+    if (drop(bucket.keys[t], bucket.coefficients[t])) {
+      dropped += magnitude_squared(bucket.coefficients[t]);
+      continue;
+    }
+    bucket.keys[out] = bucket.keys[t];
+    bucket.coefficients[out] = bucket.coefficients[t];
+    ++out;
+  }
+  bucket.keys.resize(out);
+  bucket.coefficients.resize(out);
+  return dropped;
+}
+
+/// apply_term_truncation's drop rule: exact zeros, and what the policy's per-term test rejects.
+template <int W, Coefficient C>
+auto fails_term_test(const Truncation& truncation) {
+  return [&truncation, test_terms = truncation.has_term_test()](const PauliString<W>& key, const C& c) {
+    return c == C(0.0) || (test_terms && !truncation.keep(key, c));
+  };
 }
 
 /// merge_by_bucket's finish hook that leaves a merged bucket as it is (removes nothing).
@@ -903,21 +929,8 @@ double CpuEngine<W, C>::remove_if(Predicate&& drop) {
 #pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) reduction(+ : total) if (parallel_worthwhile())
   for (std::size_t b = 0; b < buckets; ++b) {
     Bucket<W, C>& bucket = store_.bucket(b);
-    std::size_t out = 0;
-    double dropped = 0.0;
-    for (std::size_t t = 0; t < bucket.size(); ++t) {
-      if (drop(bucket.keys[t], bucket.coefficients[t])) {
-        dropped += magnitude_squared(bucket.coefficients[t]);
-        continue;
-      }
-      bucket.keys[out] = bucket.keys[t];
-      bucket.coefficients[out] = bucket.coefficients[t];
-      ++out;
-    }
-    bucket.keys.resize(out);
-    bucket.coefficients.resize(out);
-    discarded[b] = dropped;
-    total += out;
+    discarded[b] = cpu_detail::remove_from_bucket(bucket, drop);
+    total += bucket.size();
   }
   size_ = total;
   double sum = 0.0;
@@ -1147,10 +1160,7 @@ void CpuEngine<W, C>::apply_out(const PreparedChannel<W>& table, Part&& part,
     if (route.generator_group > groups) throw std::logic_error("apply_out: the generator's partition is not named");
   } else {
     for (int d = 0; d < (table.support_size == 2 ? 16 : 4); ++d) {
-      PauliString<W> mask;
-      mask.set_code(table.qubits[0], d & 3);
-      if (table.support_size == 2) mask.set_code(table.qubits[1], (d >> 2) & 3);
-      route.pattern_group[static_cast<std::size_t>(d)] = group_of(mask);
+      route.pattern_group[static_cast<std::size_t>(d)] = group_of(table.pattern_mask(d));
     }
     for (const std::uint8_t d : table.delta_patterns) {
       if (route.pattern_group[d] > groups) throw std::logic_error("apply_out: a delta's partition is not named");
@@ -1235,26 +1245,12 @@ double CpuEngine<W, C>::merge_bucketed_and_test(std::span<const BucketedRows> ru
   // Every bucket tested right after its merge (apply_term_truncation's test, bucket by bucket), while
   // its terms are in cache: the separate pass over every term is gone. The Σ|c|² dropped is summed per
   // bucket, then in bucket order, as remove_if sums it.
-  const bool test_terms = truncation.has_term_test();
+  const auto drop = cpu_detail::fails_term_test<W, C>(truncation);
   std::vector<double> dropped(store_.num_buckets(), 0.0);
   merge_bucketed(runs, [&](std::size_t b, Bucket<W, C>& bucket) {
-    std::size_t out = 0;
-    double sum = 0.0;
-    for (std::size_t t = 0; t < bucket.size(); ++t) {
-      const C c = bucket.coefficients[t];
-      if (c == C(0.0) || (test_terms && !truncation.keep(bucket.keys[t], c))) {
-        sum += magnitude_squared(c);
-        continue;
-      }
-      bucket.keys[out] = bucket.keys[t];
-      bucket.coefficients[out] = c;
-      ++out;
-    }
-    const std::size_t removed = bucket.size() - out;
-    bucket.keys.resize(out);
-    bucket.coefficients.resize(out);
-    dropped[b] = sum;
-    return removed;
+    const std::size_t before = bucket.size();
+    dropped[b] = cpu_detail::remove_from_bucket(bucket, drop);
+    return before - bucket.size();
   });
   remember_tested(truncation);
   double sum = 0.0;
@@ -1321,10 +1317,7 @@ void CpuEngine<W, C>::merge_bucketed(std::span<const BucketedRows> runs, Finish&
 
 template <int W, Coefficient C>
 double CpuEngine<W, C>::apply_term_truncation(const Truncation& truncation) {
-  const bool test_terms = truncation.has_term_test();
-  const double discarded = remove_if([&](const PauliString<W>& key, const C& c) {
-    return c == C(0.0) || (test_terms && !truncation.keep(key, c));
-  });
+  const double discarded = remove_if(cpu_detail::fails_term_test<W, C>(truncation));
   remember_tested(truncation);
   return discarded;
 }

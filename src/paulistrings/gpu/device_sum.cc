@@ -689,8 +689,14 @@ struct DeviceSum<W, C>::Impl {
     a = args(truncation);
     Launch::join_write_local(a, t, stream);
     profile.mark(stream, "local write");
-    // Patterns that only rescale: after the join (so a failed growth leaves the sum untouched), over
-    // the terms that were there before the layer (appended terms are past a.size).
+    rescale_outside_join(a, t, truncation);
+  }
+
+  /// After a join's write pass: the patterns outside the join only rescale (or re-test). After the join
+  /// (so a failed growth leaves the sum untouched), over the terms that were there before the layer
+  /// (`a`: the write pass's arguments; appended terms are past a.size).
+  void rescale_outside_join(const kernels::LayerArgs<W>& a, const kernels::LocalTable& t,
+                            const Truncation& truncation) {
     bool rescale_needed = !tested_for(truncation);
     for (int s = 0; s < 16; ++s) {
       if (!t.join[s] && (t.amp_re[s][s] != 1.0 || t.amp_im[s][s] != 0.0)) rescale_needed = true;
@@ -987,10 +993,7 @@ struct DeviceSum<W, C>::Impl {
     e.slots = static_cast<int>(offsets.size());
     constexpr std::uint8_t kUnnamed = 0xff;
     for (int d = 0; d < 16; ++d) {
-      PauliString<W> mask;
-      mask.set_code(table.qubits[0], d & 3);
-      if (table.support_size == 2) mask.set_code(table.qubits[1], (d >> 2) & 3);
-      const std::uint32_t offset = row_parities(rows, mask);
+      const std::uint32_t offset = row_parities(rows, table.pattern_mask(d));
       std::uint8_t slot = offset == 0 ? static_cast<std::uint8_t>(e.slots) : kUnnamed;
       for (std::size_t k = 0; k < offsets.size(); ++k) {
         if (offsets[k] == offset) slot = static_cast<std::uint8_t>(k);
@@ -1108,11 +1111,7 @@ struct DeviceSum<W, C>::Impl {
     const kernels::LayerArgs<W> a = args(none);  // after the room: the arrays may have moved
     Launch::join_write_local_export(a, t, e, stream);
     profile.mark(stream, "join write (export)");
-    bool rescale_needed = !tested_for(none);
-    for (int s = 0; s < 16; ++s) {
-      if (!t.join[s] && (t.amp_re[s][s] != 1.0 || t.amp_im[s][s] != 0.0)) rescale_needed = true;
-    }
-    if (rescale_needed) Launch::rescale(a, t, stream);
+    rescale_outside_join(a, t, none);
     settle_counters();  // synchronizes: the rows are in place for whoever reads them next
     profile.mark(stream, "settle");
   }

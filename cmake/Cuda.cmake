@@ -28,15 +28,36 @@ if(NOT PAULISTRINGS_CUDA STREQUAL "OFF")
 endif()
 
 if(PAULISTRINGS_HAS_CUDA)
-  # The kernels are an object library of their own: nvcc compiles them as C++17 (they include no
-  # project header but kernels.h), while the library's C++20 requirement stays with the host code.
-  add_library(paulistrings-cuda-kernels OBJECT ${CMAKE_SOURCE_DIR}/src/paulistrings/gpu/kernels.cu)
-  target_include_directories(paulistrings-cuda-kernels PRIVATE ${CMAKE_SOURCE_DIR}/src)
-  set_target_properties(paulistrings-cuda-kernels PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON
-                        CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}" POSITION_INDEPENDENT_CODE ON)
+  # The kernels are object libraries of their own: nvcc compiles them as C++17 (they include no project
+  # header but kernels.h), while the library's C++20 requirement stays with the host code. One library
+  # per instantiation of Launch<W, Cx> (kernels_instance.cu with the width and coefficient type defined)
+  # and one for the non-template functions (kernels.cu): as one translation unit the kernels took ~7
+  # minutes of a single core, the longest edge of every build; as eleven they compile in parallel.
   # -fmad=false: products and sums round exactly as the CPU engines' do.
-  target_compile_options(paulistrings-cuda-kernels PRIVATE -fmad=false)
-  target_sources(paulistrings PRIVATE $<TARGET_OBJECTS:paulistrings-cuda-kernels>
+  set(paulistrings_kernel_objects)
+  function(paulistrings_add_kernels name source)
+    add_library(${name} OBJECT ${source})
+    target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/src)
+    set_target_properties(${name} PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON
+                          CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}" POSITION_INDEPENDENT_CODE ON)
+    target_compile_options(${name} PRIVATE -fmad=false)
+    target_compile_definitions(${name} PRIVATE ${ARGN})
+  endfunction()
+  paulistrings_add_kernels(paulistrings-cuda-kernels ${CMAKE_SOURCE_DIR}/src/paulistrings/gpu/kernels.cu)
+  list(APPEND paulistrings_kernel_objects $<TARGET_OBJECTS:paulistrings-cuda-kernels>)
+  foreach(width 1 2 4 8 16)
+    foreach(kind real complex)
+      set(complex false)
+      if(kind STREQUAL "complex")
+        set(complex true)
+      endif()
+      paulistrings_add_kernels(paulistrings-cuda-kernels-w${width}-${kind}
+                               ${CMAKE_SOURCE_DIR}/src/paulistrings/gpu/kernels_instance.cu
+                               PAULISTRINGS_KERNELS_WIDTH=${width} PAULISTRINGS_KERNELS_COMPLEX=${complex})
+      list(APPEND paulistrings_kernel_objects $<TARGET_OBJECTS:paulistrings-cuda-kernels-w${width}-${kind}>)
+    endforeach()
+  endforeach()
+  target_sources(paulistrings PRIVATE ${paulistrings_kernel_objects}
                                       ${CMAKE_SOURCE_DIR}/src/paulistrings/gpu/device_sum.cc)
   target_link_libraries(paulistrings PUBLIC CUDA::cudart_static)
   target_compile_definitions(paulistrings PUBLIC PAULISTRINGS_HAS_CUDA=1)

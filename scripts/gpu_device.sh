@@ -74,6 +74,9 @@ cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAULISTRINGS_CUDA=
   cmake --build build-gpu --target "${targets[@]}" >> "$out/build.log" 2>&1 ||
   { tail -40 "$out/build.log"; exit 1; }
 note "build: $(( $(date +%s) - start )) s"
+# The build's longest edges (seconds, from ninja's log): what a cold build waits for.
+awk 'NR > 1 { printf "%7.1f %s\n", ($2 - $1) / 1000, $4 }' build-gpu/.ninja_log 2>/dev/null | sort -rn | head -12 \
+  > "$out/build_times.txt"
 export OMP_PROC_BIND=close OMP_PLACES=cores
 
 if has tests; then

@@ -77,7 +77,14 @@ struct PauliString {
   }
   friend PauliString operator^(PauliString a, const PauliString& b) { return a ^= b; }
 
-  friend bool operator==(const PauliString&, const PauliString&) = default;
+  /// Word by word, without branches: GCC turns the defaulted comparison of the word arrays into a call
+  /// to memcmp, which the engines' hash probes and orbit lookups then paid on every comparison (~3.5%
+  /// of a partitioned su4 run's samples; docs/PERFORMANCE.md, 2026-12-02 "key equality").
+  friend bool operator==(const PauliString& a, const PauliString& b) {
+    std::uint64_t differ = 0;
+    for (int i = 0; i < W; ++i) differ |= (a.x[i] ^ b.x[i]) | (a.z[i] ^ b.z[i]);
+    return differ == 0;
+  }
   /// Lexicographic on (x words 0..W-1, z words 0..W-1): the canonical order inside a bucket.
   friend std::strong_ordering operator<=>(const PauliString&, const PauliString&) = default;
 };

@@ -1,5 +1,5 @@
 // The GPU engine's host side: device memory, the per-layer pipeline and the layer passes (see
-// device_sum.h for the design, kernels.cu for the kernels). Compiled by the host compiler; only the
+// device_sum.h for the design, kernels.cuh for the kernels). Compiled by the host compiler; only the
 // CUDA runtime API is used here.
 
 #include "paulistrings/gpu/device_sum.h"

@@ -1,7 +1,8 @@
 #pragma once
 // The GPU engine's kernels, as seen from the host engine (device_sum.cc, compiled by g++) and
-// implemented in kernels.cu (nvcc). Only plain structs and launch functions cross this line: no
-// paulistrings header is included by nvcc, and no CUDA type but cudaStream_t by g++.
+// implemented in kernels.cuh (nvcc; instantiated once per width and coefficient type by
+// kernels_instance.cu). Only plain structs and launch functions cross this line: no paulistrings
+// header is included by nvcc, and no CUDA type but cudaStream_t by g++.
 //
 // Device layout of a sum: keys[i] = {x[W], z[W]} (the layout of PauliString<W>), coef[i] a double or
 // a {re, im} pair (the layout of std::complex<double>). Keys are unique; order is unspecified. A term

@@ -232,7 +232,8 @@ class PartitionStats:
     Added by this implementation: ``rows`` (how the partition rows were chosen, e.g.
     ``"seeded(SEED)"``, ``"seeded(SEED) excluding 3 qubits"`` or ``"cut(4 blocks, z)"``),
     ``transport`` (``"in-process"`` or ``"mpi"``), ``remote_layers`` / ``local_layers`` (layers
-    with and without an exchange),
+    with and without an exchange), ``orbit_routed_layers`` (remote layers of a dense general table that
+    first moved each orbit's members to one partition: two exchanges, outputs appended, not summed),
     ``total_rows_exported``, ``total_bytes_exported``, ``max_imbalance``, and per layer
     ``partners[k]`` (distinct partner offsets, i.e. exchanges per partition) and ``max_terms[k]``
     (terms of the largest partition after the layer); and per partition r (index = rank):
@@ -256,6 +257,7 @@ class PartitionStats:
     transport: str
     remote_layers: int
     local_layers: int
+    orbit_routed_layers: int
     total_rows_exported: int
     total_bytes_exported: int
     max_imbalance: float
@@ -1463,6 +1465,7 @@ def _partition_stats(records) -> Optional[PartitionStats]:
         transport=first["transport"],
         remote_layers=sum(p["remote_layers"] for p in parts),
         local_layers=sum(p["local_layers"] for p in parts),
+        orbit_routed_layers=sum(p["orbit_routed_layers"] for p in parts),
         total_rows_exported=sum(p["rows_exported"] for p in parts),
         total_bytes_exported=sum(p["bytes_exported"] for p in parts),
         max_imbalance=max(p["max_imbalance"] for p in parts),

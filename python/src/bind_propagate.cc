@@ -229,6 +229,7 @@ py::dict partition_dict(const PartitionStats& p) {
   d["transport"] = p.transport;
   d["remote_layers"] = p.remote_layers;
   d["local_layers"] = p.local_layers;
+  d["orbit_routed_layers"] = p.orbit_routed_layers;
   d["rows_exported"] = p.rows_exported;
   d["bytes_exported"] = p.bytes_exported;
   d["max_imbalance"] = p.max_imbalance;

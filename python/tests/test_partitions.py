@@ -171,6 +171,7 @@ def test_partition_stats_are_filled():
     assert p.terms_in is None and p.terms_out is None and p.nanos is None
     assert p.remote_layers + p.local_layers == layers
     assert p.remote_layers == sum(not local for local in p.local) and p.remote_layers > 0
+    assert 0 <= p.orbit_routed_layers <= p.remote_layers
     assert p.total_rows_exported == sum(p.rows_exported) > 0
     assert p.total_bytes_exported == sum(p.bytes_exported) > p.total_rows_exported
     assert all(rows == 0 for rows, local in zip(p.rows_exported, p.local) if local)

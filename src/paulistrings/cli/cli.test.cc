@@ -349,6 +349,8 @@ TEST_F(Cli, PartitionsGiveTheSingleEngineResult) {
     EXPECT_NEAR(value_of(b["observables"][name]["value"]).real(), value_of(entry["value"]).real(), 1e-12);
     EXPECT_EQ(b["observables"][name]["final_terms"], entry["final_terms"]);
     EXPECT_GT(b["observables"][name]["partitions"]["remote_layers"].get<std::size_t>(), 0u);
+    EXPECT_LE(b["observables"][name]["partitions"]["orbit_routed_layers"].get<std::size_t>(),
+              b["observables"][name]["partitions"]["remote_layers"].get<std::size_t>());
     EXPECT_EQ(b["observables"][name]["partitions"]["transport"], "in-process");
     // Per partition: terms that add up to the result's, and each partition's time split.
     const Json& by_partition = b["observables"][name]["partitions"]["final_terms_by_partition"];

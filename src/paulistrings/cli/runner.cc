@@ -635,11 +635,12 @@ int execute(const RunSpec& spec, const RunControl& control) {
                                     {"peak_terms", observable_peak},
                                     {"discarded_weight", observable_discarded}};
     if (!partition_stats.empty()) {
-      std::size_t remote = 0, exported = 0, bytes = 0;
+      std::size_t remote = 0, routed = 0, exported = 0, bytes = 0;
       double imbalance = 1.0;
       std::vector<double> transport_seconds(partitions, 0.0), work_seconds(partitions, 0.0);
       for (const PartitionStats& p : partition_stats) {
         remote += p.remote_layers;
+        routed += p.orbit_routed_layers;
         exported += p.rows_exported;
         bytes += p.bytes_exported;
         imbalance = std::max(imbalance, p.max_imbalance);
@@ -652,6 +653,7 @@ int execute(const RunSpec& spec, const RunControl& control) {
                                                     {"transport", partition_stats.front().transport},
                                                     {"rows", partition_stats.front().rows},
                                                     {"remote_layers", remote},
+                                                    {"orbit_routed_layers", routed},
                                                     {"rows_exported", exported},
                                                     {"bytes_exported", bytes},
                                                     {"max_imbalance", imbalance},

@@ -121,6 +121,41 @@ class CpuEngine {
   template <class Part, class Place>
   void apply_out(const PreparedChannel<W>& table, Part&& part, std::span<const std::uint32_t> group_of_offset,
                  std::uint32_t groups, Place&& place);
+  /// Remote layers whose outputs are final where they are computed, so that the receiver appends them
+  /// (append_bucketed: no key index, no sum) and the per-term test runs before they leave:
+  ///  - a permutation table (each input has one image and no two inputs share one: a received key can
+  ///    meet no key of the receiver's);
+  ///  - a general table on the orbit path (not a rotation, not the sort-merge formulation), once every
+  ///    orbit of its delta span is whole on one partition (export_orbit_members, then the partners'
+  ///    members appended): each output is then computed once, from all of its orbit, and orbits are
+  ///    disjoint cosets, so what one partition sends meets nothing the receiver holds or receives.
+  /// apply_out_final is apply_out with `truncation`'s per-term test applied to every output, staying or
+  /// leaving (returns the Σ|c|² it dropped), and, for a general table, each output routed by its delta
+  /// from its orbit's representative (whose partition is this one's after the routing).
+  bool finalizes_out(const PreparedChannel<W>& table) const {
+    return table.table_class == TableClass::permutation || routes_orbits(table);
+  }
+  bool routes_orbits(const PreparedChannel<W>& table) const {
+    return table.form != PreparedChannel<W>::Form::rotation && table.table_class == TableClass::general &&
+           options_.general_layer == GeneralLayer::orbit;
+  }
+  /// For a routes_orbits table: moves out every term whose orbit belongs to another partition — the
+  /// partition of the orbit's representative (the member whose pattern is reduced by the delta span),
+  /// part(key) ⊕ part(the key's delta from it), so every partition names the same owner — laid out as
+  /// extract_grouped lays them out, grouped by group_of_offset[that partition offset]. Every offset in the
+  /// delta span must be named (std::logic_error otherwise, nothing moved).
+  template <class Part, class Place>
+  void export_orbit_members(const PreparedChannel<W>& table, Part&& part,
+                            std::span<const std::uint32_t> group_of_offset, std::uint32_t groups, Place&& place);
+  template <class Part, class Place>
+  double apply_out_final(const PreparedChannel<W>& table, Part&& part, std::span<const std::uint32_t> group_of_offset,
+                         std::uint32_t groups, const Truncation& truncation, Place&& place);
+  /// Adds rows whose keys the store does not hold (a partner's export_orbit_members or apply_out_final
+  /// rows: unchecked), laid out by this engine's bucket hash, by appending each bucket's rows (buckets in
+  /// parallel; a coarser run is hashed row by row). Rows keep the tested state of the store (they passed
+  /// the same policy on the partner). `refine`: refine afterwards when the mean bucket grew too long
+  /// (false between export_orbit_members and apply_out_final, whose export is laid out by the agreed count).
+  void append_bucketed(std::span<const BucketedRows> runs, bool refine);
   /// Removes every term with drop(key, coefficient) true (drop may be called from several threads at
   /// once); returns their Σ|c|² (summed per bucket, then in bucket order, so the bits do not depend on the
   /// thread count).
@@ -155,6 +190,11 @@ class CpuEngine {
   struct ExportRoute;
   template <class Route>
   double coset_layer(const PreparedChannel<W>& table, const Truncation& truncation, const Route& route);
+  /// apply_out and apply_out_final: `final_outputs` = the per-term test on every output and, for a
+  /// general table, outputs routed by their delta from the orbit's representative.
+  template <class Part, class Place>
+  double apply_out_routed(const PreparedChannel<W>& table, Part&& part, std::span<const std::uint32_t> group_of_offset,
+                          std::uint32_t groups, const Truncation& truncation, bool final_outputs, Place&& place);
   double rotation_layer(const PreparedChannel<W>& table, const Truncation& truncation);
   void refine_if_needed();
   /// Adds rows bucket by bucket (buckets in parallel when `parallel`): count(b) rows go to bucket b, and

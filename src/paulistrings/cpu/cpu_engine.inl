@@ -313,6 +313,9 @@ struct CpuEngine<W, C>::ExportRoute {
   std::uint32_t groups = 0;
   std::array<std::uint32_t, 16> pattern_group{};  // local tables: by delta pattern
   std::uint32_t generator_group = 0;               // rotations: the delta g
+  /// apply_out_final on a general table: every orbit is whole here (export_orbit_members), so an output
+  /// is routed by its delta from the orbit's representative, not from an input.
+  bool orbits_owned = false;
   std::uint64_t* counts = nullptr;
   std::size_t buckets = 0;
 };
@@ -599,10 +602,12 @@ double CpuEngine<W, C>::coset_layer(const PreparedChannel<W>& table, const Trunc
   // apply_out's routing, in locals (all 0 and unused when everything stays).
   std::uint32_t stays = 0, generator_group = 0;
   std::array<std::uint32_t, 16> pattern_group{};
+  bool orbits_owned = false;
   if constexpr (Route::kRoutes) {
     stays = route.groups;
     generator_group = route.generator_group;
     pattern_group = route.pattern_group;
+    orbits_owned = route.orbits_owned;
   }
   std::vector<double> discarded(cosets, 0.0);
   std::size_t total = 0;
@@ -616,19 +621,20 @@ double CpuEngine<W, C>::coset_layer(const PreparedChannel<W>& table, const Trunc
       if constexpr (Route::kRoutes) scratch.clear_leaving(route.groups);
       double dropped = 0.0;
       // `group`: the output's export group under an ExportRoute (ignored otherwise).
+      // The per-term test sees leaving outputs too (only apply_out_final passes a policy with a test).
       auto emit = [&](unsigned local, const PauliString<W>& key, const C& value, std::uint32_t group) {
         if (value == C(0.0)) return;
+        if (test_terms && !truncation.keep(key, value)) {
+          dropped += magnitude_squared(value);
+          return;
+        }
         if constexpr (Route::kRoutes) {
           if (group < route.groups) {
             scratch.emit_leaving(group, local, key, value);
             return;
           }
         }
-        if (!test_terms || truncation.keep(key, value)) {
-          scratch.emit(local, key, value);
-        } else {
-          dropped += magnitude_squared(value);
-        }
+        scratch.emit(local, key, value);
       };
       std::size_t inputs = 0;
       for (unsigned local = 0; local < locals; ++local)
@@ -763,8 +769,9 @@ double CpuEngine<W, C>::coset_layer(const PreparedChannel<W>& table, const Trunc
           }
         }
         for (const Group& g : scratch.groups) {
-          // An output's delta from any present input (all lie in one partition) routes it.
-          const int p0 = std::countr_zero(static_cast<unsigned>(g.present));
+          // An output's delta from any present input routes it when all inputs lie in one partition
+          // (apply_out), its delta s from the representative when the orbit is owned (apply_out_final).
+          const int p0 = orbits_owned ? g.representative_pattern : std::countr_zero(static_cast<unsigned>(g.present));
           for (std::uint8_t s : kernel.span_patterns) {
             const int q = g.representative_pattern ^ s;
             C value = C(0.0);
@@ -1134,10 +1141,122 @@ void CpuEngine<W, C>::rotate_out(const PreparedChannel<W>& table, Place&& place)
   remember_tested(none);
 }
 
+namespace cpu_detail {
+/// The span of a local table's realized deltas, as a bit mask over its patterns (bit s: s in the span).
+template <int W>
+std::uint32_t delta_span_mask(const PreparedChannel<W>& table) {
+  std::uint32_t span = 1;  // {0}
+  for (const std::uint8_t d : table.delta_patterns) {
+    std::uint32_t grown = span;
+    for (int s = 0; s < 16; ++s) {
+      if ((span >> s) & 1) grown |= std::uint32_t{1} << (s ^ d);
+    }
+    span = grown;
+  }
+  return span;
+}
+}  // namespace cpu_detail
+
 template <int W, Coefficient C>
 template <class Part, class Place>
 void CpuEngine<W, C>::apply_out(const PreparedChannel<W>& table, Part&& part,
                                 std::span<const std::uint32_t> group_of_offset, std::uint32_t groups, Place&& place) {
+  apply_out_routed(table, part, group_of_offset, groups, Truncation(), false, place);
+}
+
+template <int W, Coefficient C>
+template <class Part, class Place>
+double CpuEngine<W, C>::apply_out_final(const PreparedChannel<W>& table, Part&& part,
+                                        std::span<const std::uint32_t> group_of_offset, std::uint32_t groups,
+                                        const Truncation& truncation, Place&& place) {
+  if (!finalizes_out(table)) throw std::logic_error("apply_out_final: the outputs of this table are not final");
+  return apply_out_routed(table, part, group_of_offset, groups, truncation, true, place);
+}
+
+template <int W, Coefficient C>
+template <class Part, class Place>
+void CpuEngine<W, C>::export_orbit_members(const PreparedChannel<W>& table, Part&& part,
+                                           std::span<const std::uint32_t> group_of_offset, std::uint32_t groups,
+                                           Place&& place) {
+  if (!routes_orbits(table)) throw std::logic_error("export_orbit_members: not a general table on the orbit path");
+  if (group_of_offset.empty() || group_of_offset[0] != groups) {
+    throw std::logic_error("export_orbit_members: offset 0 must stay");
+  }
+  CosetPlan unused;
+  const auto kernel = cpu_detail::make_kernel<W, C>(table, store_.hash(), 0, unused);
+  // A term's group by its pattern p: the partition offset of its delta p ⊕ representative[p] from its
+  // orbit's representative (in the span, so named: checked before anything moves).
+  std::array<std::uint32_t, 16> group_of_pattern{};
+  for (int p = 0; p < (table.support_size == 2 ? 16 : 4); ++p) {
+    const std::uint32_t offset = part(table.pattern_mask(p ^ kernel.representative[static_cast<std::size_t>(p)]));
+    const std::uint32_t group = offset < group_of_offset.size() ? group_of_offset[offset] : groups + 1;
+    if (group > groups) throw std::logic_error("export_orbit_members: a partition of the delta span is not named");
+    group_of_pattern[static_cast<std::size_t>(p)] = group;
+  }
+  extract_grouped(
+      groups, [&](const PauliString<W>& key) { return group_of_pattern[static_cast<std::size_t>(table.pattern_of(key))]; },
+      place);
+}
+
+template <int W, Coefficient C>
+void CpuEngine<W, C>::append_bucketed(std::span<const BucketedRows> runs, bool refine) {
+  int bits = store_.bits();
+  for (const BucketedRows& run : runs) bits = std::max(bits, run.bits);
+  refine_to(bits);
+  std::vector<const BucketedRows*> direct;
+  std::size_t incoming = 0;
+  for (const BucketedRows& run : runs) {
+    incoming += run.rows();
+    if (run.bits == store_.bits()) direct.push_back(&run);
+  }
+  std::array<std::uint64_t, W> support{};
+  const std::size_t buckets = store_.num_buckets();
+#pragma omp parallel num_threads(threads_) if (threads_ > 1 && size_ + incoming >= options_.parallel_threshold)
+  {
+    std::array<std::uint64_t, W> seen{};  // x | z of the keys this thread appended
+#pragma omp for schedule(dynamic, 16)
+    for (std::size_t b = 0; b < buckets; ++b) {
+      Bucket<W, C>& bucket = store_.bucket(b);
+      for (const BucketedRows* run : direct) {
+        const std::size_t first = run->offsets[b], n = run->offsets[b + 1] - first;
+        if (n == 0) continue;
+        const std::size_t at = bucket.size();
+        bucket.keys.resize(at + n);
+        bucket.coefficients.resize(at + n);
+        std::memcpy(bucket.keys.data() + at, run->keys + first * sizeof(PauliString<W>), n * sizeof(PauliString<W>));
+        std::memcpy(bucket.coefficients.data() + at, run->coefficients + first * sizeof(C), n * sizeof(C));
+        for (std::size_t t = at; t < at + n; ++t) {
+          for (int w = 0; w < W; ++w) seen[static_cast<std::size_t>(w)] |= bucket.keys[t].x[w] | bucket.keys[t].z[w];
+        }
+      }
+    }
+#pragma omp critical(paulistrings_append_support)
+    for (int w = 0; w < W; ++w) support[static_cast<std::size_t>(w)] |= seen[static_cast<std::size_t>(w)];
+  }
+  // A coarser run (a partner that had not refined yet): every row hashed.
+  for (const BucketedRows& run : runs) {
+    if (run.bits == store_.bits()) continue;
+    for (std::uint64_t i = 0; i < run.rows(); ++i) {
+      PauliString<W> key;
+      C c;
+      std::memcpy(&key, run.keys + i * sizeof(PauliString<W>), sizeof(PauliString<W>));
+      std::memcpy(&c, run.coefficients + i * sizeof(C), sizeof(C));
+      Bucket<W, C>& bucket = store_.bucket(store_.hash()(key, store_.bits()));
+      bucket.keys.push_back(key);
+      bucket.coefficients.push_back(c);
+      for (int w = 0; w < W; ++w) support[static_cast<std::size_t>(w)] |= key.x[w] | key.z[w];
+    }
+  }
+  for (int w = 0; w < W; ++w) support_[w] |= support[static_cast<std::size_t>(w)];
+  size_ += incoming;
+  if (refine) refine_if_needed();
+}
+
+template <int W, Coefficient C>
+template <class Part, class Place>
+double CpuEngine<W, C>::apply_out_routed(const PreparedChannel<W>& table, Part&& part,
+                                         std::span<const std::uint32_t> group_of_offset, std::uint32_t groups,
+                                         const Truncation& truncation, bool final_outputs, Place&& place) {
   const auto group_of = [&](const PauliString<W>& delta) {
     const std::uint32_t offset = part(delta);
     return offset < group_of_offset.size() ? group_of_offset[offset] : groups + 1;
@@ -1147,7 +1266,6 @@ void CpuEngine<W, C>::apply_out(const PreparedChannel<W>& table, Part&& part,
   }
   const std::size_t buckets = store_.num_buckets();
   std::vector<std::uint64_t> counts(static_cast<std::size_t>(groups) * buckets, 0);
-  const Truncation none;
   const bool rotation = table.form == PreparedChannel<W>::Form::rotation;
   // Every realized delta must name a group or stay (checked before anything changes).
   ExportRoute route;
@@ -1155,6 +1273,7 @@ void CpuEngine<W, C>::apply_out(const PreparedChannel<W>& table, Part&& part,
   route.counts = counts.data();
   route.buckets = buckets;
   route.pattern_group.fill(groups);
+  route.orbits_owned = final_outputs && routes_orbits(table);
   if (rotation) {
     route.generator_group = group_of(table.generator);
     if (route.generator_group > groups) throw std::logic_error("apply_out: the generator's partition is not named");
@@ -1165,33 +1284,43 @@ void CpuEngine<W, C>::apply_out(const PreparedChannel<W>& table, Part&& part,
     for (const std::uint8_t d : table.delta_patterns) {
       if (route.pattern_group[d] > groups) throw std::logic_error("apply_out: a delta's partition is not named");
     }
+    if (route.orbits_owned) {
+      // Outputs are routed by their delta from the representative: any element of the span.
+      const std::uint32_t span = cpu_detail::delta_span_mask(table);
+      for (int s = 0; s < 16; ++s) {
+        if (((span >> s) & 1) && route.pattern_group[static_cast<std::size_t>(s)] > groups)
+          throw std::logic_error("apply_out: a partition of the delta span is not named");
+      }
+    }
     // Span elements that are no realized delta carry only exact zeros (the inputs share a partition).
     for (std::uint32_t& g : route.pattern_group) g = std::min(g, groups);
   }
   if (rotation && table.table_class == TableClass::general && options_.in_place_rotations) {
+    if (final_outputs) throw std::logic_error("apply_out: a rotation's outputs are not final");
     if (groups != 1 || route.generator_group != 0) throw std::logic_error("apply_out: a rotation that stays");
     rotate_out(table, [&](std::span<const std::uint64_t> rotation_counts) {
       const std::vector<GroupDestination> destinations = place(rotation_counts);
       if (destinations.size() != 1) throw std::logic_error("apply_out: one destination per group");
       return destinations[0];
     });
-    return;
+    return 0.0;
   }
   if (options_.general_layer == GeneralLayer::sort_merge && !rotation && table.table_class == TableClass::general) {
     throw std::logic_error("apply_out: the sort-merge formulation does not route its outputs");
   }
-  if (skips_layer(table, none)) {
+  if (skips_layer(table, truncation)) {
     ++skipped_layers_;
     place(std::span<const std::uint64_t>(counts));
-    return;
+    return 0.0;
   }
+  double discarded = 0.0;
   if (table.table_class == TableClass::key_preserving) {
-    rescale_layer(table, none);  // no delta: nothing leaves
+    discarded = rescale_layer(table, truncation);  // no delta: nothing leaves
   } else {
-    coset_layer(table, none, route);
+    discarded = coset_layer(table, truncation, route);
     add_support(table);
   }
-  remember_tested(none);
+  remember_tested(truncation);
   const std::vector<GroupDestination> destinations = place(std::span<const std::uint64_t>(counts));
   if (destinations.size() != groups) throw std::logic_error("apply_out: one destination per group");
   // The leaving rows wait at each bucket's end, group by group: move them to their places.
@@ -1219,6 +1348,7 @@ void CpuEngine<W, C>::apply_out(const PreparedChannel<W>& table, Part&& part,
     bucket.keys.resize(stays);
     bucket.coefficients.resize(stays);
   }
+  return discarded;
 }
 
 template <int W, Coefficient C>

@@ -5,7 +5,8 @@
 //
 // Per layer the driver calls apply_layer (a local layer) or apply_and_export (a remote one: the channel
 // without the per-term test, then the export, fused where the engine can), merge_rows after the
-// exchange, apply_term_truncation after that, and for a truncation across partitions the histogram and
+// exchange, apply_term_truncation after that (or, by remote_plan, export_orbit_members and append_rows
+// first, then apply_and_export_final and append_rows), and for a truncation across partitions the histogram and
 // cut calls (the counts are all-reduced between them). Buffers are opaque bytes to the driver: the CPU
 // engine sends its rows laid out by bucket (BucketedView: the partitions agree on the bucket count, so
 // the receiver merges bucket by bucket without hashing), the GPU engine n keys then n coefficients;
@@ -40,6 +41,21 @@ struct ExportedRows {
   std::uint64_t rows = 0;
 };
 
+/// How the rows of a remote layer meet on the receiver (LocalEngine::remote_plan; every rank computes the
+/// same plan from the table and the rows).
+enum class RemotePlan : std::uint8_t {
+  /// Outputs exported without the per-term test; the receiver adds them to its terms (equal keys sum),
+  /// then tests every term.
+  merge,
+  /// Outputs final where computed (a permutation: no two inputs reach one key), tested before they
+  /// leave; the receiver appends them (no key index).
+  append,
+  /// A general table: every orbit's members first move to one partition (an exchange of inputs), so
+  /// each output is computed once, whole; then as `append`. Chosen by the driver only for sums large
+  /// enough to pay for the second exchange (PartitionOptions::route_orbits_from), else `merge`.
+  route_orbits,
+};
+
 template <int W, Coefficient C>
 class LocalEngine {
  public:
@@ -68,6 +84,29 @@ class LocalEngine {
                                                      std::uint32_t self, std::span<const std::uint32_t> offsets) {
     apply_layer(table, Truncation());
     return export_rows(rows, self, offsets);
+  }
+  /// The plan an engine can run for this remote layer (merge when it has no other).
+  virtual RemotePlan remote_plan(const PreparedChannel<W>&, const PartitionRows&,
+                                 std::span<const std::uint32_t>) const {
+    return RemotePlan::merge;
+  }
+  /// route_orbits, first step: moves out the terms whose orbit belongs to partner self ⊕ offsets[k]
+  /// (buffers as export_rows). The bucket count is agreed before it and kept until the final step.
+  virtual std::vector<ExportedRows> export_orbit_members(const PreparedChannel<W>&, const PartitionRows&,
+                                                         std::uint32_t, std::span<const std::uint32_t>) {
+    throw std::logic_error("this engine does not route orbits");
+  }
+  /// append and route_orbits: the layer with the per-term test on every output, the outputs owned by
+  /// partner self ⊕ offsets[k] exported; `discarded` gets the Σ|c|² the test dropped.
+  virtual std::vector<ExportedRows> apply_and_export_final(const PreparedChannel<W>&, const PartitionRows&,
+                                                           std::uint32_t, std::span<const std::uint32_t>,
+                                                           const Truncation&, double&) {
+    throw std::logic_error("this engine does not export final outputs");
+  }
+  /// Appends received rows whose keys this engine does not hold (append and route_orbits); `refine` as
+  /// CpuEngine::append_bucketed.
+  virtual void append_rows(std::span<const std::span<const std::byte>>, bool) {
+    throw std::logic_error("this engine does not append rows");
   }
   /// Adds received buffers (equal keys sum).
   virtual void merge_rows(std::span<const std::span<const std::byte>> buffers) = 0;
@@ -303,6 +342,42 @@ class CpuLocalEngine final : public ForwardingEngine<W, C, CpuEngine<W, C>> {
         table, [&](const PauliString<W>& delta) { return rows.part(delta); }, groups_by_offset(rows, offsets),
         groups, [&](std::span<const std::uint64_t> counts) { return place(groups, counts, out); });
     return out;
+  }
+  /// append for permutation tables, route_orbits for general tables on the orbit path whose offsets
+  /// (with 0) are closed under ⊕ (then every element of the delta span has a named partner).
+  RemotePlan remote_plan(const PreparedChannel<W>& table, const PartitionRows& rows,
+                         std::span<const std::uint32_t> offsets) const override {
+    if (!fuses_with_export(table, rows, offsets) || !engine_.finalizes_out(table)) return RemotePlan::merge;
+    if (!engine_.routes_orbits(table)) return RemotePlan::append;
+    for (const std::uint32_t a : offsets) {
+      for (const std::uint32_t b : offsets) {
+        if (a != b && std::find(offsets.begin(), offsets.end(), a ^ b) == offsets.end()) return RemotePlan::merge;
+      }
+    }
+    return RemotePlan::route_orbits;
+  }
+  std::vector<ExportedRows> export_orbit_members(const PreparedChannel<W>& table, const PartitionRows& rows,
+                                                 std::uint32_t, std::span<const std::uint32_t> offsets) override {
+    const auto groups = static_cast<std::uint32_t>(offsets.size());
+    std::vector<ExportedRows> out;
+    engine_.export_orbit_members(
+        table, [&](const PauliString<W>& delta) { return rows.part(delta); }, groups_by_offset(rows, offsets),
+        groups, [&](std::span<const std::uint64_t> counts) { return place(groups, counts, out); });
+    return out;
+  }
+  std::vector<ExportedRows> apply_and_export_final(const PreparedChannel<W>& table, const PartitionRows& rows,
+                                                   std::uint32_t, std::span<const std::uint32_t> offsets,
+                                                   const Truncation& truncation, double& discarded) override {
+    const auto groups = static_cast<std::uint32_t>(offsets.size());
+    std::vector<ExportedRows> out;
+    discarded = engine_.apply_out_final(
+        table, [&](const PauliString<W>& delta) { return rows.part(delta); }, groups_by_offset(rows, offsets),
+        groups, truncation, [&](std::span<const std::uint64_t> counts) { return place(groups, counts, out); });
+    return out;
+  }
+  void append_rows(std::span<const std::span<const std::byte>> buffers, bool refine) override {
+    std::vector<BucketedView<W, C>> views;
+    engine_.append_bucketed(runs_of(buffers, views), refine);
   }
   void merge_rows(std::span<const std::span<const std::byte>> buffers) override {
     std::vector<BucketedView<W, C>> views;

@@ -7,7 +7,10 @@
 // truncation, sends each output that now belongs to partition rank ⊕ s to that partner (one pairwise
 // exchange per distinct s), adds the rows it receives (equal keys sum), and then applies the per-term
 // truncation to the final summed coefficients and drops exact zeros. A layer with no remote delta makes no
-// communication call. Layer truncation is global: approx_topn all-reduces the exponent histogram (the same
+// communication call. CPU partitions skip the sum where no key can meet another (RemotePlan in
+// local_engine.h): a permutation's outputs are tested before they leave and appended by the receiver,
+// and a dense general table of a large sum first moves each orbit of its delta span whole to one
+// partition (PartitionOptions::route_orbits_from), then does the same. Layer truncation is global: approx_topn all-reduces the exponent histogram (the same
 // kept set as one partition), exact topn runs a distributed radix select of the n-th largest |c|² with
 // topn's tie rule (a tie group at the cut is kept whole if it fits, else dropped whole; NaN is never kept).
 // The memory budget of PropagateOptions (max_terms) is applied to the global term count the same way.
@@ -85,6 +88,14 @@ struct PartitionOptions {
   /// devices instead of through host memory (partition/nccl_exchange.h; every rank must ask alike; a
   /// build without NCCL throws). Off by default: not yet measured on a GPU machine.
   bool use_nccl = false;
+  /// CPU partitions, a remote dense general table (mean fanout ≥ 8 outputs per input pattern: a Haar
+  /// two-qubit unitary, not a sparse one): when the largest partition holds at least this many terms,
+  /// every orbit of the layer's delta span is first moved to one partition (an exchange of inputs), so
+  /// each output is computed once and the outputs sent afterwards are appended by the receiver, not
+  /// summed in through a key index. Otherwise one exchange of half-orbit outputs that the receiver sums
+  /// (fewer messages for small layers; cheaper for sparse tables). 0: every remote general table, dense
+  /// or not, at any size (tests); SIZE_MAX: never. Every rank must ask alike (shape check).
+  std::size_t route_orbits_from = std::size_t{1} << 13;
   /// Distributed run: this rank's transport (not owned). nullptr = in-process.
   Transport* transport = nullptr;
   PartitionResult result = PartitionResult::gather;
@@ -106,6 +117,7 @@ struct PartitionLayerStats {
   std::size_t application_index = 0;
   bool remote = false;            ///< some delta crossed partitions (an exchange took place)
   std::size_t partners = 0;       ///< distinct partner offsets s = part(d) ≠ 0 (exchanges per partition)
+  bool orbits_routed = false;     ///< inputs moved to their orbit's partition first (two exchanges per partner)
   std::size_t rows_exported = 0;  ///< summed over partitions
   std::size_t bytes_exported = 0;
   std::size_t max_terms = 0;  ///< largest partition after the layer
@@ -118,6 +130,7 @@ struct PartitionStats {
   std::string transport;
   std::size_t remote_layers = 0;
   std::size_t local_layers = 0;
+  std::size_t orbit_routed_layers = 0;  ///< remote layers that moved inputs first (route_orbits_from)
   std::size_t rows_exported = 0;
   std::size_t bytes_exported = 0;
   double max_imbalance = 1.0;

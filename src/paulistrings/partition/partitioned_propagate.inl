@@ -218,6 +218,7 @@ class PartitionRunner {
         {"hash seed", share.hash().seed()},
         {"engine (CPU or GPU)", device_ >= 0 ? 1u : 0u},
         {"NCCL exchange (use_nccl)", partition_options_.use_nccl ? 1u : 0u},
+        {"orbit routing threshold (route_orbits_from)", partition_options_.route_orbits_from},
         {"input terms (replicated input differs)", replicated ? input_fp : 0},
     };
   }
@@ -342,6 +343,7 @@ class PartitionRunner {
       stats.budget_discarded_weight += record.budget_discarded_weight;
       partitions.remote_layers += layer.remote;
       partitions.local_layers += !layer.remote;
+      partitions.orbit_routed_layers += layer.orbits_routed;
       partitions.rows_exported += layer.rows_exported;
       partitions.bytes_exported += layer.bytes_exported;
       partitions.max_imbalance = std::max(partitions.max_imbalance, layer.imbalance);
@@ -518,14 +520,21 @@ class PartitionRunner {
     return false;
   }
 
-  /// A remote layer whose rows cross in host memory (CPU partitions; GPU ranks without NCCL). The channel
-  /// is applied without the per-term test (a coefficient is final only once the partners' rows are in);
-  /// then CPU partitions agree on the bucket count (the largest, in the error agreement's reduction) and
-  /// export the outputs owned by each partner rank ⊕ s laid out by bucket (GPU ranks export in the same
-  /// step as the channel, LocalEngine::apply_and_export; so do CPU partitions, after agreeing on the
-  /// bucket count, for every table but the sort-merge formulation's), and they swap them: partitions of
-  /// one process swap the buffers' addresses and merge from the partner's buffer in place (a second swap
-  /// keeps it unchanged until the reader is done), ranks swap the bytes. Then the per-term test.
+  /// A remote layer whose rows cross in host memory (CPU partitions; GPU ranks without NCCL), by the
+  /// engine's RemotePlan:
+  ///  - merge: the channel without the per-term test (a coefficient is final only once the partners'
+  ///    rows are in), the outputs owned by each partner rank ⊕ s exported, swapped, added to the
+  ///    receiver's terms (equal keys sum), then the per-term test. GPU ranks export in the same step as
+  ///    the channel (LocalEngine::apply_and_export); CPU partitions agree on the bucket count first (the
+  ///    largest, in the error agreement's reduction) and export laid out by bucket, fused with the
+  ///    channel for every table but the sort-merge formulation's (then after it, the count agreed between).
+  ///  - append (permutations): the outputs are final where computed, so they are tested before they leave
+  ///    and the receiver appends them.
+  ///  - route_orbits (general tables, when the largest partition holds route_orbits_from terms or more,
+  ///    agreed in the same reduction as the bucket count): the inputs move to their orbit's partition
+  ///    first (one exchange), then as append.
+  /// Partitions of one process swap the buffers' addresses and read the partner's buffer in place (a
+  /// second swap keeps it unchanged until the reader is done); ranks swap the bytes.
   double host_exchange(Pending& p, const PreparedChannel<W>& table, const std::vector<std::uint32_t>& offsets,
                        std::size_t step, const Channel& channel) {
     std::vector<ExportedRows> outgoing;
@@ -535,53 +544,113 @@ class PartitionRunner {
         p.rows += rows.rows;
       }
     };
-    if (engine_->exchanges_on_device() || engine_->fuses_with_export(table, rows_, offsets)) {
-      // One step: GPU ranks (no bucket layout; the layer may fuse with its export), or CPU partitions
-      // fusing the layer with its export (the store is not refined in that step, so the bucket count is
-      // agreed before it).
-      std::uint64_t bits = static_cast<std::uint64_t>(engine_->bucket_bits());
-      if (!engine_->exchanges_on_device()) sync_errors(std::span<std::uint64_t>(&bits, 1));
-      guard(layer_context(step, channel), [&] {
-        if (partition_options_.before_layer) partition_options_.before_layer(rank_, step);
-        engine_->refine_to(static_cast<int>(bits));
-        outgoing = engine_->apply_and_export(table, rows_, static_cast<std::uint32_t>(rank_), offsets);
-        count();
-      });
-    } else {
+    const auto self = static_cast<std::uint32_t>(rank_);
+    RemotePlan plan = engine_->remote_plan(table, rows_, offsets);
+    double discarded = 0.0;
+    if (plan == RemotePlan::merge && !engine_->exchanges_on_device() &&
+        !engine_->fuses_with_export(table, rows_, offsets)) {
+      // Two steps (the sort-merge formulation's general tables): the layer may refine the store, so the
+      // bucket count is agreed between the layer and the export.
       apply_without_term_test(table, step, channel);
       std::uint64_t bits = static_cast<std::uint64_t>(engine_->bucket_bits());
       sync_errors(std::span<std::uint64_t>(&bits, 1));
       guard(layer_context(step, channel), [&] {
         engine_->refine_to(static_cast<int>(bits));
-        outgoing = engine_->export_rows(rows_, static_cast<std::uint32_t>(rank_), offsets);
+        outgoing = engine_->export_rows(rows_, self, offsets);
         count();
       });
+      sync_errors();  // a partition that failed above must not leave its partners waiting
+      exchange_rows(offsets, outgoing, step, channel, [&](std::span<const std::span<const std::byte>> incoming) {
+        discarded = engine_->merge_rows_and_test(incoming, options_.truncation);
+      });
+      return discarded;
     }
+    // One step (GPU ranks: no bucket layout, the layer may fuse with its export; CPU partitions: every
+    // layer fused with its export, which does not refine the store, so the bucket count is agreed
+    // before it, with the largest partition's size for the plan).
+    std::uint64_t agreed[2] = {static_cast<std::uint64_t>(engine_->bucket_bits()), engine_->size()};
+    if (!engine_->exchanges_on_device()) sync_errors(agreed);
+    if (plan == RemotePlan::route_orbits && !routes_orbits(table, agreed[1])) plan = RemotePlan::merge;
+    p.partition.orbits_routed = plan == RemotePlan::route_orbits;
+    guard(layer_context(step, channel), [&] {
+      if (partition_options_.before_layer) partition_options_.before_layer(rank_, step);
+      engine_->refine_to(static_cast<int>(agreed[0]));
+      if (plan == RemotePlan::route_orbits) {
+        outgoing = engine_->export_orbit_members(table, rows_, self, offsets);
+        count();
+      }
+    });
+    if (plan == RemotePlan::route_orbits) {
+      sync_errors();
+      exchange_rows(offsets, outgoing, step, channel, [&](std::span<const std::span<const std::byte>> incoming) {
+        engine_->append_rows(incoming, false);  // the agreed bucket count stays until the outputs leave
+      });
+    }
+    guard(layer_context(step, channel), [&] {
+      if (plan == RemotePlan::merge) {
+        outgoing = engine_->apply_and_export(table, rows_, self, offsets);
+      } else {
+        outgoing = engine_->apply_and_export_final(table, rows_, self, offsets, options_.truncation, discarded);
+      }
+      count();
+    });
     sync_errors();  // a partition that failed above must not leave its partners waiting
-    double discarded = 0.0;
+    exchange_rows(offsets, outgoing, step, channel, [&](std::span<const std::span<const std::byte>> incoming) {
+      if (plan == RemotePlan::merge) {
+        discarded = engine_->merge_rows_and_test(incoming, options_.truncation);
+      } else {
+        engine_->append_rows(incoming, true);
+      }
+    });
+    return discarded;
+  }
+
+  /// Whether a remote general table routes its orbits (PartitionOptions::route_orbits_from): 0 = always;
+  /// otherwise when the largest partition holds that many terms and the table is dense — a mean fanout
+  /// of 8 or more outputs per input pattern, where a half orbit costs nearly a whole one (a Haar two-qubit
+  /// unitary: ~16). Measured 2026-12-02 (docs/PERFORMANCE.md, fourth session): su4 1.45–1.7× faster
+  /// routed; gu2q (XX·YY rotations, span 4, fanout ≤ 4) up to 20% slower at P = 2.
+  static bool dense_table(const PreparedChannel<W>& table) {
+    const int patterns = table.support_size == 2 ? 16 : 4;
+    int outputs = 0;
+    for (int p = 0; p < patterns; ++p) outputs += table.fanout[static_cast<std::size_t>(p)];
+    return outputs >= 8 * patterns;
+  }
+  bool routes_orbits(const PreparedChannel<W>& table, std::uint64_t largest_partition) const {
+    const std::size_t from = partition_options_.route_orbits_from;
+    return from == 0 || (largest_partition >= from && dense_table(table));
+  }
+
+  /// Sends outgoing[i] to partner rank ⊕ offsets[i] and hands what the partners sent to consume (inside
+  /// the error guard). Partitions of one process swap the buffers' addresses and consume reads the
+  /// partners' buffers in place; a second swap afterwards keeps each buffer unchanged until its reader
+  /// is done. Ranks swap the bytes.
+  template <class Consume>
+  void exchange_rows(const std::vector<std::uint32_t>& offsets, const std::vector<ExportedRows>& outgoing,
+                     std::size_t step, const Channel& channel, Consume&& consume) {
     if (transport_.shares_address_space()) {
       struct Address {
         const std::byte* data;
         std::size_t size;
       };
       std::vector<Address> mine(offsets.size());
-      for (std::size_t i = 0; i < offsets.size(); ++i) mine[i] = {outgoing[i].bytes.data(), outgoing[i].bytes.size()};
+      for (std::size_t i = 0; i < offsets.size(); ++i) {
+        if (i < outgoing.size()) mine[i] = {outgoing[i].bytes.data(), outgoing[i].bytes.size()};
+      }
       const std::vector<Address> theirs = swap_with_partners(offsets, mine, "in-process exchange");
       std::vector<std::span<const std::byte>> incoming;
       for (const Address& a : theirs) incoming.emplace_back(a.data, a.size);
-      guard(layer_context(step, channel),
-            [&] { discarded = engine_->merge_rows_and_test(incoming, options_.truncation); });
+      guard(layer_context(step, channel), [&] { consume(std::span<const std::span<const std::byte>>(incoming)); });
       release_exports(offsets);
     } else {
       std::vector<std::vector<std::byte>> received(offsets.size());
       for (std::size_t i = 0; i < offsets.size(); ++i) {
-        received[i] = transport_.exchange(rank_ ^ static_cast<int>(offsets[i]), outgoing[i].bytes);
+        const std::span<const std::byte> bytes = i < outgoing.size() ? outgoing[i].bytes : std::span<const std::byte>();
+        received[i] = transport_.exchange(rank_ ^ static_cast<int>(offsets[i]), bytes);
       }
       const std::vector<std::span<const std::byte>> incoming(received.begin(), received.end());
-      guard(layer_context(step, channel),
-            [&] { discarded = engine_->merge_rows_and_test(incoming, options_.truncation); });
+      guard(layer_context(step, channel), [&] { consume(std::span<const std::span<const std::byte>>(incoming)); });
     }
-    return discarded;
   }
 
   /// The first step of every remote layer: the channel without the per-term test (a coefficient is final

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -90,6 +91,9 @@ void check_partitions(int seed, bool gpu = false) {
     PartitionOptions partition_options;
     partition_options.partitions = partitions;
     partition_options.row_seed = static_cast<std::uint64_t>(seed);
+    // Remote general layers: inputs moved to their orbit's partition first (two exchanges), or the
+    // half-orbit outputs summed by the receiver, by seed.
+    partition_options.route_orbits_from = seed / 3 % 2 ? 0 : SIZE_MAX;
     if (seed % 5 == 4) {
       partition_options.row_policy = PartitionRowPolicy::seeded_excluding;
       partition_options.excluded_qubits = {offset, offset + 1};
@@ -261,7 +265,7 @@ TEST(PartitionedPropagate, StatisticsCountExportedRowsAndImbalance) {
       EXPECT_EQ(layer.bytes_exported, 0u);
     } else {
       ASSERT_GT(layer.bytes_exported, row_bytes);
-      const std::size_t buffers = 2 * layer.partners;
+      const std::size_t buffers = (layer.orbits_routed ? 4 : 2) * layer.partners;  // inputs first, then outputs
       const std::size_t overhead = layer.bytes_exported - row_bytes;
       ASSERT_EQ(overhead % (8 * buffers), 0u);
       const std::size_t offsets = overhead / (8 * buffers) - 4;  // 2^bits buckets
@@ -960,6 +964,67 @@ TEST(PartitionedPropagate, RemoteLayersFusedWithTheirExportMatchTheTwoSteps) {
   CpuEngineOptions orbit_rotations;  // rotations through the coset path's orbits, routed there
   orbit_rotations.in_place_rotations = false;
   check_cpu_fused_remote_layers<2, double>(10, 2, 2, orbit_rotations);
+}
+
+// Remote two-qubit unitaries with every orbit moved to one partition first (route_orbits_from = 0): each
+// output is computed once, from its whole orbit, in the single engine's order, and received outputs are
+// appended, never summed — so every coefficient is the single engine's, bit for bit (local layers are
+// too), and so is every truncation decision. With the routing off (one exchange of half-orbit outputs,
+// summed by the receiver) the same terms to rounding. The statistics count the routed layers, whose
+// exchanges move inputs and outputs (two buffers per partner and partition each).
+TEST(PartitionedPropagate, OrbitsRoutedToOnePartitionGiveTheSingleEnginesBits) {
+  std::mt19937_64 rng(17);
+  constexpr std::size_t kQubits = 8;
+  Circuit circuit(kQubits);
+  for (int layer = 0; layer < 12; ++layer) {
+    const std::size_t a = rng() % kQubits;
+    std::size_t b = rng() % (kQubits - 1);
+    if (b >= a) ++b;
+    circuit.append(Channel::unitary_2q(a, b, testing::random_unitary(rng, 4)));
+  }
+  const auto start = testing::random_window_sum<1, Complex>(rng, 100, kQubits, 0, kQubits);
+  for (const Truncation& truncation : {Truncation(), Truncation::coeff(1e-2), Truncation::topn(2000)}) {
+    PropagateOptions options;
+    options.direction = Direction::heisenberg;
+    options.truncation = truncation;
+    options.threads = 2;
+    options.parallel_threshold = 0;  // the engines' parallel paths, the exchange hooks included
+    PauliSum<1, Complex> expected = start;
+    propagate(expected, circuit, options);
+    ASSERT_GT(expected.size(), 1000u);
+    for (std::size_t partitions : {2, 4}) {
+      for (const std::size_t from : {std::size_t{0}, SIZE_MAX}) {
+        SCOPED_TRACE(truncation.description() + ", P = " + std::to_string(partitions) +
+                     (from == 0 ? ", orbits routed" : ", half orbits summed"));
+        PartitionOptions partition_options;
+        partition_options.partitions = partitions;
+        partition_options.route_orbits_from = from;
+        PauliSum<1, Complex> actual = start;
+        const PartitionedPropagation run = propagate_partitioned(actual, circuit, options, partition_options);
+        actual.check_invariants();
+        const PartitionStats& stats = run.partitions;
+        EXPECT_GT(stats.remote_layers, 4u);
+        if (from == 0) {
+          EXPECT_EQ(stats.orbit_routed_layers, stats.remote_layers);
+          const auto left = actual.sorted_terms(), right = expected.sorted_terms();
+          ASSERT_EQ(left.size(), right.size());
+          for (std::size_t i = 0; i < left.size(); ++i) {
+            ASSERT_EQ(left[i].key, right[i].key);
+            ASSERT_EQ(left[i].coefficient, right[i].coefficient);
+          }
+        } else {
+          EXPECT_EQ(stats.orbit_routed_layers, 0u);
+          EXPECT_TRUE(testing::TermsMatchSummedInAnyOrder(actual, expected));
+        }
+        for (const PartitionLayerStats& layer : stats.layers) {
+          EXPECT_EQ(layer.orbits_routed, layer.remote && from == 0);
+          if (!layer.remote) continue;
+          const std::size_t buffers = (layer.orbits_routed ? 4 : 2) * layer.partners * partitions / 2;
+          EXPECT_GE(layer.bytes_exported, buffers * 8 * (4 + 128) + layer.rows_exported * (8 + 16));
+        }
+      }
+    }
+  }
 }
 
 TEST(PartitionedPropagate, SortMergeGeneralLayersAreNotFused) {

@@ -20,7 +20,7 @@
 #               PARTITION_TERMS sets the cells' m (default 4·10^6); PARTITION_MEMCHECK=0 skips memcheck,
 #               PARTITION_TESTS=0 the tests; PARTITION_PROFILE=1 reruns the in-process cells with
 #               PAULISTRINGS_GPU_PROFILE=1 (each device sum's phase times, partition_profile.txt);
-#               PARTITION_BENCH=nccl runs only the NCCL bench, =inprocess only the in-process one;
+#               PARTITION_BENCH=nccl runs only the NCCL bench, =inprocess only the in-process one, =none none;
 #               PARTITION_AB=1 first runs the in-process cells with PAULISTRINGS_GPU_FUSE=rotations (general
 #               tables' remote layers in two steps) and without, alternating, PARTITION_AB_ROUNDS rounds (2)
 #               of PARTITION_AB_REPEAT runs a cell (5; median reported), PARTITION_AB_CELLS cells (su4)
@@ -29,6 +29,10 @@
 #               2, 4 and mpirun -np 2, 4 (each rank bound to cores/np cores), kicked Ising random vs
 #               cut rows and the cells at CPU_PARTITION_TERMS terms (default 4·10^6) on CPU_PARTITION_CORES
 #               cores (default all)
+#   route_ab  — CPU partitions' remote general layers with orbit routing (PartitionOptions::route_orbits_from
+#               default) and without (max), alternating, ROUTE_AB_ROUNDS rounds (2): in-process P = 1, 2, 4 on
+#               every core and mpirun -np 2 (half the cores each), cells ROUTE_AB_CELLS (su4,gu2q) at
+#               ROUTE_AB_TERMS terms (2·10^6), 3 runs a cell (route_ab.txt)
 #   repro     — the W = 1 coeff GPU-partition case (PartitionGpu.RealW1Coeff*), plain and under memcheck
 #   probe     — variants of a crashing Python case in subprocesses with a SIGSEGV backtrace (scripts/probe)
 #   profile   — where the time of tfim_2d L = 18 and the kicked Ising goes, per phase of a layer
@@ -55,7 +59,7 @@ targets=()
   targets+=(paulistrings-gpu-bench paulistrings-workloads)
 (has tests || has sanitize || (has partition && [[ ${PARTITION_TESTS:-1} != 0 ]])) && targets+=(paulistrings-tests paulistrings-cli)
 has repro && targets+=(paulistrings-tests)
-(has partition || has cpu_partition) && targets+=(paulistrings-partition-bench)
+(has partition || has cpu_partition || has route_ab) && targets+=(paulistrings-partition-bench)
 python=(-DPAULISTRINGS_BUILD_PYTHON=OFF)
 if has python || has probe; then
   # The GPU machine's python3 (a virtual environment) carries pybind11 as a package, not as a system CMake
@@ -117,7 +121,7 @@ if has partition; then
   fi
   note "partition bench"
   : > "$out/partition_bench.txt"
-  if [[ ${PARTITION_BENCH:-all} != nccl ]]; then  # PARTITION_BENCH=nccl: only the NCCL run below
+  if [[ ${PARTITION_BENCH:-all} != nccl && ${PARTITION_BENCH:-all} != none ]]; then  # nccl: only the NCCL run below
     echo "# in-process, $gpus GPU(s): partition r on device r mod $gpus" | tee -a "$out/partition_bench.txt"
     build-gpu/paulistrings-partition-bench 5 "$terms" 0 "$gpus" 2>&1 | tee -a "$out/partition_bench.txt"
   fi
@@ -132,7 +136,7 @@ if has partition; then
     env -u OMP_PROC_BIND -u OMP_PLACES mpirun --allow-run-as-root --oversubscribe -np 2 --bind-to none \
       build-gpu/paulistrings-partition-bench 5 "$terms" 8 "$gpus" 2>&1 | tee -a "$out/partition_bench.txt"
   fi
-  if command -v mpirun > /dev/null && [[ $gpus -ge 2 && ${PARTITION_BENCH:-all} != inprocess ]]; then
+  if command -v mpirun > /dev/null && [[ $gpus -ge 2 && ${PARTITION_BENCH:-all} != inprocess && ${PARTITION_BENCH:-all} != none ]]; then
     note "NCCL bench"
     echo "# mpirun -np 2, one GPU per rank, NCCL exchange" | tee -a "$out/partition_bench.txt"
     env -u OMP_PROC_BIND -u OMP_PLACES timeout 180 mpirun --allow-run-as-root --oversubscribe -np 2 --bind-to none \
@@ -168,6 +172,28 @@ if has cpu_partition; then
         build-gpu/paulistrings-partition-bench 5 "$terms" "$per" 2>&1 | tee -a "$out/cpu_partition.txt"
     done
   fi
+fi
+if has route_ab; then
+  note "route_ab"
+  cores=$(nproc)
+  terms=${ROUTE_AB_TERMS:-2000000}
+  for round in $(seq "${ROUTE_AB_ROUNDS:-2}"); do
+    for from in max ""; do
+      echo "# round $round, PAULISTRINGS_ROUTE_ORBITS_FROM=${from:-(default)}, in-process, $cores threads" >> "$out/route_ab.txt"
+      env -u OMP_PROC_BIND -u OMP_PLACES PAULISTRINGS_ROUTE_ORBITS_FROM="$from" \
+        PAULISTRINGS_BENCH_CELLS="${ROUTE_AB_CELLS:-su4,gu2q}" timeout 150 \
+        build-gpu/paulistrings-partition-bench 0 "$terms" "$cores" 0 0 3 >> "$out/route_ab.txt" 2>&1
+      if command -v mpirun > /dev/null; then
+        per=$(( cores / 2 ))
+        echo "# round $round, PAULISTRINGS_ROUTE_ORBITS_FROM=${from:-(default)}, mpirun -np 2, $per cores each" >> "$out/route_ab.txt"
+        env -u OMP_PROC_BIND -u OMP_PLACES timeout 100 mpirun --allow-run-as-root --oversubscribe -np 2 \
+          --map-by "slot:PE=$per" --bind-to core -x PAULISTRINGS_ROUTE_ORBITS_FROM="$from" \
+          -x PAULISTRINGS_BENCH_CELLS="${ROUTE_AB_CELLS:-su4,gu2q}" \
+          build-gpu/paulistrings-partition-bench 0 "$terms" "$per" 0 0 3 >> "$out/route_ab.txt" 2>&1
+      fi
+      note "route_ab round $round ${from:-default} done"
+    done
+  done
 fi
 if has profile; then
   {

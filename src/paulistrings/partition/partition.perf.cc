@@ -10,13 +10,16 @@
 // gpus > 0: every partition runs the GPU engine, partition r (or rank r) on device r mod gpus; nccl = 1:
 // MPI ranks swap rows with NCCL (PartitionOptions::use_nccl) instead of through host memory. repeat > 1
 // runs every cell that many times and reports the median layer time (and the fastest).
-// PAULISTRINGS_BENCH_CELLS=name,name… runs only those cells (rotation_zz, su4, rxx_ryy_rzz).
+// PAULISTRINGS_BENCH_CELLS=name,name… runs only those cells (rotation_zz, su4, rxx_ryy_rzz; cnot and
+// gu2q only when named);
+// PAULISTRINGS_ROUTE_ORBITS_FROM=n sets PartitionOptions::route_orbits_from (never: "max").
 // Under mpirun (MPI build) the partitions are the ranks (a power of two) and rank 0 prints. In-process
 // CPU partitions (P > 1) are pinned to contiguous blocks of the process's CPUs.
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -79,6 +82,9 @@ PartitionOptions partition_options(const Setup& setup, std::size_t partitions) {
   partition.partitions = partitions;
   partition.transport = setup.transport;
   partition.use_nccl = setup.nccl;
+  if (const char* from = std::getenv("PAULISTRINGS_ROUTE_ORBITS_FROM"); from != nullptr && *from != '\0') {
+    partition.route_orbits_from = std::string(from) == "max" ? SIZE_MAX : std::strtoull(from, nullptr, 10);
+  }
   if (setup.gpus <= 0) {
     // In-process CPU partitions each on their own contiguous block of this process's CPUs (threads,
     // caches and first-touched memory stay with the partition), as the CLI pins them to NUMA nodes.
@@ -214,8 +220,13 @@ void cells(const Setup& setup, std::size_t terms) {
                       : std::vector<std::size_t>{1, 2, 4};
   std::mt19937_64 rng(2026);
   const auto layer_cells = bench::layer_cells(rng);
-  for (const char* name : {"rotation_zz", "su4"}) {
+  const char* named = std::getenv("PAULISTRINGS_BENCH_CELLS");
+  for (const char* name : {"rotation_zz", "su4", "cnot", "gu2q"}) {
     if (!cell_selected(name)) continue;
+    // cnot (a permutation) and gu2q (a sparse general table) run only when named.
+    if (std::string(name) == "cnot" || std::string(name) == "gu2q") {
+      if (named == nullptr || *named == '\0') continue;
+    }
     const Channel& channel = layer_cells.at(name);
     Circuit circuit(bench::kQubits);
     for (int k = 0; k < 4; ++k) circuit.append(channel);

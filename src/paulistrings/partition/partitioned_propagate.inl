@@ -219,6 +219,8 @@ class PartitionRunner {
         {"engine (CPU or GPU)", device_ >= 0 ? 1u : 0u},
         {"NCCL exchange (use_nccl)", partition_options_.use_nccl ? 1u : 0u},
         {"orbit routing threshold (route_orbits_from)", partition_options_.route_orbits_from},
+        // The formulation decides how many exchanges a remote general layer makes (RemotePlan).
+        {"general-layer formulation", static_cast<std::uint64_t>(options_.general_layer)},
         {"input terms (replicated input differs)", replicated ? input_fp : 0},
     };
   }

@@ -487,6 +487,26 @@ TEST(PartitionedDistributed, MismatchedRanksFailWithTheSameClearError) {
     propagate_partitioned(sum, run.circuit, run.options, partition_options);
   });
   for (const std::string& e : input_errors) EXPECT_NE(e.find("input terms"), std::string::npos) << e;
+  // Options that change how many exchanges a remote layer makes must match.
+  const auto routing_errors = on_ranks(2, [&](int rank, Transport& transport) {
+    PartitionOptions partition_options;
+    partition_options.transport = &transport;
+    partition_options.route_orbits_from = rank == 1 ? 0 : SIZE_MAX;
+    PauliSum<1, double> sum = run.start;
+    propagate_partitioned(sum, run.circuit, run.options, partition_options);
+  });
+  for (const std::string& e : routing_errors) EXPECT_NE(e.find("route_orbits_from"), std::string::npos) << e;
+  const auto formulation_errors = on_ranks(2, [&](int rank, Transport& transport) {
+    PartitionOptions partition_options;
+    partition_options.transport = &transport;
+    PropagateOptions options = run.options;
+    if (rank == 1) options.general_layer = GeneralLayer::sort_merge;
+    PauliSum<1, double> sum = run.start;
+    propagate_partitioned(sum, run.circuit, options, partition_options);
+  });
+  for (const std::string& e : formulation_errors) {
+    EXPECT_NE(e.find("general-layer formulation"), std::string::npos) << e;
+  }
 }
 
 TEST(PartitionedDistributed, InvalidInputOnOneRankStopsEveryRank) {

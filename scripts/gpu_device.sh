@@ -33,6 +33,10 @@
 #               default) and without (max), alternating, ROUTE_AB_ROUNDS rounds (2): in-process P = 1, 2, 4 on
 #               every core and mpirun -np 2 (half the cores each), cells ROUTE_AB_CELLS (su4,gu2q) at
 #               ROUTE_AB_TERMS terms (2·10^6), 3 runs a cell (route_ab.txt)
+#   receive_ab — mpirun -np 2 (half the cores each) CPU partitions receiving into kept buffers (ByteBuffer)
+#               and into a fresh vector per exchange (PAULISTRINGS_BENCH_FRESH_RECEIVE=1), alternating,
+#               RECEIVE_AB_ROUNDS rounds (3), cells RECEIVE_AB_CELLS (su4,rotation_zz) at ROUTE_AB_TERMS terms
+#               (receive_ab.txt)
 #   repro     — the W = 1 coeff GPU-partition case (PartitionGpu.RealW1Coeff*), plain and under memcheck
 #   probe     — variants of a crashing Python case in subprocesses with a SIGSEGV backtrace (scripts/probe)
 #   profile   — where the time of tfim_2d L = 18 and the kicked Ising goes, per phase of a layer
@@ -59,7 +63,7 @@ targets=()
   targets+=(paulistrings-gpu-bench paulistrings-workloads)
 (has tests || has sanitize || (has partition && [[ ${PARTITION_TESTS:-1} != 0 ]])) && targets+=(paulistrings-tests paulistrings-cli)
 has repro && targets+=(paulistrings-tests)
-(has partition || has cpu_partition || has route_ab) && targets+=(paulistrings-partition-bench)
+(has partition || has cpu_partition || has route_ab || has receive_ab) && targets+=(paulistrings-partition-bench)
 python=(-DPAULISTRINGS_BUILD_PYTHON=OFF)
 if has python || has probe; then
   # The GPU machine's python3 (a virtual environment) carries pybind11 as a package, not as a system CMake
@@ -192,6 +196,20 @@ if has route_ab; then
           build-gpu/paulistrings-partition-bench 0 "$terms" "$per" 0 0 3 >> "$out/route_ab.txt" 2>&1
       fi
       note "route_ab round $round ${from:-default} done"
+    done
+  done
+fi
+if has receive_ab && command -v mpirun > /dev/null; then
+  note "receive_ab"
+  per=$(( $(nproc) / 2 ))
+  for round in $(seq "${RECEIVE_AB_ROUNDS:-3}"); do
+    for fresh in 1 0; do
+      echo "# round $round, PAULISTRINGS_BENCH_FRESH_RECEIVE=$fresh, mpirun -np 2, $per cores each" >> "$out/receive_ab.txt"
+      env -u OMP_PROC_BIND -u OMP_PLACES timeout 100 mpirun --allow-run-as-root --oversubscribe -np 2 \
+        --map-by "slot:PE=$per" --bind-to core -x PAULISTRINGS_BENCH_FRESH_RECEIVE="$fresh" \
+        -x PAULISTRINGS_BENCH_CELLS="${RECEIVE_AB_CELLS:-su4,rotation_zz}" \
+        build-gpu/paulistrings-partition-bench 0 "${ROUTE_AB_TERMS:-2000000}" "$per" 0 0 3 >> "$out/receive_ab.txt" 2>&1
+      note "receive_ab round $round fresh=$fresh done"
     done
   done
 fi

@@ -31,6 +31,7 @@
 #include "paulistrings/cpu/cpu_engine.h"
 #include "paulistrings/gpu/device_sum.h"
 #include "paulistrings/partition/partition_rows.h"
+#include "paulistrings/partition/transport.h"
 #include "paulistrings/truncation/truncation.h"
 
 namespace paulistrings::partition_detail {
@@ -196,23 +197,6 @@ void read_rows(std::span<const std::byte> buffer, std::vector<PauliString<W>>& k
   }
 }
 
-/// A byte buffer that keeps its capacity across layers and is not zero-filled when it grows.
-class ExportBuffer {
- public:
-  std::byte* resize(std::size_t bytes) {
-    if (bytes > capacity_) {
-      capacity_ = std::max(bytes, capacity_ + capacity_ / 4);
-      data_ = std::make_unique_for_overwrite<std::byte[]>(capacity_);
-    }
-    size_ = bytes;
-    return data_.get();
-  }
-  std::span<const std::byte> bytes() const { return {data_.get(), size_}; }
-
- private:
-  std::unique_ptr<std::byte[]> data_;
-  std::size_t size_ = 0, capacity_ = 0;
-};
 
 /// The CPU engine's exchange buffer: rows laid out by bucket of the sender's (agreed) bucket count —
 /// a header {tag, bits, rows}, 2^bits + 1 bucket offsets (uint64), the keys, then the coefficients —
@@ -462,7 +446,7 @@ class CpuLocalEngine final : public ForwardingEngine<W, C, CpuEngine<W, C>> {
 
   using ForwardingEngine<W, C, CpuEngine<W, C>>::engine_;
   std::vector<std::uint64_t> candidates_;
-  std::vector<ExportBuffer> buffers_;  // one per partner of the last export
+  std::vector<ByteBuffer> buffers_;  // one per partner of the last export
 };
 
 template <int W, Coefficient C>

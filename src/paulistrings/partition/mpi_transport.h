@@ -41,12 +41,17 @@ class MpiTransport : public Transport {
   MPI_Comm communicator() const { return comm_; }
 
   std::vector<std::byte> exchange(int partner, std::span<const std::byte> send) override;
+  /// Receives straight into `receive` (no zero fill, capacity kept across calls).
+  std::span<const std::byte> exchange_into(int partner, std::span<const std::byte> send, ByteBuffer& receive) override;
   void all_reduce_sum(std::span<std::uint64_t> values) override;
   void all_reduce_max(std::span<std::uint64_t> values) override;
   /// Gathers every rank's values and adds them in rank order (MPI_Allreduce does not fix the order).
   void all_reduce_sum(std::span<double> values) override;
 
  private:
+  /// The sizes, then the bytes (chunked below 2^31) into room(received size).
+  template <class Room>
+  void swap_bytes(int partner, std::span<const std::byte> send, Room&& room);
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;

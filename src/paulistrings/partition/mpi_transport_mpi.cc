@@ -70,6 +70,22 @@ MpiTransport::~MpiTransport() {
 }
 
 std::vector<std::byte> MpiTransport::exchange(int partner, std::span<const std::byte> send) {
+  std::vector<std::byte> received;
+  swap_bytes(partner, send, [&](std::size_t bytes) {
+    received.resize(bytes);
+    return received.data();
+  });
+  return received;
+}
+
+std::span<const std::byte> MpiTransport::exchange_into(int partner, std::span<const std::byte> send,
+                                                       ByteBuffer& receive) {
+  swap_bytes(partner, send, [&](std::size_t bytes) { return receive.resize(bytes); });
+  return receive.bytes();
+}
+
+template <class Room>
+void MpiTransport::swap_bytes(int partner, std::span<const std::byte> send, Room&& room) {
   if (partner < 0 || partner >= size_ || partner == rank_) {
     throw std::invalid_argument(std::string("MpiTransport::exchange: bad partner ")
                                     .append(std::to_string(partner))
@@ -80,7 +96,7 @@ std::vector<std::byte> MpiTransport::exchange(int partner, std::span<const std::
   check(MPI_Sendrecv(&send_size, 1, MPI_UINT64_T, partner, kSizeTag, &receive_size, 1, MPI_UINT64_T, partner,
                      kSizeTag, comm_, MPI_STATUS_IGNORE),
         "MPI_Sendrecv (sizes)");
-  std::vector<std::byte> received(receive_size);
+  std::byte* received = room(static_cast<std::size_t>(receive_size));
   // Both sides compute the same chunk count from the two sizes, so the calls pair up.
   const std::size_t chunks = (std::max<std::size_t>(send_size, receive_size) + kChunkBytes - 1) / kChunkBytes;
   for (std::size_t c = 0; c < chunks; ++c) {
@@ -88,11 +104,10 @@ std::vector<std::byte> MpiTransport::exchange(int partner, std::span<const std::
     const std::size_t out = begin < send_size ? std::min(kChunkBytes, send_size - begin) : 0;
     const std::size_t in = begin < receive_size ? std::min(kChunkBytes, receive_size - begin) : 0;
     check(MPI_Sendrecv(out ? send.data() + begin : nullptr, static_cast<int>(out), MPI_BYTE, partner,
-                       kDataTag, in ? received.data() + begin : nullptr, static_cast<int>(in), MPI_BYTE,
+                       kDataTag, in ? received + begin : nullptr, static_cast<int>(in), MPI_BYTE,
                        partner, kDataTag, comm_, MPI_STATUS_IGNORE),
           "MPI_Sendrecv (rows)");
   }
-  return received;
 }
 
 void MpiTransport::all_reduce_sum(std::span<std::uint64_t> values) {

@@ -12,7 +12,8 @@
 // runs every cell that many times and reports the median layer time (and the fastest).
 // PAULISTRINGS_BENCH_CELLS=name,name… runs only those cells (rotation_zz, su4, rxx_ryy_rzz; cnot and
 // gu2q only when named);
-// PAULISTRINGS_ROUTE_ORBITS_FROM=n sets PartitionOptions::route_orbits_from (never: "max").
+// PAULISTRINGS_ROUTE_ORBITS_FROM=n sets PartitionOptions::route_orbits_from (never: "max");
+// PAULISTRINGS_BENCH_FRESH_RECEIVE=1 (MPI) receives every exchange into a fresh vector, as before ByteBuffer.
 // Under mpirun (MPI build) the partitions are the ranks (a power of two) and rank 0 prints. In-process
 // CPU partitions (P > 1) are pinned to contiguous blocks of the process's CPUs.
 
@@ -22,6 +23,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <numbers>
 #include <random>
@@ -102,6 +104,34 @@ PartitionOptions partition_options(const Setup& setup, std::size_t partitions) {
   }
   return partition;
 }
+
+#ifdef PAULISTRINGS_HAS_MPI
+/// The exchange as it was before ByteBuffer (A/B, PAULISTRINGS_BENCH_FRESH_RECEIVE=1): every exchange
+/// receives into a fresh zero-filled std::vector (MpiTransport::exchange), kept until that receive
+/// buffer's next exchange, so nothing is copied.
+class FreshReceiveTransport final : public Transport {
+ public:
+  explicit FreshReceiveTransport(Transport& inner) : inner_(inner) {}
+  int rank() const override { return inner_.rank(); }
+  int size() const override { return inner_.size(); }
+  std::string kind() const override { return inner_.kind(); }
+  std::vector<std::byte> exchange(int partner, std::span<const std::byte> send) override {
+    return inner_.exchange(partner, send);
+  }
+  std::span<const std::byte> exchange_into(int partner, std::span<const std::byte> send, ByteBuffer& receive) override {
+    std::vector<std::byte>& held = held_[&receive];
+    held = inner_.exchange(partner, send);
+    return held;
+  }
+  void all_reduce_sum(std::span<std::uint64_t> values) override { inner_.all_reduce_sum(values); }
+  void all_reduce_max(std::span<std::uint64_t> values) override { inner_.all_reduce_max(values); }
+  void all_reduce_sum(std::span<double> values) override { inner_.all_reduce_sum(values); }
+
+ private:
+  Transport& inner_;
+  std::map<const ByteBuffer*, std::vector<std::byte>> held_;
+};
+#endif
 
 /// Σ of the layers' own wall time (partition 0 / this rank; exchanges included).
 double layer_seconds(const PartitionedPropagation& out) {
@@ -290,11 +320,17 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   {
     std::unique_ptr<paulistrings::MpiTransport> transport;
+    std::unique_ptr<paulistrings::FreshReceiveTransport> fresh;
     if (ranks > 1) {
       transport = std::make_unique<paulistrings::MpiTransport>(MPI_COMM_WORLD);
       setup.transport = transport.get();
       setup.rank = transport->rank();
       setup.ranks = ranks;
+      const char* fresh_receive = std::getenv("PAULISTRINGS_BENCH_FRESH_RECEIVE");
+      if (fresh_receive != nullptr && std::string(fresh_receive) == "1") {
+        fresh = std::make_unique<paulistrings::FreshReceiveTransport>(*transport);
+        setup.transport = fresh.get();
+      }
     }
     paulistrings::peer_bandwidth(setup);
     paulistrings::kicked_ising(setup, steps);

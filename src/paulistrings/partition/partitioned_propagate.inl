@@ -86,6 +86,9 @@ class TimedTransport final : public Transport {
   std::vector<std::byte> exchange(int partner, std::span<const std::byte> send) override {
     return timed([&] { return inner_.exchange(partner, send); });
   }
+  std::span<const std::byte> exchange_into(int partner, std::span<const std::byte> send, ByteBuffer& receive) override {
+    return timed([&] { return inner_.exchange_into(partner, send, receive); });
+  }
   void all_reduce_sum(std::span<std::uint64_t> values) override {
     timed([&] { inner_.all_reduce_sum(values); });
   }
@@ -645,12 +648,13 @@ class PartitionRunner {
       guard(layer_context(step, channel), [&] { consume(std::span<const std::span<const std::byte>>(incoming)); });
       release_exports(offsets);
     } else {
-      std::vector<std::vector<std::byte>> received(offsets.size());
+      // Received into buffers kept across layers (valid until the next exchange_rows).
+      if (received_.size() < offsets.size()) received_.resize(offsets.size());
+      std::vector<std::span<const std::byte>> incoming(offsets.size());
       for (std::size_t i = 0; i < offsets.size(); ++i) {
         const std::span<const std::byte> bytes = i < outgoing.size() ? outgoing[i].bytes : std::span<const std::byte>();
-        received[i] = transport_.exchange(rank_ ^ static_cast<int>(offsets[i]), bytes);
+        incoming[i] = transport_.exchange_into(rank_ ^ static_cast<int>(offsets[i]), bytes, received_[i]);
       }
-      const std::vector<std::span<const std::byte>> incoming(received.begin(), received.end());
       guard(layer_context(step, channel), [&] { consume(std::span<const std::span<const std::byte>>(incoming)); });
     }
   }
@@ -769,6 +773,7 @@ class PartitionRunner {
   std::exception_ptr error_;
   std::string error_text_;
   std::vector<Pending> pending_;
+  std::vector<ByteBuffer> received_;  // rows from each partner (exchange_rows), capacity kept across layers
   PartitionedPropagation result_;
 };
 

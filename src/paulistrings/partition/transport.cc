@@ -13,6 +13,14 @@
 
 namespace paulistrings {
 
+std::span<const std::byte> Transport::exchange_into(int partner, std::span<const std::byte> send,
+                                                   ByteBuffer& receive) {
+  const std::vector<std::byte> received = exchange(partner, send);
+  std::byte* data = receive.resize(received.size());
+  if (!received.empty()) std::memcpy(data, received.data(), received.size());
+  return receive.bytes();
+}
+
 std::optional<AgreedError> agree_on_error(Transport& transport, const std::string& local_error,
                                           std::span<std::uint64_t> maxima) {
   const int size = transport.size();

@@ -13,6 +13,7 @@
 // whether it failed, and all learn the lowest failing rank and its message, so a rank that throws makes
 // the others stop with a message naming it instead of leaving them waiting in the next exchange.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -23,6 +24,26 @@
 #include <vector>
 
 namespace paulistrings {
+
+/// A byte buffer that keeps its capacity from use to use and is not zero-filled when it grows (its
+/// contents are not kept then): the partitions' export and receive buffers. A fresh std::vector per
+/// exchange would cost a memset of every byte and, above malloc's mmap threshold, a page fault per 4 KiB.
+class ByteBuffer {
+ public:
+  std::byte* resize(std::size_t bytes) {
+    if (bytes > capacity_) {
+      capacity_ = std::max(bytes, capacity_ + capacity_ / 4);
+      data_ = std::make_unique_for_overwrite<std::byte[]>(capacity_);
+    }
+    size_ = bytes;
+    return data_.get();
+  }
+  std::span<const std::byte> bytes() const { return {data_.get(), size_}; }
+
+ private:
+  std::unique_ptr<std::byte[]> data_;
+  std::size_t size_ = 0, capacity_ = 0;
+};
 
 class Transport {
  public:
@@ -37,6 +58,9 @@ class Transport {
 
   /// Sends `send` to `partner` and returns what `partner` sent to this rank (partner ≠ rank()).
   virtual std::vector<std::byte> exchange(int partner, std::span<const std::byte> send) = 0;
+  /// exchange() into `receive`, whose capacity is kept from call to call; returns receive.bytes(). The
+  /// default calls exchange() and copies; MpiTransport receives in place.
+  virtual std::span<const std::byte> exchange_into(int partner, std::span<const std::byte> send, ByteBuffer& receive);
   /// Element-wise reductions in place. Sums of doubles add the ranks' values in rank order, so their
   /// bits do not depend on timing.
   virtual void all_reduce_sum(std::span<std::uint64_t> values) = 0;

@@ -47,6 +47,36 @@ TEST(PartitionTransport, ExchangeAndReductionsAcrossFourRanks) {
   }
 }
 
+// exchange_into: the partner's bytes land in the caller's ByteBuffer, which is reused (and grows) from
+// call to call; an empty message gives an empty span.
+TEST(PartitionTransport, ExchangeIntoReusesTheReceiveBuffer) {
+  InProcessGroup group(2);
+  std::vector<std::vector<std::vector<std::byte>>> seen(2);
+  on_ranks(group, [&](int rank, Transport& t) {
+    ByteBuffer buffer;
+    for (std::size_t size : {std::size_t{5}, std::size_t{3000}, std::size_t{0}, std::size_t{17}}) {
+      std::vector<std::byte> mine(size + static_cast<std::size_t>(rank));
+      for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = std::byte(static_cast<unsigned char>(i * 7 + rank));
+      const std::span<const std::byte> got = t.exchange_into(rank ^ 1, mine, buffer);
+      EXPECT_EQ(got.data(), buffer.bytes().data());
+      seen[static_cast<std::size_t>(rank)].emplace_back(got.begin(), got.end());
+    }
+  });
+  for (int r = 0; r < 2; ++r) {
+    const int partner = r ^ 1;
+    const auto& got = seen[static_cast<std::size_t>(r)];
+    ASSERT_EQ(got.size(), 4u);
+    std::size_t k = 0;
+    for (std::size_t size : {std::size_t{5}, std::size_t{3000}, std::size_t{0}, std::size_t{17}}) {
+      std::vector<std::byte> expected(size + static_cast<std::size_t>(partner));
+      for (std::size_t i = 0; i < expected.size(); ++i)
+        expected[i] = std::byte(static_cast<unsigned char>(i * 7 + partner));
+      EXPECT_EQ(got[k], expected) << "call " << k << ", rank " << r;
+      ++k;
+    }
+  }
+}
+
 TEST(PartitionTransport, ErrorAgreementNamesTheLowestFailingRank) {
   InProcessGroup group(4);
   std::vector<std::optional<AgreedError>> agreed(4);

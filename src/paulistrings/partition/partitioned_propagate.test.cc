@@ -21,6 +21,7 @@
 
 #include "paulistrings/channels/prepared_channel.h"
 #include "paulistrings/circuit/kicked_ising.h"
+#include "paulistrings/cpu/bench_cells.h"
 #include "paulistrings/gpu/device_sum.h"
 #include "paulistrings/partition/cpu_pinning.h"
 #include "paulistrings/partition/local_engine.h"
@@ -1043,6 +1044,53 @@ TEST(PartitionedPropagate, OrbitsRoutedToOnePartitionGiveTheSingleEnginesBits) {
           EXPECT_GE(layer.bytes_exported, buffers * 8 * (4 + 128) + layer.rows_exported * (8 + 16));
         }
       }
+    }
+  }
+}
+
+// The default plan choice: a remote dense table (Haar two-qubit unitaries, ~16 outputs per input) routes
+// its orbits from the layer on which the largest partition holds route_orbits_from terms; a sparse one
+// (XX·YY rotations as one unitary: at most 4 outputs per input) never does. Results as the single engine.
+TEST(PartitionedPropagate, OrbitRoutingIsChosenBySizeAndDensity) {
+  std::mt19937_64 rng(23);
+  constexpr std::size_t kQubits = 8;
+  constexpr std::size_t kFrom = 2000;
+  Circuit dense(kQubits), sparse(kQubits);
+  for (int layer = 0; layer < 10; ++layer) {
+    const std::size_t a = rng() % kQubits;
+    std::size_t b = rng() % (kQubits - 1);
+    if (b >= a) ++b;
+    dense.append(Channel::unitary_2q(a, b, testing::random_unitary(rng, 4)));
+    sparse.append(Channel::unitary_2q(a, b, bench::sparse_two_qubit_unitary(0.3 + 0.1 * layer, 0.7)));
+  }
+  const auto start = testing::random_window_sum<1, Complex>(rng, 100, kQubits, 0, kQubits);
+  PropagateOptions options;
+  options.direction = Direction::heisenberg;
+  options.threads = 2;
+  PartitionOptions partition_options;
+  partition_options.partitions = 2;
+  partition_options.route_orbits_from = kFrom;
+  for (const bool is_dense : {true, false}) {
+    SCOPED_TRACE(is_dense ? "dense" : "sparse");
+    const Circuit& circuit = is_dense ? dense : sparse;
+    PauliSum<1, Complex> expected = start;
+    propagate(expected, circuit, options);
+    PauliSum<1, Complex> actual = start;
+    const PartitionedPropagation run = propagate_partitioned(actual, circuit, options, partition_options);
+    EXPECT_TRUE(testing::TermsMatchSummedInAnyOrder(actual, expected));
+    const std::vector<PartitionLayerStats>& layers = run.partitions.layers;
+    ASSERT_EQ(layers.size(), circuit.size());
+    std::size_t largest_before = start.size();  // an upper bound for layer 0 (100 < kFrom)
+    for (std::size_t k = 0; k < layers.size(); ++k) {
+      EXPECT_EQ(layers[k].orbits_routed, is_dense && layers[k].remote && largest_before >= kFrom) << "layer " << k;
+      largest_before = layers[k].max_terms;
+    }
+    EXPECT_GT(run.partitions.remote_layers, 3u);
+    if (is_dense) {
+      EXPECT_GT(run.partitions.orbit_routed_layers, 0u);
+      EXPECT_LT(run.partitions.orbit_routed_layers, run.partitions.remote_layers);  // the first layers are small
+    } else {
+      EXPECT_EQ(run.partitions.orbit_routed_layers, 0u);
     }
   }
 }

@@ -1141,22 +1141,6 @@ void CpuEngine<W, C>::rotate_out(const PreparedChannel<W>& table, Place&& place)
   remember_tested(none);
 }
 
-namespace cpu_detail {
-/// The span of a local table's realized deltas, as a bit mask over its patterns (bit s: s in the span).
-template <int W>
-std::uint32_t delta_span_mask(const PreparedChannel<W>& table) {
-  std::uint32_t span = 1;  // {0}
-  for (const std::uint8_t d : table.delta_patterns) {
-    std::uint32_t grown = span;
-    for (int s = 0; s < 16; ++s) {
-      if ((span >> s) & 1) grown |= std::uint32_t{1} << (s ^ d);
-    }
-    span = grown;
-  }
-  return span;
-}
-}  // namespace cpu_detail
-
 template <int W, Coefficient C>
 template <class Part, class Place>
 void CpuEngine<W, C>::apply_out(const PreparedChannel<W>& table, Part&& part,
@@ -1286,10 +1270,9 @@ double CpuEngine<W, C>::apply_out_routed(const PreparedChannel<W>& table, Part&&
     }
     if (route.orbits_owned) {
       // Outputs are routed by their delta from the representative: any element of the span.
-      const std::uint32_t span = cpu_detail::delta_span_mask(table);
-      for (int s = 0; s < 16; ++s) {
-        if (((span >> s) & 1) && route.pattern_group[static_cast<std::size_t>(s)] > groups)
-          throw std::logic_error("apply_out: a partition of the delta span is not named");
+      CosetPlan unused;
+      for (const std::uint8_t s : cpu_detail::make_kernel<W, C>(table, store_.hash(), 0, unused).span_patterns) {
+        if (route.pattern_group[s] > groups) throw std::logic_error("apply_out: a partition of the delta span is not named");
       }
     }
     // Span elements that are no realized delta carry only exact zeros (the inputs share a partition).

@@ -197,7 +197,6 @@ void read_rows(std::span<const std::byte> buffer, std::vector<PauliString<W>>& k
   }
 }
 
-
 /// The CPU engine's exchange buffer: rows laid out by bucket of the sender's (agreed) bucket count —
 /// a header {tag, bits, rows}, 2^bits + 1 bucket offsets (uint64), the keys, then the coefficients —
 /// so the receiver merges bucket by bucket without hashing a row.

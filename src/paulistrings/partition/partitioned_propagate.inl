@@ -575,7 +575,7 @@ class PartitionRunner {
     // before it, with the largest partition's size for the plan).
     std::uint64_t agreed[2] = {static_cast<std::uint64_t>(engine_->bucket_bits()), engine_->size()};
     if (!engine_->exchanges_on_device()) sync_errors(agreed);
-    if (plan == RemotePlan::route_orbits && !routes_orbits(table, agreed[1])) plan = RemotePlan::merge;
+    if (plan == RemotePlan::route_orbits && !orbit_routing_pays(table, agreed[1])) plan = RemotePlan::merge;
     p.partition.orbits_routed = plan == RemotePlan::route_orbits;
     guard(layer_context(step, channel), [&] {
       if (partition_options_.before_layer) partition_options_.before_layer(rank_, step);
@@ -621,7 +621,7 @@ class PartitionRunner {
     for (int p = 0; p < patterns; ++p) outputs += table.fanout[static_cast<std::size_t>(p)];
     return outputs >= 8 * patterns;
   }
-  bool routes_orbits(const PreparedChannel<W>& table, std::uint64_t largest_partition) const {
+  bool orbit_routing_pays(const PreparedChannel<W>& table, std::uint64_t largest_partition) const {
     const std::size_t from = partition_options_.route_orbits_from;
     return from == 0 || (largest_partition >= from && dense_table(table));
   }
@@ -639,9 +639,7 @@ class PartitionRunner {
         std::size_t size;
       };
       std::vector<Address> mine(offsets.size());
-      for (std::size_t i = 0; i < offsets.size(); ++i) {
-        if (i < outgoing.size()) mine[i] = {outgoing[i].bytes.data(), outgoing[i].bytes.size()};
-      }
+      for (std::size_t i = 0; i < offsets.size(); ++i) mine[i] = {outgoing[i].bytes.data(), outgoing[i].bytes.size()};
       const std::vector<Address> theirs = swap_with_partners(offsets, mine, "in-process exchange");
       std::vector<std::span<const std::byte>> incoming;
       for (const Address& a : theirs) incoming.emplace_back(a.data, a.size);
@@ -652,8 +650,7 @@ class PartitionRunner {
       if (received_.size() < offsets.size()) received_.resize(offsets.size());
       std::vector<std::span<const std::byte>> incoming(offsets.size());
       for (std::size_t i = 0; i < offsets.size(); ++i) {
-        const std::span<const std::byte> bytes = i < outgoing.size() ? outgoing[i].bytes : std::span<const std::byte>();
-        incoming[i] = transport_.exchange_into(rank_ ^ static_cast<int>(offsets[i]), bytes, received_[i]);
+        incoming[i] = transport_.exchange_into(rank_ ^ static_cast<int>(offsets[i]), outgoing[i].bytes, received_[i]);
       }
       guard(layer_context(step, channel), [&] { consume(std::span<const std::span<const std::byte>>(incoming)); });
     }

@@ -613,8 +613,8 @@ class PartitionRunner {
   /// Whether a remote general table routes its orbits (PartitionOptions::route_orbits_from): 0 = always;
   /// otherwise when the largest partition holds that many terms and the table is dense — a mean fanout
   /// of 8 or more outputs per input pattern, where a half orbit costs nearly a whole one (a Haar two-qubit
-  /// unitary: ~16). Measured 2026-12-02 (docs/PERFORMANCE.md, fourth session): su4 1.45–1.7× faster
-  /// routed; gu2q (XX·YY rotations, span 4, fanout ≤ 4) up to 20% slower at P = 2.
+  /// unitary: ~16). Measured 2026-12-02 (docs/PERFORMANCE.md, fourth session): su4 1.37–1.69× faster
+  /// routed on 2 cores; gu2q (XX·YY rotations, span 4, fanout ≤ 4) up to 20% slower at P = 2.
   static bool dense_table(const PreparedChannel<W>& table) {
     const int patterns = table.support_size == 2 ? 16 : 4;
     int outputs = 0;

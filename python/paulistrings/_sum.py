@@ -672,6 +672,7 @@ class PauliSum:
         small_sum_threshold=None,
         nccl=False,
         input="replicated",
+        route_orbits_from=None,
     ) -> "PauliSum":
         """Propagate through ``circuit`` and return the evolved sum (``self`` is unchanged).
 
@@ -719,11 +720,18 @@ class PauliSum:
         ``"scattered"`` any part of it (the parts add up to the whole, e.g. the lines of a file each rank
         read; the library routes every term to its owner first), ``"share"`` exactly its own partition's
         terms. The last two are the distributed load path: no rank holds the whole input.
+        ``route_orbits_from=N`` (partitioned runs; default 8192): from N terms in the largest partition, a
+        remote dense two-qubit layer (~16 outputs an input, e.g. a Haar unitary) first moves every orbit
+        whole to one partition, so each output is computed once and appended by its owner instead of
+        summed from two halves (two exchanges instead of one; faster on large sums, see
+        docs/PERFORMANCE.md); 0 routes every routable layer, a huge value never; a ``ValueError`` without
+        partitions.
         """
         out, _ = self._run(circuit, policy, direction, target_bucket_len, min_buckets, partitions, pin_memory,
                            partition_row_seed, partition_row_blocks, partition_row_exclude, comm, result, device,
                            threads, checkpoint, checkpoint_every, resume, memory_limit, auto_truncate, engine,
-                           small_sum_threshold, keep_records=False, nccl=nccl, input=input)
+                           small_sum_threshold, keep_records=False, nccl=nccl, input=input,
+                           route_orbits_from=route_orbits_from)
         return out
 
     def propagate_with_stats(
@@ -752,17 +760,19 @@ class PauliSum:
         small_sum_threshold=None,
         nccl=False,
         input="replicated",
+        route_orbits_from=None,
     ):
         """``propagate`` plus a ``PropagationStats`` record: returns ``(PauliSum, PropagationStats)``."""
         return self._run(circuit, policy, direction, target_bucket_len, min_buckets, partitions, pin_memory,
                          partition_row_seed, partition_row_blocks, partition_row_exclude, comm, result, device,
                          threads, checkpoint, checkpoint_every, resume, memory_limit, auto_truncate, engine,
-                         small_sum_threshold, keep_records=True, nccl=nccl, input=input)
+                         small_sum_threshold, keep_records=True, nccl=nccl, input=input,
+                         route_orbits_from=route_orbits_from)
 
     def _run(self, circuit, policy, direction, target_bucket_len, min_buckets, partitions, pin_memory,
              partition_row_seed, partition_row_blocks, partition_row_exclude, comm, result, device, threads,
              checkpoint, checkpoint_every, resume, memory_limit, auto_truncate, engine, small_sum_threshold,
-             keep_records, nccl=False, input="replicated"):
+             keep_records, nccl=False, input="replicated", route_orbits_from=None):
         if not isinstance(circuit, Circuit):
             raise TypeError(f"propagate expects a Circuit, got {type_name(circuit)}")
         if policy is not None and not isinstance(policy, Truncation):
@@ -788,6 +798,10 @@ class PauliSum:
             raise ValueError(f"input must be 'replicated', 'scattered' or 'share', got {input!r}")
         if input != "replicated" and plan.comm is None:
             raise ValueError(f"input={input!r} says what each MPI rank passes: it needs comm=")
+        if route_orbits_from is not None:
+            route_orbits_from = index(route_orbits_from, "route_orbits_from")
+            if not plan.partitioned:
+                raise ValueError("route_orbits_from is for partitioned runs (partitions=, comm= or a device list)")
         every = _checkpoint_every(checkpoint, checkpoint_every)
         max_terms = 0
         core_policy = policy._t if policy is not None else _core.Truncation()
@@ -847,6 +861,8 @@ class PauliSum:
                                   excluded_qubits=plan.excluded or [], cut_blocks=plan.blocks or [],
                                   comm=plan.comm, result=plan.result, cpu_lists=plan.cpu_lists or [],
                                   devices=plan.devices or [], use_nccl=nccl, input=input)
+            if route_orbits_from is not None:
+                partition_args["route_orbits_from"] = route_orbits_from
         # Under comm= with a checkpoint the result stays distributed between segments: each rank writes its
         # share as its part of the checkpoint and passes exactly that share to the next segment; a
         # gathered result is gathered once at the end.

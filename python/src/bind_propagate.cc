@@ -275,7 +275,8 @@ void register_propagate(py::module_& m) {
          const std::string& row_policy, std::optional<std::uint64_t> row_seed,
          std::vector<std::size_t> excluded_qubits, std::vector<std::vector<std::size_t>> cut_blocks,
          py::object comm, const std::string& result, std::vector<std::vector<int>> cpu_lists,
-         std::vector<int> devices, bool use_nccl, const std::string& input) {
+         std::vector<int> devices, bool use_nccl, const std::string& input,
+         std::optional<std::size_t> route_orbits_from) {
         RunArguments args;
         args.direction = direction;
         args.target_bucket_len = target_bucket_len;
@@ -310,6 +311,7 @@ void register_propagate(py::module_& m) {
         partition.result = parse_result(result);
         partition.devices = devices;
         partition.use_nccl = use_nccl;
+        if (route_orbits_from) partition.route_orbits_from = *route_orbits_from;
         partition.input = input == "scattered" ? PartitionInput::scattered
                           : input == "share"   ? PartitionInput::share
                                                : PartitionInput::replicated;
@@ -347,7 +349,7 @@ void register_propagate(py::module_& m) {
       py::arg("cut_blocks") = std::vector<std::vector<std::size_t>>{}, py::arg("comm") = py::none(),
       py::arg("result") = "gather", py::arg("cpu_lists") = std::vector<std::vector<int>>{},
       py::arg("devices") = std::vector<int>{}, py::arg("use_nccl") = false,
-      py::arg("input") = "replicated");
+      py::arg("input") = "replicated", py::arg("route_orbits_from") = py::none());
 
   m.def("mpi4py_support", &mpi4py_support);
 

@@ -191,6 +191,41 @@ def test_partition_stats_are_filled():
     assert_same_terms(obs.propagate(c, truncation.coeff(1e-5), "heisenberg", partitions=4), out)
 
 
+def haar_unitary(rng, dim):
+    """A Haar-random unitary (QR of a complex Gaussian matrix, phases fixed)."""
+    z = rng.normal(size=(dim, dim)) + 1j * rng.normal(size=(dim, dim))
+    q, r = np.linalg.qr(z)
+    return q * (np.diagonal(r) / abs(np.diagonal(r)))
+
+
+def test_route_orbits_from_routes_remote_dense_layers():
+    # Random two-qubit unitaries (dense tables: ~16 outputs an input) on 4 partitions: route_orbits_from=0
+    # routes every remote one (each output computed once, from its whole orbit, as by one engine); the
+    # default threshold (8192 terms) leaves this small sum unrouted. The same terms either way.
+    rng = np.random.default_rng(5)
+    n = 8
+    c = Circuit(n)
+    for _ in range(10):
+        a, b = rng.choice(n, size=2, replace=False)
+        c.unitary_2q(int(a), int(b), haar_unitary(rng, 4))
+    obs = PauliSum.from_strings({"ZZIIIIII": 1.0, "IIXYIIII": 0.5, "IIIIIIZX": 0.25})
+    expected = obs.propagate(c, truncation.coeff(1e-6), "heisenberg")
+    routed, st = obs.propagate_with_stats(c, truncation.coeff(1e-6), "heisenberg", partitions=4,
+                                          route_orbits_from=0)
+    assert st.partition.remote_layers > 2
+    assert 0 < st.partition.orbit_routed_layers <= st.partition.remote_layers
+    assert_same_terms(routed, expected)
+    plain, st = obs.propagate_with_stats(c, truncation.coeff(1e-6), "heisenberg", partitions=4)
+    assert st.partition.orbit_routed_layers == 0
+    assert_same_terms(plain, expected)
+    with pytest.raises(ValueError, match="partitioned runs"):
+        obs.propagate(c, route_orbits_from=0)
+    with pytest.raises(OverflowError):
+        obs.propagate(c, partitions=2, route_orbits_from=-1)
+    with pytest.raises(TypeError):
+        obs.propagate(c, partitions=2, route_orbits_from="always")
+
+
 def test_partitions_with_checkpoint_resume_and_memory_limit(tmp_path):
     rng = np.random.default_rng(11)
     n = 9

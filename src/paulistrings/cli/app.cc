@@ -37,6 +37,7 @@ struct CommonOptions {
   std::optional<std::size_t> partitions;
   std::optional<std::string> partition_rows;
   bool nccl = false;
+  std::optional<std::uint64_t> route_orbits_from;
   bool no_auto_truncate = false;
   bool quiet = false;
 };
@@ -51,6 +52,9 @@ void add_common(CLI::App& command, CommonOptions& o) {
                      "rows of a partitioned run: seeded[:SEED] | exclude:QUBITS | cut:BLOCK/BLOCK/... | cutx:... "
                      "(QUBITS and BLOCK: comma-separated qubits and ranges A-B; one block per partition)");
   command.add_flag("--nccl", o.nccl, "GPU ranks under mpirun swap rows with NCCL (every rank alike)");
+  command.add_option("--route-orbits-from", o.route_orbits_from,
+                     "partitioned runs: remote dense two-qubit layers move whole orbits to one partition first "
+                     "from this many terms in the largest partition (0 = always; default 8192)");
   command.add_option("--checkpoint", o.checkpoint,
                      "checkpoint file, written every --every layers and on SIGINT/SIGTERM (under mpirun "
                      "one part per rank, FILE.part-R-of-K)");
@@ -135,6 +139,7 @@ void apply_overrides(io::Task& task, const CommonOptions& o) {
   }
   if (o.partition_rows) task.partition_rows = parse_partition_rows(*o.partition_rows);
   if (o.nccl) task.nccl = true;
+  if (o.route_orbits_from) task.route_orbits_from = *o.route_orbits_from;
   if (o.device) {
     const std::string& d = *o.device;
     const bool index = !d.empty() && d.find_first_not_of("0123456789") == std::string::npos;

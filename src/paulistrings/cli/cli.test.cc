@@ -408,6 +408,50 @@ TEST_F(Cli, PartitionRowsChooseTheCutAndNcclNeedsGpuRanks) {
   }
 }
 
+// --route-orbits-from N (run.route_orbits_from): remote general layers move whole orbits to one partition
+// first from N terms in the largest partition (0 = always). A noisy circuit of general one- and two-qubit
+// tables on 4 partitions: routed with 0, not with the default (the sum stays far below 8192 terms), the
+// library's value either way; the flag without partitions, or a value that is no count, is bad input.
+TEST_F(Cli, RouteOrbitsFromChoosesOrbitRouting) {
+  std::string gates;
+  for (int q = 0; q < 8; ++q) {
+    const std::string u = std::to_string(q), v = std::to_string((q + 3) % 8);
+    gates += R"({"name": "h", "qubits": [)" + u + "]}, ";
+    gates += R"({"name": "unitary_1q", "qubits": [)" + u + R"(], "matrix": [[[0.6, 0], [0, 0.8]], [[0, 0.8], [0.6, 0]]]}, )";
+    gates += R"({"name": "amplitude_damping", "qubits": [)" + v + R"(], "gamma": 0.1}, )";
+    gates += R"({"name": "cnot", "qubits": [)" + u + ", " + v + "]}, ";
+  }
+  gates += R"({"name": "z", "qubits": [0]})";
+  const std::string task = R"({"version": 1, "n_qubits": 8, "circuit": {"gates": [)" + gates +
+                           R"(]}, "observable": {"ZZZZZZZZ": 1.0, "XIIIIIIY": 0.5},
+    "run": {"direction": "heisenberg", "partitions": 4, "threads": 2 ROUTE}})";
+  std::string with_key = task, without_key = task;
+  with_key.replace(with_key.find(" ROUTE"), 6, R"(, "route_orbits_from": 0)");
+  without_key.replace(without_key.find(" ROUTE"), 6, "");
+  const std::string routed_path = write("routed.json", with_key), plain_path = write("plain.json", without_key);
+  const Complex expected = library_values(io::load_task(plain_path))[0];
+  const auto routed_layers = [&](const Result& r) {
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const Json j = parse(r.out);
+    const Json& entry = j["observables"]["observable"];
+    EXPECT_NEAR(value_of(entry["value"]).real(), expected.real(), 1e-12);
+    EXPECT_GT(entry["partitions"]["remote_layers"].get<std::size_t>(), 0u);
+    return entry["partitions"]["orbit_routed_layers"].get<std::size_t>();
+  };
+  EXPECT_GT(routed_layers(run("run " + routed_path + " -q")), 0u);
+  EXPECT_GT(routed_layers(run("run " + plain_path + " -q --route-orbits-from 0")), 0u);
+  EXPECT_EQ(routed_layers(run("run " + plain_path + " -q")), 0u);
+  EXPECT_EQ(routed_layers(run("run " + routed_path + " -q --route-orbits-from 100000")), 0u);  // the flag wins
+  const Result unpartitioned = run("run " + plain_path + " -q --partitions 1 --route-orbits-from 0");
+  EXPECT_EQ(unpartitioned.exit_code, 2) << unpartitioned.err;
+  EXPECT_NE(unpartitioned.err.find("for partitioned runs"), std::string::npos) << unpartitioned.err;
+  std::string negative = with_key;
+  negative.replace(negative.find(R"("route_orbits_from": 0)"), 22, R"("route_orbits_from": -5)");
+  const Result bad = run("run " + write("bad.json", negative) + " -q");
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("run.route_orbits_from"), std::string::npos) << bad.err;
+}
+
 // --partitions N with --device gpu puts partition r on GPU r mod (GPUs); without one, or for a GPU
 // that does not exist, the run fails with the reason (exit 1, as without partitions).
 TEST_F(Cli, PartitionsOnGpusGiveTheCpuResultOrSayWhyNot) {

@@ -408,6 +408,10 @@ int execute(const RunSpec& spec, const RunControl& control) {
     throw BadInput("partition rows (--partition-rows or run.partition_rows) need a partitioned run "
                    "(--partitions N, run.partitions or mpirun -np N)");
   }
+  if (partitions == 1 && task.route_orbits_from) {
+    throw BadInput("orbit routing (--route-orbits-from or run.route_orbits_from) is for partitioned runs "
+                   "(--partitions N, run.partitions or mpirun -np N)");
+  }
   if (task.nccl && (launch == nullptr || devices.empty())) {
     throw BadInput("NCCL (--nccl or run.nccl) swaps rows between GPU ranks: run under mpirun with --device gpu | N");
   }
@@ -549,6 +553,7 @@ int execute(const RunSpec& spec, const RunControl& control) {
         partition.cut_blocks = rows.blocks;
         partition.cut_basis = rows.basis;
         partition.use_nccl = task.nccl;
+        if (task.route_orbits_from) partition.route_orbits_from = static_cast<std::size_t>(*task.route_orbits_from);
         partition.transport = transport;
         partition.input = input;
         partition.result = checkpointing && transport == nullptr ? PartitionResult::gather : PartitionResult::local;

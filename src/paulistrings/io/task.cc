@@ -671,7 +671,8 @@ class TaskReader {
 
   void read_run(const Json& value, Task& task) const {
     expect_object(value, "run", "an object {\"direction\": ..., \"threads\": ..., \"state\": ...}");
-    check_keys(value, "run", {"direction", "threads", "state", "device", "partitions", "partition_rows", "nccl"},
+    check_keys(value, "run", {"direction", "threads", "state", "device", "partitions", "partition_rows", "nccl",
+                                 "route_orbits_from"},
                "the run object");
     const Json& direction = require(value, "run", "direction", "\"forward\" or \"heisenberg\"");
     if (direction == "forward") {
@@ -700,6 +701,10 @@ class TaskReader {
     if (const Json* nccl = find(value, "nccl")) {
       if (!nccl->is_boolean()) fail("run.nccl", std::string("expected true or false") + got(*nccl));
       task.nccl = nccl->get<bool>();
+    }
+    if (const Json* from = find(value, "route_orbits_from")) {
+      task.route_orbits_from =
+          read_unsigned(*from, "run.route_orbits_from", "a non-negative term count (0 = route every orbit)");
     }
     if (const Json* device = find(value, "device")) {
       const char* what = "\"cpu\", \"gpu\", \"auto\" or a device index (a non-negative integer)";
@@ -1035,6 +1040,7 @@ std::string task_to_json(const Task& task) {
     run["partition_rows"] = object;
   }
   if (task.nccl) run["nccl"] = true;
+  if (task.route_orbits_from) run["route_orbits_from"] = *task.route_orbits_from;
   members.emplace_back("run", run.dump());
 
   std::string out = "{\n";

@@ -11,6 +11,8 @@
 //                              "excluded_qubits": [q, …] (seeded_excluding), "blocks": [[q, …], …]
 //                              (cut: one block per partition), "basis": "z" | "x" (cut)},
 //           "nccl": bool (GPU ranks under mpirun swap rows with NCCL),
+//           "route_orbits_from": int (remote dense two-qubit layers move whole orbits to one partition
+//                                 from this many terms in the largest partition; 0 = always),
 //           "state": uniform name ("z+") or per-qubit label ("0+r1…"), or a list of per-qubit names}
 //   gates beyond v1's vocabulary, named as Circuit's factories: sx sxdg cy iswap iswapdg ecr rxx ryy
 //   rzz (+theta), and "stim_file" circuits (resolved relative to the task file).
@@ -70,6 +72,8 @@ struct Task {
   std::size_t partitions = 1;                   ///< in-process partitions (a power of two)
   TaskPartitionRows partition_rows;             ///< rows of a partitioned run (seeded by default)
   bool nccl = false;                            ///< GPU ranks swap rows with NCCL
+  /// PartitionOptions::route_orbits_from (unset: the library's default).
+  std::optional<std::uint64_t> route_orbits_from;
   std::string state = "z+";                     ///< uniform name or per-qubit label
 };
 

@@ -907,8 +907,11 @@ struct DeviceSum<W, C>::Impl {
     std::vector<std::size_t> count, first;
   };
 
+  /// Moves the live terms of other partitions out: by part(key), or with `orbits` (a general local
+  /// table) by the partition of each term's orbit representative — part(key) ⊕ part(its delta to the
+  /// representative), the delta read from the term's pattern (route_orbits' first step).
   ExportLayout export_on_device(std::span<const PauliString<W>> rows, std::uint32_t self,
-                                std::span<const std::uint32_t> offsets) {
+                                std::span<const std::uint32_t> offsets, const PreparedChannel<W>* orbits = nullptr) {
     activate();
     if (rows.size() > 16 || offsets.size() > static_cast<std::size_t>(kernels::kMaxExportSlots)) {
       throw std::invalid_argument("export_partition_rows: at most 16 partition rows and 16 partner offsets");
@@ -921,6 +924,21 @@ struct DeviceSum<W, C>::Impl {
     split.self = self;
     split.slots = static_cast<int>(slots);
     for (std::size_t k = 0; k < slots; ++k) split.offsets[k] = offsets[k];
+    if (orbits != nullptr) {
+      const kernels::LocalTable t = local_table(*orbits);
+      split.by_pattern = true;
+      split.support_size = t.support_size;
+      split.qubit[0] = t.qubit[0];
+      split.qubit[1] = t.qubit[1];
+      for (int s = 0; s < 16; ++s) {
+        const std::uint32_t offset = t.join[s] ? row_parities(rows, orbits->pattern_mask(s ^ t.rep[s])) : 0;
+        std::int8_t slot = offset == 0 ? std::int8_t{-1} : static_cast<std::int8_t>(slots);
+        for (std::size_t k = 0; k < slots; ++k) {
+          if (offsets[k] == offset) slot = static_cast<std::int8_t>(k);
+        }
+        split.pattern_slot[s] = slot;
+      }
+    }
     if (!rows.empty()) {
       if (split_rows.bytes < rows.size() * sizeof(Key)) allocate(split_rows, 16 * sizeof(Key), "partition rows");
       check(cudaMemcpyAsync(split_rows.ptr, rows.data(), rows.size() * sizeof(Key), cudaMemcpyHostToDevice, stream),
@@ -1039,7 +1057,7 @@ struct DeviceSum<W, C>::Impl {
     if (rotation) {
       remote_rotation_and_export(table, layout);
     } else {
-      join_and_export(table, *join, layout);
+      join_and_export(table, *join, layout, none);
     }
     tested = none;
     tested_valid = true;
@@ -1068,20 +1086,76 @@ struct DeviceSum<W, C>::Impl {
     layout.count[0] = total;
   }
 
+  /// DeviceSum::routes_orbits: a general table that fuses with its export, whose offsets with 0 are
+  /// closed under ⊕ (then every element of its delta span, the delta of a member to its representative
+  /// included, names a partner or none).
+  static bool routes_orbits(const PreparedChannel<W>& table, std::span<const PauliString<W>> rows,
+                            std::span<const std::uint32_t> offsets) {
+    if (!join_export(table, rows, offsets)) return false;
+    for (const std::uint32_t a : offsets) {
+      for (const std::uint32_t b : offsets) {
+        if (a != b && std::find(offsets.begin(), offsets.end(), a ^ b) == offsets.end()) return false;
+      }
+    }
+    return true;
+  }
+
+  ExportLayout export_orbit_members(const PreparedChannel<W>& table, std::span<const PauliString<W>> rows,
+                                    std::uint32_t self, std::span<const std::uint32_t> offsets) {
+    if (!routes_orbits(table, rows, offsets)) {
+      throw std::logic_error("export_orbit_members: this layer's orbits cannot be routed");
+    }
+    return export_on_device(rows, self, offsets, &table);
+  }
+
+  /// DeviceSum::apply_and_export_final: a permutation is the layer with the test, then the export; a
+  /// routed general table is the fused join with the test on every output, leavers included.
+  ExportLayout apply_and_export_final(const PreparedChannel<W>& table, std::span<const PauliString<W>> rows,
+                                      std::uint32_t self, std::span<const std::uint32_t> offsets,
+                                      const Truncation& truncation, double& dropped) {
+    dropped = 0.0;
+    if (table.form == PreparedChannel<W>::Form::local && table.table_class == TableClass::permutation) {
+      dropped = apply_layer(table, truncation);
+      return export_on_device(rows, self, offsets);
+    }
+    std::optional<kernels::JoinExport<W>> join;
+    if (routes_orbits(table, rows, offsets)) join = join_export(table, rows, offsets);
+    if (!join) throw std::logic_error("apply_and_export_final: neither a permutation nor a routed general table");
+    activate();
+    profile.start(stream);
+    const std::size_t slots = offsets.size();
+    ExportLayout layout{std::vector<std::size_t>(slots, 0), std::vector<std::size_t>(slots, 0)};
+    if (skips_layer(table, truncation)) {
+      ++skipped;
+      profile.mark(stream, "skipped layer");
+      return layout;
+    }
+    zero_counters();
+    discarded = 0.0;
+    join->final_outputs = true;
+    join_and_export(table, *join, layout, truncation);
+    tested = truncation;
+    tested_valid = true;
+    add_support(table);
+    compact_if_worthwhile(false);
+    dropped = discarded;
+    return layout;
+  }
+
   /// The join of a general table with its leavers routed to the export: insert, the routed count pass
   /// (new stayers and leavers per slot, one read-back), room for both, the routed write pass, then the
   /// rescale of the patterns outside the join (they stay: delta 0). Throws GpuOutOfMemory with the
   /// table cleared and the sum unchanged when the room cannot be made.
-  void join_and_export(const PreparedChannel<W>& table, kernels::JoinExport<W> e, ExportLayout& layout) {
-    const Truncation none;
+  void join_and_export(const PreparedChannel<W>& table, kernels::JoinExport<W> e, ExportLayout& layout,
+                       const Truncation& truncation) {
     const kernels::LocalTable t = local_table(table);
     const std::size_t slots = static_cast<std::size_t>(e.slots);
     reserve_table(stored, t.orbit_size);
-    Launch::join_insert_local(args(none), t, stream);
+    Launch::join_insert_local(args(truncation), t, stream);
     profile.mark(stream, "local insert");
     e.cursor = histogram();
     check(cudaMemsetAsync(e.cursor, 0, slots * sizeof(unsigned long long), stream), "memset");
-    Launch::join_count_local_export(args(none), t, e, stream);
+    Launch::join_count_local_export(args(truncation), t, e, stream);
     check(cudaMemcpyAsync(host_scratch, e.cursor, slots * sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream),
           "read export counts");
     const std::size_t fresh = static_cast<std::size_t>(read_counters().fresh);  // synchronizes
@@ -1108,10 +1182,10 @@ struct DeviceSum<W, C>::Impl {
           "set export cursors");
     e.out_keys = static_cast<Key*>(export_keys.ptr);
     e.out_coef = export_coef.ptr;
-    const kernels::LayerArgs<W> a = args(none);  // after the room: the arrays may have moved
+    const kernels::LayerArgs<W> a = args(truncation);  // after the room: the arrays may have moved
     Launch::join_write_local_export(a, t, e, stream);
     profile.mark(stream, "join write (export)");
-    rescale_outside_join(a, t, none);
+    rescale_outside_join(a, t, truncation);
     settle_counters();  // synchronizes: the rows are in place for whoever reads them next
     profile.mark(stream, "settle");
   }
@@ -1221,20 +1295,80 @@ struct DeviceSum<W, C>::Impl {
     const void* coef;
   };
 
-  void merge_partition_rows(std::span<const std::span<const std::byte>> buffers) {
-    activate();
+  /// Room for `total` appended rows (RowArrival::append): the arrays only, no key index. The holes go
+  /// first: a hole keeps its key, which an appended row may carry (a member or an output coming back
+  /// to the partition it left), and keys must stay distinct.
+  void reserve_append(std::size_t total) {
+    if (total == 0) return;
+    compact_if_worthwhile(true);
+    if (stored + total > kMaxStoredTerms) {
+      throw GpuOutOfMemory("the received rows would make " + std::to_string(stored + total) +
+                           " terms on one device, over the limit of " + std::to_string(kMaxStoredTerms));
+    }
+    reserve(stored + total, true);
+  }
+
+  /// RowArrival::append: the holes compacted away and room made (reserve_append), then place(k, keys,
+  /// coefficients) enqueues batch k's counts[k] rows into those device addresses on the stream (every
+  /// k, empty batches included: an NCCL receive is a swap), then one pass over the new rows adds their
+  /// support to the light cone. The rows are final: the tested state of the sum does not change.
+  template <class Place>
+  void append_batches(std::span<const std::uint64_t> counts, Place&& place) {
+    profile.mark(stream, "exchange (host)");
+    const auto [total, largest] = total_and_largest(counts);
+    reserve_append(total);
+    std::size_t at = stored;
+    for (std::size_t k = 0; k < counts.size(); ++k) {
+      place(k, static_cast<void*>(key_ptr() + at), static_cast<void*>(static_cast<C*>(coef.ptr) + at));
+      at += static_cast<std::size_t>(counts[k]);
+    }
+    if (total == 0) return;
+    zero_counters();
+    unsigned long long* cone = histogram() + kConeWord;
+    check(cudaMemsetAsync(cone, 0, W * sizeof(unsigned long long), stream), "memset");
+    Launch::appended_rows(args(Truncation()), stored, total, cone, stream);
+    check(cudaMemcpyAsync(host_scratch + kConeWord, cone, W * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
+                          stream),
+          "read light cone");
+    settle_counters();  // synchronizes: the rows are in place, the sources free again
+    stored += total;
+    profile.mark(stream, "append rows");
+    for (int w = 0; w < W; ++w) support[w] |= host_scratch[kConeWord + w];
+  }
+
+  /// Host buffers in export_partition_rows' layout: their row counts (std::runtime_error for a size
+  /// that is not a whole number of rows).
+  static std::vector<std::uint64_t> rows_in(std::span<const std::span<const std::byte>> buffers) {
     constexpr std::size_t kRow = sizeof(Key) + sizeof(C);
-    std::size_t total = 0, largest = 0;
+    std::vector<std::uint64_t> counts;
     for (const auto& buffer : buffers) {
       if (buffer.size() % kRow != 0) {
         throw std::runtime_error("partition exchange: received " + std::to_string(buffer.size()) +
                                  " bytes, not a whole number of rows");
       }
-      total += buffer.size() / kRow;
-      largest = std::max(largest, buffer.size() / kRow);
+      counts.push_back(buffer.size() / kRow);
     }
+    return counts;
+  }
+
+  void merge_partition_rows(std::span<const std::span<const std::byte>> buffers, RowArrival arrival) {
+    activate();
+    const std::vector<std::uint64_t> counts = rows_in(buffers);
+    if (arrival == RowArrival::append) {
+      append_batches(counts, [&](std::size_t k, void* keys, void* coefficients) {
+        const std::size_t n = counts[k];
+        if (n == 0) return;
+        check(cudaMemcpyAsync(keys, buffers[k].data(), n * sizeof(Key), cudaMemcpyHostToDevice, stream),
+              "upload received keys");
+        check(cudaMemcpyAsync(coefficients, buffers[k].data() + n * sizeof(Key), n * sizeof(C),
+                              cudaMemcpyHostToDevice, stream),
+              "upload received coefficients");
+      });
+      return;
+    }
+    const auto [total, largest] = total_and_largest(counts);
     merge_batches(buffers.size(), total, largest, [&](std::size_t k) {
-      const std::size_t n = buffers[k].size() / kRow;
+      const std::size_t n = counts[k];
       if (n == 0) return Batch{0, nullptr, nullptr};
       check(cudaMemcpyAsync(import_keys.ptr, buffers[k].data(), n * sizeof(Key), cudaMemcpyHostToDevice, stream),
             "upload received keys");
@@ -1267,8 +1401,14 @@ struct DeviceSum<W, C>::Impl {
   }
 
   void merge_received(std::span<const std::uint64_t> counts,
-                      const std::function<void(std::size_t, void*, void*, void*)>& receive) {
+                      const std::function<void(std::size_t, void*, void*, void*)>& receive, RowArrival arrival) {
     activate();
+    if (arrival == RowArrival::append) {  // received straight into place
+      append_batches(counts, [&](std::size_t k, void* keys, void* coefficients) {
+        receive(k, keys, coefficients, static_cast<void*>(stream));
+      });
+      return;
+    }
     const auto [total, largest] = total_and_largest(counts);
     // receive(k) runs for every batch, empty ones included: it is a swap, and the partner may be waiting
     // for this sum's rows even when none come back (an NCCL send needs its receive, and vice versa).
@@ -1282,8 +1422,24 @@ struct DeviceSum<W, C>::Impl {
     });
   }
 
-  void merge_partition_rows(std::span<const PeerRows> sources) {
+  void merge_partition_rows(std::span<const PeerRows> sources, RowArrival arrival) {
     activate();
+    if (arrival == RowArrival::append) {  // copied straight into place
+      std::vector<std::uint64_t> counts;
+      for (const PeerRows& from : sources) counts.push_back(from.count);
+      append_batches(counts, [&](std::size_t k, void* keys, void* coefficients) {
+        const PeerRows& from = sources[k];
+        if (from.count == 0) return;
+        const auto copy = [&](void* to, const void* rows, std::size_t bytes, const char* what) {
+          check(from.device == device ? cudaMemcpyAsync(to, rows, bytes, cudaMemcpyDeviceToDevice, stream)
+                                      : cudaMemcpyPeerAsync(to, device, rows, from.device, bytes, stream),
+                what);
+        };
+        copy(keys, from.keys, from.count * sizeof(Key), "copy of received keys");
+        copy(coefficients, from.coefficients, from.count * sizeof(C), "copy of received coefficients");
+      });
+      return;
+    }
     std::size_t total = 0, largest = 0;
     std::vector<bool> direct(sources.size());
     for (std::size_t k = 0; k < sources.size(); ++k) {
@@ -1429,8 +1585,39 @@ std::vector<PeerRows> DeviceSum<W, C>::apply_and_export_on_device(const Prepared
   return impl_->peer_rows(impl_->apply_and_export(table, rows, self, offsets));
 }
 template <int W, Coefficient C>
-void DeviceSum<W, C>::merge_partition_rows(std::span<const std::span<const std::byte>> buffers) {
-  impl_->merge_partition_rows(buffers);
+bool DeviceSum<W, C>::routes_orbits(const PreparedChannel<W>& table, std::span<const PauliString<W>> rows,
+                                    std::span<const std::uint32_t> offsets) {
+  return Impl::routes_orbits(table, rows, offsets);
+}
+template <int W, Coefficient C>
+std::vector<std::vector<std::byte>> DeviceSum<W, C>::export_orbit_members(const PreparedChannel<W>& table,
+                                                                          std::span<const PauliString<W>> rows,
+                                                                          std::uint32_t self,
+                                                                          std::span<const std::uint32_t> offsets) {
+  return impl_->download_export(impl_->export_orbit_members(table, rows, self, offsets));
+}
+template <int W, Coefficient C>
+std::vector<PeerRows> DeviceSum<W, C>::export_orbit_members_on_device(const PreparedChannel<W>& table,
+                                                                     std::span<const PauliString<W>> rows,
+                                                                     std::uint32_t self,
+                                                                     std::span<const std::uint32_t> offsets) {
+  return impl_->peer_rows(impl_->export_orbit_members(table, rows, self, offsets));
+}
+template <int W, Coefficient C>
+std::vector<std::vector<std::byte>> DeviceSum<W, C>::apply_and_export_final(
+    const PreparedChannel<W>& table, std::span<const PauliString<W>> rows, std::uint32_t self,
+    std::span<const std::uint32_t> offsets, const Truncation& truncation, double& discarded) {
+  return impl_->download_export(impl_->apply_and_export_final(table, rows, self, offsets, truncation, discarded));
+}
+template <int W, Coefficient C>
+std::vector<PeerRows> DeviceSum<W, C>::apply_and_export_final_on_device(
+    const PreparedChannel<W>& table, std::span<const PauliString<W>> rows, std::uint32_t self,
+    std::span<const std::uint32_t> offsets, const Truncation& truncation, double& discarded) {
+  return impl_->peer_rows(impl_->apply_and_export_final(table, rows, self, offsets, truncation, discarded));
+}
+template <int W, Coefficient C>
+void DeviceSum<W, C>::merge_partition_rows(std::span<const std::span<const std::byte>> buffers, RowArrival arrival) {
+  impl_->merge_partition_rows(buffers, arrival);
 }
 template <int W, Coefficient C>
 std::vector<PeerRows> DeviceSum<W, C>::export_partition_rows_on_device(std::span<const PauliString<W>> rows,
@@ -1439,19 +1626,24 @@ std::vector<PeerRows> DeviceSum<W, C>::export_partition_rows_on_device(std::span
   return impl_->export_partition_rows_on_device(rows, self, offsets);
 }
 template <int W, Coefficient C>
-void DeviceSum<W, C>::merge_partition_rows(std::span<const PeerRows> sources) {
-  impl_->merge_partition_rows(sources);
+void DeviceSum<W, C>::merge_partition_rows(std::span<const PeerRows> sources, RowArrival arrival) {
+  impl_->merge_partition_rows(sources, arrival);
 }
 template <int W, Coefficient C>
-void DeviceSum<W, C>::prepare_partition_merge(std::span<const std::uint64_t> counts) {
+void DeviceSum<W, C>::prepare_partition_merge(std::span<const std::uint64_t> counts, RowArrival arrival) {
   impl_->activate();
   const auto [total, largest] = Impl::total_and_largest(counts);
-  impl_->reserve_merge(total, largest);
+  if (arrival == RowArrival::append) {
+    impl_->reserve_append(total);
+  } else {
+    impl_->reserve_merge(total, largest);
+  }
 }
 template <int W, Coefficient C>
 void DeviceSum<W, C>::merge_partition_rows(std::span<const std::uint64_t> counts,
-                                           const std::function<void(std::size_t, void*, void*, void*)>& receive) {
-  impl_->merge_received(counts, receive);
+                                           const std::function<void(std::size_t, void*, void*, void*)>& receive,
+                                           RowArrival arrival) {
+  impl_->merge_received(counts, receive, arrival);
 }
 template <int W, Coefficient C>
 double DeviceSum<W, C>::apply_term_truncation(const Truncation& truncation) {

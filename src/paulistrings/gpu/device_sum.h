@@ -84,6 +84,15 @@ struct PeerRows {
   const void* coefficients = nullptr;
 };
 
+/// How received rows meet a sum (DeviceSum::merge_partition_rows).
+enum class RowArrival : std::uint8_t {
+  /// Equal keys add; the rows are not final (the receiver runs the per-term test after).
+  merge,
+  /// Keys the sum does not hold, with final coefficients: appended as they are (no key index, no sum,
+  /// no test). The sender guarantees both (apply_and_export_final, export_orbit_members).
+  append,
+};
+
 template <int W, Coefficient C>
 class DeviceSum {
  public:
@@ -138,23 +147,55 @@ class DeviceSum {
   std::vector<PeerRows> apply_and_export_on_device(const PreparedChannel<W>& table,
                                                    std::span<const PauliString<W>> rows, std::uint32_t self,
                                                    std::span<const std::uint32_t> offsets);
+  /// Remote layers whose outputs are final where they are computed, so the receiver appends them
+  /// (RowArrival::append) and no partner adds to them (partition/local_engine.h, RemotePlan):
+  ///  - a permutation table: apply_and_export_final is apply_layer with the per-term test, then the
+  ///    export (no two inputs share an image, so a received key meets no key of the receiver's);
+  ///  - a general local table whose orbits can be routed (routes_orbits: it fuses with its export and
+  ///    every offset in its delta span is named — offsets with 0 closed under ⊕): export_orbit_members
+  ///    first moves every live term whose orbit representative (the member whose pattern the join
+  ///    keys it by) belongs to partition self ⊕ offsets[k] into buffer k, the partners append them, and
+  ///    then every orbit is whole in one partition: apply_and_export_final runs the join with the
+  ///    per-term test on every output, the leavers (routed by their delta from the representative)
+  ///    tested before they go. Each output is computed once, as by one engine: the single engine's bits.
+  /// `discarded` gets the Σ|c|² the test dropped. A table that is neither is a std::logic_error.
+  static bool routes_orbits(const PreparedChannel<W>& table, std::span<const PauliString<W>> rows,
+                            std::span<const std::uint32_t> offsets);
+  std::vector<std::vector<std::byte>> export_orbit_members(const PreparedChannel<W>& table,
+                                                           std::span<const PauliString<W>> rows, std::uint32_t self,
+                                                           std::span<const std::uint32_t> offsets);
+  std::vector<PeerRows> export_orbit_members_on_device(const PreparedChannel<W>& table,
+                                                       std::span<const PauliString<W>> rows, std::uint32_t self,
+                                                       std::span<const std::uint32_t> offsets);
+  std::vector<std::vector<std::byte>> apply_and_export_final(const PreparedChannel<W>& table,
+                                                             std::span<const PauliString<W>> rows,
+                                                             std::uint32_t self,
+                                                             std::span<const std::uint32_t> offsets,
+                                                             const Truncation& truncation, double& discarded);
+  std::vector<PeerRows> apply_and_export_final_on_device(const PreparedChannel<W>& table,
+                                                         std::span<const PauliString<W>> rows, std::uint32_t self,
+                                                         std::span<const std::uint32_t> offsets,
+                                                         const Truncation& truncation, double& discarded);
   /// Adds terms in export_partition_rows' layout, buffer by buffer (keys distinct within a buffer):
-  /// a key already present gets the coefficient added, a new key is appended. No truncation.
-  void merge_partition_rows(std::span<const std::span<const std::byte>> buffers);
+  /// RowArrival::merge — a key already present gets the coefficient added, a new key is appended, no
+  /// truncation; RowArrival::append — every row appended (see RowArrival).
+  void merge_partition_rows(std::span<const std::span<const std::byte>> buffers,
+                            RowArrival arrival = RowArrival::merge);
   /// The same two steps without the host, for sums of one process: the export stays in this sum's
   /// device buffers (valid until its next export), and the merge reads other sums' exports directly
   /// (same device, or a peer with peer access, which the merge enables) or copies them across first.
   std::vector<PeerRows> export_partition_rows_on_device(std::span<const PauliString<W>> rows, std::uint32_t self,
                                                         std::span<const std::uint32_t> offsets);
-  void merge_partition_rows(std::span<const PeerRows> sources);
+  void merge_partition_rows(std::span<const PeerRows> sources, RowArrival arrival = RowArrival::merge);
   /// Rows that arrive on the device from elsewhere (NCCL): prepare_partition_merge reserves room for
   /// batches of counts[k] rows (GpuOutOfMemory leaves the sum as it was), then merge_partition_rows
   /// calls receive(k, keys, coefficients, stream) to enqueue batch k's arrival into device buffers on
   /// the sum's CUDA stream (a cudaStream_t) and merges it after. receive runs for every k, also when
   /// counts[k] = 0 (then keys and coefficients may be null): an exchange may send without receiving.
-  void prepare_partition_merge(std::span<const std::uint64_t> counts);
+  void prepare_partition_merge(std::span<const std::uint64_t> counts, RowArrival arrival = RowArrival::merge);
   void merge_partition_rows(std::span<const std::uint64_t> counts,
-                            const std::function<void(std::size_t, void*, void*, void*)>& receive);
+                            const std::function<void(std::size_t, void*, void*, void*)>& receive,
+                            RowArrival arrival = RowArrival::merge);
   /// The per-term test of `truncation` over every term; returns the Σ|c|² it dropped.
   double apply_term_truncation(const Truncation& truncation);
   /// counts[b] = live terms whose |c|² has the 11-bit exponent b (counts.size() == 2048).

@@ -385,9 +385,12 @@ __device__ __forceinline__ C2 orbit_output(const SharedLocal& sh, int rp, int k,
 /// One thread per group, the loop advancing a whole warp at a time (warp_reserve needs every lane).
 /// Write = false adds the keys that would be appended to LayerCounters::fresh and changes nothing;
 /// Write = true updates present members in place, appends the new keys at the cursor and empties
-/// the slot. Route (a remote layer fused with its export, JoinExport): a new key whose delta from the
-/// orbit's stored members leaves goes to its export slot instead — counted into e.cursor[slot]
-/// (Write = false) or written at it (Write = true); it is neither appended nor tested.
+/// the slot. Route (a remote layer fused with its export, JoinExport): an output whose delta from the
+/// orbit's reference member leaves goes to its export slot instead — counted into e.cursor[slot]
+/// (Write = false) or written at it (Write = true), never appended; a stored member whose output leaves
+/// becomes a hole. The reference is the first live stored member (every live term lies in this
+/// partition; a hole may have another's key, so its output may leave), or with e.final_outputs the
+/// orbit's representative (it lies here; the members may not), and then the leavers are tested first.
 template <int W, bool Cx, bool Write, int Orbit, bool Route>
 __global__ void __launch_bounds__(kThreads) join_local_kernel(LayerArgs<W> a, LocalTable t, JoinExport<W> e) {
   __shared__ SharedLocal sh;
@@ -409,7 +412,7 @@ __global__ void __launch_bounds__(kThreads) join_local_kernel(LayerArgs<W> a, Lo
     C2 in[Orbit];
     std::uint32_t index[Orbit];
     std::uint32_t present = 0, fresh_mask = 0, leave_mask = 0;
-    int first_member = 0;  // combo of a stored member: the deltas of the outputs are taken from it
+    int reference = 0;  // combo of the member the outputs' deltas are taken from (Route)
     if (active) {
       h = a.table.groups[g];
       key = a.keys[a.table.owner[h] - 1];
@@ -423,23 +426,42 @@ __global__ void __launch_bounds__(kThreads) join_local_kernel(LayerArgs<W> a, Lo
         in[j] = index[j] ? load_coef<Cx>(a.coef, index[j] - 1) : C2{0.0, 0.0};
         present |= (index[j] ? 1u : 0u) << j;
       }
-      first_member = sh.combo[__ffs(static_cast<int>(present)) - 1];
+      if constexpr (Route) {
+        if (!e.final_outputs) {
+          std::uint32_t live = 0;
+#pragma unroll
+          for (int j = 0; j < Orbit; ++j) live |= (is_zero<Cx>(in[j]) ? 0u : 1u) << j;
+          // No live member: every output is zero, nothing is written or leaves.
+          reference = sh.combo[__ffs(static_cast<int>(live != 0 ? live : present)) - 1];
+        }
+      }
 #pragma unroll
       for (int k = 0; k < Orbit; ++k) {
         const bool here = (present >> k) & 1;
-        if (!Write && here) continue;  // counting: only new keys matter
+        bool leaves = false;
+        if constexpr (Route) leaves = leave_slot[sh.combo[k] ^ reference] < e.slots;
+        if (!Write && here && !leaves) continue;  // counting: only new keys and leavers matter
         const C2 out = orbit_output<Cx, Orbit>(sh, rp, k, in, present);
         const int weight = base_weight + pattern_weight(rp ^ sh.combo[k]);
-        if (here) {  // a stored key: it stays (its delta is 0)
+        if (here && !leaves) {  // a stored key that stays
           if constexpr (Write) settle<Cx>(tally, a.program, a.coef, index[k] - 1, !is_zero<Cx>(in[k]), out, weight);
           continue;
         }
-        if (is_zero<Cx>(out)) continue;
-        if constexpr (Route) {
-          if (leave_slot[sh.combo[k] ^ first_member] < e.slots) {
-            leave_mask |= 1u << k;
-            continue;
+        if (here && !is_zero<Cx>(in[k])) {  // a stored key whose output leaves: it becomes a hole
+          if constexpr (Write) {
+            store_coef<Cx>(a.coef, index[k] - 1, C2{0.0, 0.0});
+            ++tally.hole_change;
           }
+        }
+        if (is_zero<Cx>(out)) continue;
+        if (leaves) {
+          if (!e.final_outputs || keep_term(a.program, norm2<Cx>(out), weight)) {
+            leave_mask |= 1u << k;
+          } else if constexpr (Write) {
+            ++tally.dropped;
+            tally.discarded += norm2<Cx>(out);
+          }
+          continue;
         }
         if (keep_term(a.program, norm2<Cx>(out), weight)) {
           fresh_mask |= 1u << k;
@@ -455,13 +477,13 @@ __global__ void __launch_bounds__(kThreads) join_local_kernel(LayerArgs<W> a, Lo
         unsigned n = 0;
 #pragma unroll
         for (int k = 0; k < Orbit; ++k) {
-          n += ((leave_mask >> k) & 1) && leave_slot[sh.combo[k] ^ first_member] == slot ? 1u : 0u;
+          n += ((leave_mask >> k) & 1) && leave_slot[sh.combo[k] ^ reference] == slot ? 1u : 0u;
         }
         unsigned long long to = warp_reserve(&e.cursor[slot], n);
         if constexpr (Write) {
 #pragma unroll
           for (int k = 0; k < Orbit; ++k) {
-            if (!((leave_mask >> k) & 1) || leave_slot[sh.combo[k] ^ first_member] != slot) continue;
+            if (!((leave_mask >> k) & 1) || leave_slot[sh.combo[k] ^ reference] != slot) continue;
             Key<W> out_key = key;
             set_pattern(out_key, n_support, q0, q1, rp ^ sh.combo[k]);
             e.out_keys[to] = out_key;
@@ -812,6 +834,7 @@ __device__ __forceinline__ std::uint32_t part_of(const Key<W>& k, const Key<W>* 
 template <int W, bool Cx>
 __device__ __forceinline__ int slot_of(const LayerArgs<W>& a, const PartitionSplit<W>& split, std::size_t i) {
   if (is_zero<Cx>(load_coef<Cx>(a.coef, i))) return -1;
+  if (split.by_pattern) return split.pattern_slot[pattern_at(a.keys, i, split.support_size, split.qubit[0], split.qubit[1])];
   const std::uint32_t offset = part_of(a.keys[i], split.rows, split.bits) ^ split.self;
   if (offset == 0) return -1;
   for (int k = 0; k < split.slots; ++k) {
@@ -914,6 +937,25 @@ __global__ void __launch_bounds__(kThreads) merge_rows_kernel(LayerArgs<W> a, co
       }
       h = (h + 1) & mask;
     }
+  }
+  tally.flush(a.counters);
+#pragma unroll
+  for (int w = 0; w < W; ++w) {
+    for (int offset = 16; offset > 0; offset >>= 1) cone[w] |= __shfl_down_sync(0xffffffffu, cone[w], offset);
+    if ((threadIdx.x & 31) == 0 && cone[w]) atomicOr(&support[w], static_cast<unsigned long long>(cone[w]));
+  }
+}
+
+template <int W, bool Cx>
+__global__ void __launch_bounds__(kThreads) appended_rows_kernel(LayerArgs<W> a, std::size_t first, std::size_t rows,
+                                                                 unsigned long long* support) {
+  Tally tally;
+  std::uint64_t cone[W] = {};
+  for (std::size_t r = thread_index(); r < rows; r += thread_stride()) {
+    const Key<W>& key = a.keys[first + r];
+#pragma unroll
+    for (int w = 0; w < W; ++w) cone[w] |= key.x[w] | key.z[w];
+    tally.hole_change += is_zero<Cx>(load_coef<Cx>(a.coef, first + r)) ? 1 : 0;
   }
   tally.flush(a.counters);
 #pragma unroll
@@ -1048,6 +1090,14 @@ void Launch<W, Cx>::key_index(const LayerArgs<W>& args, cudaStream_t stream) {
   key_index_kernel<W><<<grid_for(args.size), kThreads, 0, stream>>>(args);
   check_launch("key_index");
 }
+template <int W, bool Cx>
+void Launch<W, Cx>::appended_rows(const LayerArgs<W>& args, std::size_t first, std::size_t rows,
+                                  unsigned long long* support, cudaStream_t stream) {
+  if (rows == 0) return;
+  appended_rows_kernel<W, Cx><<<grid_for(rows), kThreads, 0, stream>>>(args, first, rows, support);
+  check_launch("appended_rows");
+}
+
 template <int W, bool Cx>
 void Launch<W, Cx>::merge_rows(const LayerArgs<W>& args, const Key<W>* row_keys, const void* row_coef,
                                std::size_t rows, unsigned long long* support, cudaStream_t stream) {

@@ -104,7 +104,9 @@ struct LayerArgs {
 inline constexpr int kMaxExportSlots = 16;
 
 /// A partitioned run's split (partition/): part(key) bit j = parity(rows[j] AND key); a live term of a
-/// partition other than `self` belongs to export slot k when part(key) ⊕ self = offsets[k].
+/// partition other than `self` belongs to export slot k when part(key) ⊕ self = offsets[k]. By orbit
+/// (by_pattern): the slot is read from the term's support pattern instead — pattern_slot[s], the slot
+/// of the partition that holds the orbit's representative (−1: stays here; `slots`: a stray).
 template <int W>
 struct PartitionSplit {
   const Key<W>* rows = nullptr;  ///< device array of `bits` keys
@@ -112,19 +114,29 @@ struct PartitionSplit {
   std::uint32_t self = 0;
   int slots = 0;
   std::uint32_t offsets[kMaxExportSlots] = {};
+  bool by_pattern = false;
+  int support_size = 1;
+  int qubit[2] = {0, 0};
+  std::int8_t pattern_slot[16] = {};
   /// Device array of slots + 1 counters: terms per slot (count pass) or each slot's write cursor
   /// (write pass, set to the slot's first row); entry `slots` counts terms of no listed offset.
   unsigned long long* cursor = nullptr;
 };
 
-/// A remote general layer fused with its export (DeviceSum::apply_and_export): every stored term lies
-/// in one partition, so an output's partition offset is that of its delta pattern d from any stored
+/// A remote general layer fused with its export (DeviceSum::apply_and_export): every live term lies
+/// in one partition, so an output's partition offset is that of its delta pattern d from any live
 /// member of its orbit; slot[d] < slots: the output leaves for export slot slot[d] (a new key, never
 /// stored here), otherwise it stays. cursor: `slots` counters — rows per slot (count pass) or each
 /// slot's write position in out_keys / out_coef (write pass, set to the slot's first row).
+/// final_outputs: every orbit is whole here and its representative lies here (route_orbits' second
+/// step, DeviceSum::apply_and_export_final), so outputs are routed by their delta from the
+/// representative — stored members too, which may lie elsewhere — and are final: the leavers meet
+/// args.program before they leave (dropped ones counted, never exported). Otherwise the leavers go
+/// untested (the receiver adds the partner's share of the orbit first).
 template <int W>
 struct JoinExport {
   int slots = 0;
+  bool final_outputs = false;
   std::uint8_t slot[16] = {};
   unsigned long long* cursor = nullptr;
   Key<W>* out_keys = nullptr;
@@ -170,6 +182,10 @@ struct Launch {
   /// device with peer access enabled.
   static void merge_rows(const LayerArgs<W>& args, const Key<W>* row_keys, const void* row_coef, std::size_t rows,
                          unsigned long long* support, cudaStream_t stream);
+  /// Rows appended in place (DeviceSum::merge_partition_rows with RowArrival::append): ORs x|z of the
+  /// `rows` keys from args.keys[first] into support[W] and counts the exact zeros among them as holes.
+  static void appended_rows(const LayerArgs<W>& args, std::size_t first, std::size_t rows,
+                            unsigned long long* support, cudaStream_t stream);
   /// The per-term test of args.program over every live term (dropped terms become holes).
   static void term_test(const LayerArgs<W>& args, cudaStream_t stream);
   /// Counts live terms per 11-bit exponent of |c|² into histogram[2048] (zeroed here).

@@ -77,19 +77,55 @@ std::vector<PeerRows> DeviceSum<W, C>::apply_and_export_on_device(const Prepared
   throw GpuUnavailable(kReason);
 }
 template <int W, Coefficient C>
-void DeviceSum<W, C>::merge_partition_rows(std::span<const std::span<const std::byte>>) { throw GpuUnavailable(kReason); }
+bool DeviceSum<W, C>::routes_orbits(const PreparedChannel<W>&, std::span<const PauliString<W>>,
+                                    std::span<const std::uint32_t>) {
+  return false;
+}
+template <int W, Coefficient C>
+std::vector<std::vector<std::byte>> DeviceSum<W, C>::export_orbit_members(const PreparedChannel<W>&,
+                                                                          std::span<const PauliString<W>>,
+                                                                          std::uint32_t, std::span<const std::uint32_t>) {
+  throw GpuUnavailable(kReason);
+}
+template <int W, Coefficient C>
+std::vector<PeerRows> DeviceSum<W, C>::export_orbit_members_on_device(const PreparedChannel<W>&,
+                                                                     std::span<const PauliString<W>>, std::uint32_t,
+                                                                     std::span<const std::uint32_t>) {
+  throw GpuUnavailable(kReason);
+}
+template <int W, Coefficient C>
+std::vector<std::vector<std::byte>> DeviceSum<W, C>::apply_and_export_final(const PreparedChannel<W>&,
+                                                                            std::span<const PauliString<W>>,
+                                                                            std::uint32_t,
+                                                                            std::span<const std::uint32_t>,
+                                                                            const Truncation&, double&) {
+  throw GpuUnavailable(kReason);
+}
+template <int W, Coefficient C>
+std::vector<PeerRows> DeviceSum<W, C>::apply_and_export_final_on_device(const PreparedChannel<W>&,
+                                                                       std::span<const PauliString<W>>, std::uint32_t,
+                                                                       std::span<const std::uint32_t>,
+                                                                       const Truncation&, double&) {
+  throw GpuUnavailable(kReason);
+}
+template <int W, Coefficient C>
+void DeviceSum<W, C>::merge_partition_rows(std::span<const std::span<const std::byte>>, RowArrival) {
+  throw GpuUnavailable(kReason);
+}
 template <int W, Coefficient C>
 std::vector<PeerRows> DeviceSum<W, C>::export_partition_rows_on_device(std::span<const PauliString<W>>, std::uint32_t,
                                                                        std::span<const std::uint32_t>) {
   throw GpuUnavailable(kReason);
 }
 template <int W, Coefficient C>
-void DeviceSum<W, C>::merge_partition_rows(std::span<const PeerRows>) { throw GpuUnavailable(kReason); }
+void DeviceSum<W, C>::merge_partition_rows(std::span<const PeerRows>, RowArrival) { throw GpuUnavailable(kReason); }
 template <int W, Coefficient C>
-void DeviceSum<W, C>::prepare_partition_merge(std::span<const std::uint64_t>) { throw GpuUnavailable(kReason); }
+void DeviceSum<W, C>::prepare_partition_merge(std::span<const std::uint64_t>, RowArrival) {
+  throw GpuUnavailable(kReason);
+}
 template <int W, Coefficient C>
 void DeviceSum<W, C>::merge_partition_rows(std::span<const std::uint64_t>,
-                                           const std::function<void(std::size_t, void*, void*, void*)>&) {
+                                           const std::function<void(std::size_t, void*, void*, void*)>&, RowArrival) {
   throw GpuUnavailable(kReason);
 }
 template <int W, Coefficient C>

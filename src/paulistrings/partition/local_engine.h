@@ -18,12 +18,14 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -137,16 +139,27 @@ class LocalEngine {
     apply_layer(table, Truncation());
     return export_rows_on_device(rows, self, offsets);
   }
-  virtual void merge_rows_on_device(std::span<const gpu::PeerRows>) {
+  /// Received device rows merged (gpu::RowArrival::merge) or appended (append and route_orbits).
+  virtual void merge_rows_on_device(std::span<const gpu::PeerRows>, gpu::RowArrival) {
     throw std::logic_error("this engine exchanges rows through host memory");
   }
-  /// Rows that arrive on the device (NCCL): room first (may throw, nothing changed), then the merge,
-  /// where receive(k, keys, coefficients, stream) enqueues batch k's arrival.
-  virtual void prepare_merge(std::span<const std::uint64_t>) {
+  /// export_orbit_members and apply_and_export_final with the export left on the device.
+  virtual std::vector<gpu::PeerRows> export_orbit_members_on_device(const PreparedChannel<W>&, const PartitionRows&,
+                                                                    std::uint32_t, std::span<const std::uint32_t>) {
+    throw std::logic_error("this engine exchanges rows through host memory");
+  }
+  virtual std::vector<gpu::PeerRows> apply_and_export_final_on_device(const PreparedChannel<W>&, const PartitionRows&,
+                                                                      std::uint32_t, std::span<const std::uint32_t>,
+                                                                      const Truncation&, double&) {
+    throw std::logic_error("this engine exchanges rows through host memory");
+  }
+  /// Rows that arrive on the device (NCCL): room first (may throw, nothing changed), then the merge or
+  /// append, where receive(k, keys, coefficients, stream) enqueues batch k's arrival.
+  virtual void prepare_merge(std::span<const std::uint64_t>, gpu::RowArrival) {
     throw std::logic_error("this engine exchanges rows through host memory");
   }
   virtual void merge_received(std::span<const std::uint64_t>,
-                              const std::function<void(std::size_t, void*, void*, void*)>&) {
+                              const std::function<void(std::size_t, void*, void*, void*)>&, gpu::RowArrival) {
     throw std::logic_error("this engine exchanges rows through host memory");
   }
   /// counts (2048) = live terms by the exponent of |c|².
@@ -472,18 +485,63 @@ class GpuLocalEngine final : public ForwardingEngine<W, C, gpu::DeviceSum<W, C>>
   void merge_rows(std::span<const std::span<const std::byte>> buffers) override {
     engine_.merge_partition_rows(buffers);
   }
+  /// append for permutation tables, route_orbits for general tables that fuse with their export and
+  /// whose offsets (with 0) are closed under ⊕ (gpu::DeviceSum::routes_orbits); merge otherwise, and
+  /// always under PAULISTRINGS_GPU_PLAN=merge (the earlier behaviour, for benchmarks comparing the two).
+  RemotePlan remote_plan(const PreparedChannel<W>& table, const PartitionRows& rows,
+                         std::span<const std::uint32_t> offsets) const override {
+    static const bool only_merge = [] {
+      const char* value = std::getenv("PAULISTRINGS_GPU_PLAN");
+      return value != nullptr && std::string_view(value) == "merge";
+    }();
+    if (only_merge) return RemotePlan::merge;
+    if (table.form == PreparedChannel<W>::Form::local && table.table_class == TableClass::permutation) {
+      return RemotePlan::append;
+    }
+    return gpu::DeviceSum<W, C>::routes_orbits(table, rows_of(rows), offsets) ? RemotePlan::route_orbits
+                                                                              : RemotePlan::merge;
+  }
+  std::vector<ExportedRows> export_orbit_members(const PreparedChannel<W>& table, const PartitionRows& rows,
+                                                 std::uint32_t self, std::span<const std::uint32_t> offsets) override {
+    exported_ = engine_.export_orbit_members(table, rows_of(rows), self, offsets);
+    return exported_rows();
+  }
+  std::vector<ExportedRows> apply_and_export_final(const PreparedChannel<W>& table, const PartitionRows& rows,
+                                                   std::uint32_t self, std::span<const std::uint32_t> offsets,
+                                                   const Truncation& truncation, double& discarded) override {
+    exported_ = engine_.apply_and_export_final(table, rows_of(rows), self, offsets, truncation, discarded);
+    return exported_rows();
+  }
+  void append_rows(std::span<const std::span<const std::byte>> buffers, bool) override {
+    engine_.merge_partition_rows(buffers, gpu::RowArrival::append);
+  }
+  std::vector<gpu::PeerRows> export_orbit_members_on_device(const PreparedChannel<W>& table, const PartitionRows& rows,
+                                                            std::uint32_t self,
+                                                            std::span<const std::uint32_t> offsets) override {
+    return engine_.export_orbit_members_on_device(table, rows_of(rows), self, offsets);
+  }
+  std::vector<gpu::PeerRows> apply_and_export_final_on_device(const PreparedChannel<W>& table,
+                                                              const PartitionRows& rows, std::uint32_t self,
+                                                              std::span<const std::uint32_t> offsets,
+                                                              const Truncation& truncation,
+                                                              double& discarded) override {
+    return engine_.apply_and_export_final_on_device(table, rows_of(rows), self, offsets, truncation, discarded);
+  }
   bool exchanges_on_device() const override { return true; }
   std::vector<gpu::PeerRows> export_rows_on_device(const PartitionRows& rows, std::uint32_t self,
                                                    std::span<const std::uint32_t> offsets) override {
     return engine_.export_partition_rows_on_device(rows_of(rows), self, offsets);
   }
-  void merge_rows_on_device(std::span<const gpu::PeerRows> sources) override {
-    engine_.merge_partition_rows(sources);
+  void merge_rows_on_device(std::span<const gpu::PeerRows> sources, gpu::RowArrival arrival) override {
+    engine_.merge_partition_rows(sources, arrival);
   }
-  void prepare_merge(std::span<const std::uint64_t> counts) override { engine_.prepare_partition_merge(counts); }
+  void prepare_merge(std::span<const std::uint64_t> counts, gpu::RowArrival arrival) override {
+    engine_.prepare_partition_merge(counts, arrival);
+  }
   void merge_received(std::span<const std::uint64_t> counts,
-                      const std::function<void(std::size_t, void*, void*, void*)>& receive) override {
-    engine_.merge_partition_rows(counts, receive);
+                      const std::function<void(std::size_t, void*, void*, void*)>& receive,
+                      gpu::RowArrival arrival) override {
+    engine_.merge_partition_rows(counts, receive, arrival);
   }
   void exponent_histogram(std::span<std::uint64_t> counts) override { engine_.exponent_histogram(counts); }
   double drop_below_exponent(int bin) override { return engine_.drop_below_exponent(bin); }
@@ -495,7 +553,7 @@ class GpuLocalEngine final : public ForwardingEngine<W, C, gpu::DeviceSum<W, C>>
   void export_to(PauliSum<W, C>& share) override { engine_.download_to(share); }
 
  private:
-  const std::vector<PauliString<W>>& rows_of(const PartitionRows& rows) {
+  const std::vector<PauliString<W>>& rows_of(const PartitionRows& rows) const {
     if (rows_.empty() && rows.bits() > 0) rows_ = rows.rows_as<W>();
     return rows_;
   }
@@ -507,7 +565,7 @@ class GpuLocalEngine final : public ForwardingEngine<W, C, gpu::DeviceSum<W, C>>
   }
 
   using ForwardingEngine<W, C, gpu::DeviceSum<W, C>>::engine_;
-  std::vector<PauliString<W>> rows_;
+  mutable std::vector<PauliString<W>> rows_;  // the partition rows at this width, made on first use
   std::vector<std::vector<std::byte>> exported_;  // the last host export, kept until the next
 };
 

@@ -574,7 +574,7 @@ class PartitionRunner {
     // layer fused with its export, which does not refine the store, so the bucket count is agreed
     // before it, with the largest partition's size for the plan).
     std::uint64_t agreed[2] = {static_cast<std::uint64_t>(engine_->bucket_bits()), engine_->size()};
-    if (!engine_->exchanges_on_device()) sync_errors(agreed);
+    if (!engine_->exchanges_on_device()) sync_errors(agreed);  // GPU partitions: the size plays no part
     if (plan == RemotePlan::route_orbits && !orbit_routing_pays(table, agreed[1])) plan = RemotePlan::merge;
     p.partition.orbits_routed = plan == RemotePlan::route_orbits;
     guard(layer_context(step, channel), [&] {
@@ -614,16 +614,20 @@ class PartitionRunner {
   /// otherwise when the largest partition holds that many terms and the table is dense — a mean fanout
   /// of 8 or more outputs per input pattern, where a half orbit costs nearly a whole one (a Haar two-qubit
   /// unitary: ~16). Measured 2026-12-02 (docs/PERFORMANCE.md, fourth session): su4 1.37–1.69× faster
-  /// routed on 2 cores; gu2q (XX·YY rotations, span 4, fanout ≤ 4) up to 20% slower at P = 2.
+  /// routed on 2 cores; gu2q (XX·YY rotations, span 4, fanout ≤ 4) up to 20% slower at P = 2. GPU
+  /// partitions route only with 0: with four partitions on one H200, routing measured 0.75–1.04× the merge
+  /// plan on su4 and gu2q (docs/PERFORMANCE.md, fifth session).
   static bool dense_table(const PreparedChannel<W>& table) {
     const int patterns = table.support_size == 2 ? 16 : 4;
     int outputs = 0;
     for (int p = 0; p < patterns; ++p) outputs += table.fanout[static_cast<std::size_t>(p)];
     return outputs >= 8 * patterns;
   }
+  /// `largest_partition`: agreed by the CPU partitions; GPU partitions do not read it.
   bool orbit_routing_pays(const PreparedChannel<W>& table, std::uint64_t largest_partition) const {
     const std::size_t from = partition_options_.route_orbits_from;
-    return from == 0 || (largest_partition >= from && dense_table(table));
+    if (from == 0) return true;
+    return !engine_->exchanges_on_device() && largest_partition >= from && dense_table(table);
   }
 
   /// Sends outgoing[i] to partner rank ⊕ offsets[i] and hands what the partners sent to consume (inside
@@ -665,35 +669,45 @@ class PartitionRunner {
     });
   }
 
-  /// The last step of every remote layer: merge() adds the partners' rows, then the per-term test runs on
-  /// the final coefficients. Returns the Σ|c|² the test dropped.
-  template <class Merge>
-  double merge_then_test(std::size_t step, const Channel& channel, Merge&& merge) {
-    double discarded = 0.0;
-    guard(layer_context(step, channel), [&] {
-      merge();
-      discarded = engine_->apply_term_truncation(options_.truncation);
-    });
-    return discarded;
-  }
-
   /// Partitions of one process read their partners' exports in place: one empty swap per partner after
   /// the merges keeps every export unchanged until its readers are done.
   void release_exports(const std::vector<std::uint32_t>& offsets) {
     for (std::size_t i = 0; i < offsets.size(); ++i) transport_.exchange(rank_ ^ static_cast<int>(offsets[i]), {});
   }
 
-  /// The first half of a remote GPU layer: the channel without the per-term test, then the outputs owned
-  /// by other partitions moved into this engine's device export (counted in `p`), in one step where the
-  /// engine fuses them (LocalEngine::apply_and_export_on_device). Errors are agreed on
-  /// before returning, so no partition is left waiting for a failed partner.
+  /// The plan of a remote layer whose rows stay on the device (GPU partitions): the engine's, with
+  /// route_orbits kept only where it pays (orbit_routing_pays: for GPU partitions only when asked for
+  /// every layer, whatever the sizes, so no reduction is needed to agree on it).
+  RemotePlan device_plan(Pending& p, const PreparedChannel<W>& table, const std::vector<std::uint32_t>& offsets) {
+    RemotePlan plan = engine_->remote_plan(table, rows_, offsets);
+    if (plan == RemotePlan::route_orbits && !orbit_routing_pays(table, engine_->size())) plan = RemotePlan::merge;
+    p.partition.orbits_routed = plan == RemotePlan::route_orbits;
+    return plan;
+  }
+
+  /// One export of a remote GPU layer into this engine's device buffers (counted in `p`), by `plan`
+  /// and `step_of_plan`: merge — the channel without the per-term test and the outputs owned by
+  /// other partitions, in one step where the engine fuses them (apply_and_export_on_device);
+  /// route_orbits' first step — the orbit members (export_orbit_members_on_device); append and
+  /// route_orbits' second step — the tested outputs (apply_and_export_final_on_device, `discarded`
+  /// set). Errors are agreed on before returning, so no partition is left waiting for a failed partner.
   std::vector<gpu::PeerRows> export_on_device(Pending& p, const PreparedChannel<W>& table,
                                               const std::vector<std::uint32_t>& offsets, std::size_t step,
-                                              const Channel& channel) {
+                                              const Channel& channel, RemotePlan plan, bool members,
+                                              double& discarded) {
     std::vector<gpu::PeerRows> outgoing;
+    const auto self = static_cast<std::uint32_t>(rank_);
     guard(layer_context(step, channel), [&] {
-      if (partition_options_.before_layer) partition_options_.before_layer(rank_, step);
-      outgoing = engine_->apply_and_export_on_device(table, rows_, static_cast<std::uint32_t>(rank_), offsets);
+      const bool first = plan != RemotePlan::route_orbits || members;
+      if (first && partition_options_.before_layer) partition_options_.before_layer(rank_, step);
+      if (plan == RemotePlan::merge) {
+        outgoing = engine_->apply_and_export_on_device(table, rows_, self, offsets);
+      } else if (members) {
+        outgoing = engine_->export_orbit_members_on_device(table, rows_, self, offsets);
+      } else {
+        outgoing = engine_->apply_and_export_final_on_device(table, rows_, self, offsets, options_.truncation,
+                                                             discarded);
+      }
       for (const gpu::PeerRows& rows : outgoing) {
         p.rows += rows.count;
         p.bytes += rows.count * kRowBytes<W, C>;
@@ -701,6 +715,26 @@ class PartitionRunner {
     });
     sync_errors();
     return outgoing;
+  }
+
+  /// The exports of a remote GPU layer, in order, by plan: merge — one (the receiver merges, then
+  /// tests); append — one (final outputs, appended); route_orbits — the orbit members (appended), then
+  /// the final outputs (appended). exchange(outgoing, arrival) swaps one export with the partners and
+  /// takes in what arrives. Returns the Σ|c|² the per-term test dropped on the sending side.
+  template <class Exchange>
+  double device_plan_steps(Pending& p, const PreparedChannel<W>& table, const std::vector<std::uint32_t>& offsets,
+                           std::size_t step, const Channel& channel, Exchange&& exchange) {
+    const RemotePlan plan = device_plan(p, table, offsets);
+    double discarded = 0.0;
+    if (plan == RemotePlan::route_orbits) {
+      exchange(export_on_device(p, table, offsets, step, channel, plan, true, discarded), gpu::RowArrival::append);
+    }
+    const gpu::RowArrival arrival = plan == RemotePlan::merge ? gpu::RowArrival::merge : gpu::RowArrival::append;
+    exchange(export_on_device(p, table, offsets, step, channel, plan, false, discarded), arrival);
+    if (plan == RemotePlan::merge) {
+      guard(layer_context(step, channel), [&] { discarded = engine_->apply_term_truncation(options_.truncation); });
+    }
+    return discarded;
   }
 
   /// Sends mine[i] to partner rank ⊕ offsets[i] and returns what each partner sent (one small value of
@@ -723,11 +757,14 @@ class PartitionRunner {
   /// A second swap after the merges keeps every export buffer unchanged until its readers are done.
   double device_exchange(Pending& p, const PreparedChannel<W>& table, const std::vector<std::uint32_t>& offsets,
                          std::size_t step, const Channel& channel) {
-    const std::vector<gpu::PeerRows> outgoing = export_on_device(p, table, offsets, step, channel);
-    const std::vector<gpu::PeerRows> incoming = swap_with_partners(offsets, outgoing, "device exchange");
-    const double discarded = merge_then_test(step, channel, [&] { engine_->merge_rows_on_device(incoming); });
-    release_exports(offsets);
-    return discarded;
+    return device_plan_steps(p, table, offsets, step, channel,
+                             [&](const std::vector<gpu::PeerRows>& outgoing, gpu::RowArrival arrival) {
+                               const std::vector<gpu::PeerRows> incoming =
+                                   swap_with_partners(offsets, outgoing, "device exchange");
+                               guard(layer_context(step, channel),
+                                     [&] { engine_->merge_rows_on_device(incoming, arrival); });
+                               release_exports(offsets);
+                             });
   }
 
   /// A remote layer of GPU ranks over NCCL: the row counts cross through the transport, then each pair
@@ -735,18 +772,24 @@ class PartitionRunner {
   /// Room for the received rows is made, and agreed on, before any rank starts an NCCL call.
   double nccl_layer(Pending& p, const PreparedChannel<W>& table, const std::vector<std::uint32_t>& offsets,
                     std::size_t step, const Channel& channel) {
-    const std::vector<gpu::PeerRows> outgoing = export_on_device(p, table, offsets, step, channel);
-    std::vector<std::uint64_t> mine(offsets.size());
-    for (std::size_t i = 0; i < offsets.size(); ++i) mine[i] = outgoing[i].count;
-    const std::vector<std::uint64_t> counts = swap_with_partners(offsets, mine, "NCCL exchange");
-    guard(layer_context(step, channel), [&] { engine_->prepare_merge(counts); });
-    sync_errors();  // every rank has room: the NCCL calls below all find their partners
-    return merge_then_test(step, channel, [&] {
-      engine_->merge_received(counts, [&](std::size_t k, void* keys, void* coefficients, void* stream) {
-        nccl_->swap(rank_ ^ static_cast<int>(offsets[k]), outgoing[k].keys, outgoing[k].coefficients,
-                    outgoing[k].count, keys, coefficients, counts[k], sizeof(PauliString<W>), sizeof(C), stream);
-      });
-    });
+    return device_plan_steps(
+        p, table, offsets, step, channel, [&](const std::vector<gpu::PeerRows>& outgoing, gpu::RowArrival arrival) {
+          std::vector<std::uint64_t> mine(offsets.size());
+          for (std::size_t i = 0; i < offsets.size(); ++i) mine[i] = outgoing[i].count;
+          const std::vector<std::uint64_t> counts = swap_with_partners(offsets, mine, "NCCL exchange");
+          guard(layer_context(step, channel), [&] { engine_->prepare_merge(counts, arrival); });
+          sync_errors();  // every rank has room: the NCCL calls below all find their partners
+          guard(layer_context(step, channel), [&] {
+            engine_->merge_received(
+                counts,
+                [&](std::size_t k, void* keys, void* coefficients, void* stream) {
+                  nccl_->swap(rank_ ^ static_cast<int>(offsets[k]), outgoing[k].keys, outgoing[k].coefficients,
+                              outgoing[k].count, keys, coefficients, counts[k], sizeof(PauliString<W>), sizeof(C),
+                              stream);
+                },
+                arrival);
+          });
+        });
   }
 
   static std::string layer_context(std::size_t step, const Channel& channel) {

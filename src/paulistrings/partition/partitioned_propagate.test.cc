@@ -831,7 +831,10 @@ PauliSum<W, C> share_of(const PauliSum<W, C>& all, const PartitionRows& rows, st
 
 // The GPU engine fuses a rotation layer whose generator crosses partitions with its export
 // (DeviceSum::apply_and_export): the same rows leave and the same terms stay, bit for bit, as with the
-// layer then the export.
+// layer then the export. With `foreign_holes`, each engine first exported a few of other partitions'
+// terms (about 1 in 16 of a partner's, too few to compact), so holes with other partitions' keys sit among the orbits —
+// as after a layer run in two steps: a fused join must take the outputs' deltas from a live member and
+// send a hole's own output to its owner.
 template <int W, Coefficient C>
 std::vector<std::pair<PauliString<W>, C>> exported_terms(std::span<const std::byte> buffer) {
   const std::size_t n = buffer.size() / (sizeof(PauliString<W>) + sizeof(C));
@@ -863,7 +866,7 @@ Channel random_remote_candidate(std::mt19937_64& rng, std::size_t window, int at
 }
 
 template <int W, Coefficient C>
-void check_fused_remote_layers(std::uint64_t seed, int bits) {
+void check_fused_remote_layers(std::uint64_t seed, int bits, bool foreign_holes = false) {
   std::mt19937_64 rng(seed);
   constexpr std::size_t kQubits = 64 * W;
   const std::size_t window = W == 1 ? 0 : kQubits / 2 - 4;  // straddles a word boundary for W > 1
@@ -879,8 +882,23 @@ void check_fused_remote_layers(std::uint64_t seed, int bits) {
     if (offsets.empty() || !gpu::DeviceSum<W, C>::fuses_with_export(table, row_keys, offsets)) continue;
     (table.form == PreparedChannel<W>::Form::rotation ? rotations : general) += 1;
     for (std::uint32_t self = 0; self < rows.count(); ++self) {
-      const auto share = share_of(all, rows, self);
+      auto share = share_of(all, rows, self);
+      std::vector<std::uint32_t> every_partner;
+      if (foreign_holes) {
+        auto terms = share.sorted_terms();
+        const auto theirs = all.sorted_terms();
+        const std::size_t step = 16 * (rows.count() - 1);  // holes stay under 1/8 of the terms: no compaction
+        for (std::size_t i = 0; i < theirs.size(); i += step) {
+          if (rows.part(theirs[i].key) != self) terms.push_back(theirs[i]);
+        }
+        share = PauliSum<W, C>::from_terms(kQubits, terms);
+        for (std::uint32_t o = 1; o < rows.count(); ++o) every_partner.push_back(o);
+      }
       gpu::DeviceSum<W, C> two_steps(share, 0), one_step(share, 0);
+      if (foreign_holes) {
+        two_steps.export_partition_rows(row_keys, self, every_partner);
+        one_step.export_partition_rows(row_keys, self, every_partner);
+      }
       two_steps.apply_layer(table, Truncation());
       const auto expected = two_steps.export_partition_rows(row_keys, self, offsets);
       const auto actual = one_step.apply_and_export(table, row_keys, self, offsets);
@@ -1117,6 +1135,101 @@ TEST(PartitionGpu, RemoteLayersFusedWithTheirExportMatchTheTwoSteps) {
   check_fused_remote_layers<1, Complex>(6, 1);
   check_fused_remote_layers<1, Complex>(9, 2);
   check_fused_remote_layers<4, double>(7, 2);
+  check_fused_remote_layers<2, double>(11, 1, true);
+  check_fused_remote_layers<1, Complex>(12, 2, true);
+}
+
+// GPU partitions: remote two-qubit unitaries with every orbit moved to one partition first
+// (route_orbits_from = 0) and remote permutations (CNOT, H) tested before they leave, both appended by
+// the receiver — each output computed once, as the single GPU engine computes it, so the result has its
+// bits, truncation decisions included. With the routing off, the unitaries' half-orbit outputs are
+// summed by the receiver: the same terms to rounding. Device to device (partitions of one process) and
+// through host memory (ranks, as over MPI).
+TEST(PartitionGpu, OrbitsRoutedOnGpuPartitionsGiveTheSingleGpuEnginesBits) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(29);
+  constexpr std::size_t kQubits = 8;
+  Circuit circuit(kQubits);
+  std::size_t unitaries = 0;
+  for (int layer = 0; layer < 16; ++layer) {
+    const std::size_t a = rng() % kQubits;
+    std::size_t b = rng() % (kQubits - 1);
+    if (b >= a) ++b;
+    if (layer % 4 == 3) {
+      circuit.append(Channel::cnot(a, b));
+    } else if (layer % 7 == 5) {
+      circuit.append(Channel::h(a));
+    } else {
+      circuit.append(Channel::unitary_2q(a, b, testing::random_unitary(rng, 4)));
+      ++unitaries;
+    }
+  }
+  const auto start = testing::random_window_sum<1, Complex>(rng, 100, kQubits, 0, kQubits);
+  const auto same_bits = [](const PauliSum<1, Complex>& actual, const PauliSum<1, Complex>& expected) {
+    const auto left = actual.sorted_terms(), right = expected.sorted_terms();
+    ASSERT_EQ(left.size(), right.size());
+    for (std::size_t i = 0; i < left.size(); ++i) {
+      ASSERT_EQ(left[i].key, right[i].key);
+      ASSERT_EQ(left[i].coefficient, right[i].coefficient);
+    }
+  };
+  for (const Truncation& truncation : {Truncation(), Truncation::coeff(1e-2), Truncation::topn(2000)}) {
+    PropagateOptions options;
+    options.direction = Direction::heisenberg;
+    options.truncation = truncation;
+    options.device = 0;
+    PauliSum<1, Complex> expected = start;
+    propagate(expected, circuit, options);
+    ASSERT_GT(expected.size(), 1000u);
+    options.device = -1;  // the partitions name their devices
+    for (const std::size_t partitions : {2, 4}) {
+      for (const std::size_t from : {std::size_t{0}, SIZE_MAX}) {
+        for (const bool ranks : {false, true}) {
+          SCOPED_TRACE(truncation.description() + ", P = " + std::to_string(partitions) +
+                       (from == 0 ? ", orbits routed" : ", half orbits summed") +
+                       (ranks ? ", host-staged ranks" : ", partitions of one process"));
+          PartitionOptions partition_options;
+          partition_options.route_orbits_from = from;
+          PauliSum<1, Complex> actual = start;
+          PartitionedPropagation run;
+          if (ranks) {
+            const auto size = static_cast<int>(partitions);
+            std::vector<PauliSum<1, Complex>> gathered(partitions, start);
+            std::vector<PartitionedPropagation> results(partitions);
+            const auto errors = on_ranks(size, [&](int rank, Transport& transport) {
+              HostStaged staged(transport);
+              PartitionOptions mine = partition_options;
+              mine.transport = &staged;
+              mine.devices = {rank % gpu::device_count()};
+              const auto r = static_cast<std::size_t>(rank);
+              results[r] = propagate_partitioned(gathered[r], circuit, options, mine);
+            });
+            for (const std::string& e : errors) ASSERT_EQ(e, "");
+            for (std::size_t r = 1; r < partitions; ++r) same_bits(gathered[r], gathered[0]);
+            actual = gathered[0];
+            run = results[0];
+          } else {
+            partition_options.partitions = partitions;
+            for (std::size_t r = 0; r < partitions; ++r) {
+              partition_options.devices.push_back(static_cast<int>(r) % gpu::device_count());
+            }
+            run = propagate_partitioned(actual, circuit, options, partition_options);
+          }
+          actual.check_invariants();
+          const PartitionStats& stats = run.partitions;
+          EXPECT_GT(stats.remote_layers, 4u);
+          if (from == 0) {
+            EXPECT_GT(stats.orbit_routed_layers, 2u);
+            EXPECT_LE(stats.orbit_routed_layers, unitaries);
+            same_bits(actual, expected);
+          } else {
+            EXPECT_EQ(stats.orbit_routed_layers, 0u);
+            EXPECT_TRUE(testing::TermsMatchSummedInAnyOrder(actual, expected));
+          }
+        }
+      }
+    }
+  }
 }
 
 TEST(PartitionGpu, KickedIsingOnTwoGpuPartitionsMatchesTheCpu) {

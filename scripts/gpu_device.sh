@@ -113,7 +113,7 @@ if has partition; then
     tail -15 "$out/partition_tests.txt"
   fi
   if [[ ${PARTITION_TESTS:-1} != 0 && ${PARTITION_MEMCHECK:-1} != 0 ]]; then
-    compute-sanitizer --tool memcheck --error-exitcode 3 build-gpu/paulistrings-tests \
+    timeout "${PARTITION_MEMCHECK_TIMEOUT:-600}" compute-sanitizer --tool memcheck --error-exitcode 3 build-gpu/paulistrings-tests \
       --gtest_filter="${PARTITION_MEMCHECK_FILTER:-PartitionGpu.RanksWithOneDeviceEach*:PartitionGpu.RealW1Coeff*:PartitionGpu.RemoteLayersFused*:PartitionGpu.OrbitsRouted*:Partition/PartitionGpuAgainstSingle.*/1*}" --gtest_brief=1 \
       2>&1 | tail -6 | tee -a "$out/partition_tests.txt"
   fi

@@ -96,7 +96,8 @@ struct PartitionOptions {
   /// summed in through a key index. Otherwise one exchange of half-orbit outputs that the receiver sums
   /// (fewer messages for small layers; cheaper for sparse tables). 0: every remote general table, dense
   /// or not, at any size, on CPU and GPU partitions alike; GPU partitions route only then (on one H200
-  /// routing measured 0.75–1.04× the merge: the join is cheap there next to the doubled traffic).
+  /// routing measured 0.58–1.17× the merge, slower in 11 of 16 pairs: the join is cheap there next to
+  /// the added export, compaction and rows).
   /// SIZE_MAX: never. Every rank must ask alike (shape check).
   std::size_t route_orbits_from = std::size_t{1} << 13;
   /// Distributed run: this rank's transport (not owned). nullptr = in-process.

@@ -615,7 +615,7 @@ class PartitionRunner {
   /// of 8 or more outputs per input pattern, where a half orbit costs nearly a whole one (a Haar two-qubit
   /// unitary: ~16). Measured 2026-12-02 (docs/PERFORMANCE.md, fourth session): su4 1.37–1.69× faster
   /// routed on 2 cores; gu2q (XX·YY rotations, span 4, fanout ≤ 4) up to 20% slower at P = 2. GPU
-  /// partitions route only with 0: with four partitions on one H200, routing measured 0.75–1.04× the merge
+  /// partitions route only with 0: with 2 and 4 partitions on one H200, routing measured 0.58–1.17× the merge
   /// plan on su4 and gu2q (docs/PERFORMANCE.md, fifth session).
   static bool dense_table(const PreparedChannel<W>& table) {
     const int patterns = table.support_size == 2 ? 16 : 4;

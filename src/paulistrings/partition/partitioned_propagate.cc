@@ -1,4 +1,5 @@
-// The compiled instances of propagate_partitioned, its runtime-width front and the shape check.
+// propagate_partitioned's runtime-width front, the shape check and the row helpers (the compiled
+// instances are in partitioned_propagate_w1.cc … _w16.cc, one unit a width).
 
 #include "paulistrings/partition/partitioned_propagate.h"
 
@@ -89,12 +90,6 @@ std::size_t count_remote_layers(const Circuit& circuit, const PartitionRows& row
   }
   return remote;
 }
-
-#define PAULISTRINGS_INSTANTIATE_PROPAGATE_PARTITIONED(W, C)   \
-  template PartitionedPropagation propagate_partitioned<W, C>( \
-      PauliSum<W, C>&, const Circuit&, const PropagateOptions&, const PartitionOptions&);
-PAULISTRINGS_FOR_EACH_SUM_TYPE(PAULISTRINGS_INSTANTIATE_PROPAGATE_PARTITIONED)
-#undef PAULISTRINGS_INSTANTIATE_PROPAGATE_PARTITIONED
 
 PartitionedPropagation propagate_partitioned(AnyPauliSum& sum, const Circuit& circuit,
                                              const PropagateOptions& options,

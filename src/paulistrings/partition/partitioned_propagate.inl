@@ -685,12 +685,13 @@ class PartitionRunner {
     return plan;
   }
 
-  /// One export of a remote GPU layer into this engine's device buffers (counted in `p`), by `plan`
-  /// and `step_of_plan`: merge — the channel without the per-term test and the outputs owned by
-  /// other partitions, in one step where the engine fuses them (apply_and_export_on_device);
-  /// route_orbits' first step — the orbit members (export_orbit_members_on_device); append and
-  /// route_orbits' second step — the tested outputs (apply_and_export_final_on_device, `discarded`
-  /// set). Errors are agreed on before returning, so no partition is left waiting for a failed partner.
+  /// One export of a remote GPU layer into this engine's device buffers (counted in `p`), by `plan`:
+  /// merge — the channel without the per-term test and the outputs owned by other partitions, in one
+  /// step where the engine fuses them (apply_and_export_on_device); route_orbits with `members` — its
+  /// first step, the orbit members (export_orbit_members_on_device); append, and route_orbits without
+  /// `members` — the tested outputs (apply_and_export_final_on_device, `discarded` set). before_layer
+  /// runs once a layer, before its first export. Errors are agreed on before returning, so no partition
+  /// is left waiting for a failed partner.
   std::vector<gpu::PeerRows> export_on_device(Pending& p, const PreparedChannel<W>& table,
                                               const std::vector<std::uint32_t>& offsets, std::size_t step,
                                               const Channel& channel, RemotePlan plan, bool members,

@@ -310,6 +310,9 @@ TEST(TaskJson, RunExtensionsThreadsDeviceAndStateForms) {
   EXPECT_EQ(run(R"({"direction": "forward"})").partition_rows, TaskPartitionRows{});
   EXPECT_FALSE(run(R"({"direction": "forward"})").nccl);
   EXPECT_TRUE(run(R"({"direction": "forward", "nccl": true})").nccl);
+  EXPECT_FALSE(run(R"({"direction": "forward"})").route_orbits_from.has_value());
+  EXPECT_EQ(run(R"({"direction": "forward", "route_orbits_from": 0})").route_orbits_from, 0u);
+  EXPECT_EQ(run(R"({"direction": "forward", "route_orbits_from": 100000})").route_orbits_from, 100000u);
   const TaskPartitionRows cut =
       run(R"({"direction": "forward", "partition_rows": {"policy": "cut", "blocks": [[0, 1], [2, 3]], "basis": "x"}})")
           .partition_rows;
@@ -565,15 +568,18 @@ TEST(TaskJson, TaskToJsonWritesPlainV1WhenNoExtensionIsUsed) {
   // Partition rows and NCCL round-trip; the defaults are not written.
   EXPECT_EQ(text.find("partition_rows"), std::string::npos);
   EXPECT_EQ(text.find("nccl"), std::string::npos);
+  EXPECT_EQ(text.find("route_orbits_from"), std::string::npos);
   for (const TaskPartitionRows& rows :
        {TaskPartitionRows{"seeded", 5, {}, {}, 'z'}, TaskPartitionRows{"seeded_excluding", {}, {1, 2}, {}, 'z'},
         TaskPartitionRows{"cut", {}, {}, {{0}, {1, 2, 3}}, 'x'}}) {
     Task with_rows = partitioned;
     with_rows.partition_rows = rows;
     with_rows.nccl = true;
+    with_rows.route_orbits_from = 4096;
     const Task back = parse_task(task_to_json(with_rows));
     EXPECT_EQ(back.partition_rows, rows) << task_to_json(with_rows);
     EXPECT_TRUE(back.nccl);
+    EXPECT_EQ(back.route_orbits_from, 4096u);
   }
 }
 
@@ -741,6 +747,9 @@ TEST(TaskJson, MalformedTasksNameTheFieldAndWhatWasExpected) {
       {run(R"({"direction": "forward", "partitions": 0})"), {"run.partitions: expected a power of two"}},
       {run(R"({"direction": "forward", "partitions": "2"})"), {"run.partitions: expected"}},
       {run(R"({"direction": "forward", "nccl": 1})"), {"run.nccl: expected true or false"}},
+      {run(R"({"direction": "forward", "route_orbits_from": -1})"),
+       {"run.route_orbits_from: expected a non-negative term count"}},
+      {run(R"({"direction": "forward", "route_orbits_from": "never"})"), {"run.route_orbits_from: expected"}},
       {run(R"({"direction": "forward", "partition_rows": "cut"})"), {"run.partition_rows: expected an object"}},
       {run(R"({"direction": "forward", "partition_rows": {"seed": 3}})"),
        {"run.partition_rows.policy: missing required field"}},

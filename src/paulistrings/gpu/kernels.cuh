@@ -898,6 +898,17 @@ __global__ void __launch_bounds__(kThreads) key_index_kernel(LayerArgs<W> a) {
   }
 }
 
+/// ORs this warp's cone words (x | z of the rows its threads read) into support[W]: one atomic a word
+/// and warp. Every lane of the warp must call it.
+template <int W>
+__device__ __forceinline__ void flush_cone(std::uint64_t (&cone)[W], unsigned long long* support) {
+#pragma unroll
+  for (int w = 0; w < W; ++w) {
+    for (int offset = 16; offset > 0; offset >>= 1) cone[w] |= __shfl_down_sync(0xffffffffu, cone[w], offset);
+    if ((threadIdx.x & 31) == 0 && cone[w]) atomicOr(&support[w], static_cast<unsigned long long>(cone[w]));
+  }
+}
+
 template <int W, bool Cx>
 __global__ void __launch_bounds__(kThreads) merge_rows_kernel(LayerArgs<W> a, const Key<W>* row_keys,
                                                               const void* row_coef, std::size_t rows,
@@ -939,11 +950,7 @@ __global__ void __launch_bounds__(kThreads) merge_rows_kernel(LayerArgs<W> a, co
     }
   }
   tally.flush(a.counters);
-#pragma unroll
-  for (int w = 0; w < W; ++w) {
-    for (int offset = 16; offset > 0; offset >>= 1) cone[w] |= __shfl_down_sync(0xffffffffu, cone[w], offset);
-    if ((threadIdx.x & 31) == 0 && cone[w]) atomicOr(&support[w], static_cast<unsigned long long>(cone[w]));
-  }
+  flush_cone<W>(cone, support);
 }
 
 template <int W, bool Cx>
@@ -958,11 +965,7 @@ __global__ void __launch_bounds__(kThreads) appended_rows_kernel(LayerArgs<W> a,
     tally.hole_change += is_zero<Cx>(load_coef<Cx>(a.coef, first + r)) ? 1 : 0;
   }
   tally.flush(a.counters);
-#pragma unroll
-  for (int w = 0; w < W; ++w) {
-    for (int offset = 16; offset > 0; offset >>= 1) cone[w] |= __shfl_down_sync(0xffffffffu, cone[w], offset);
-    if ((threadIdx.x & 31) == 0 && cone[w]) atomicOr(&support[w], static_cast<unsigned long long>(cone[w]));
-  }
+  flush_cone<W>(cone, support);
 }
 
 template <int W, bool Cx>

@@ -31,7 +31,7 @@
 #               routed (PAULISTRINGS_ROUTE_ORBITS_FROM=0): in-process cells PARTITION_ROUTE_AB_CELLS
 #               (su4,gu2q,cnot), PARTITION_ROUTE_AB_ROUNDS rounds (2) of PARTITION_AB_REPEAT runs, the plans
 #               PARTITION_ROUTE_AB_PLANS (\"merge default route_all\") (partition_route_ab.txt)
-#   cpu_partition — partitions on this machine's CPU cores (issue 7's 16-core runs): in-process P = 1,
+#   cpu_partition — partitions on this machine's CPU cores (the 16-core partition runs): in-process P = 1,
 #               2, 4 and mpirun -np 2, 4 (each rank bound to cores/np cores), kicked Ising random vs
 #               cut rows and the cells at CPU_PARTITION_TERMS terms (default 4·10^6) on CPU_PARTITION_CORES
 #               cores (default all)

@@ -5,7 +5,7 @@
 //
 // Local Pauli patterns: a qubit's Pauli is coded I=0 X=1 Z=2 Y=3 (x | z<<1); on a support
 // (q0, q1) the pattern is code(q0) | code(q1) << 2. A transfer matrix T (d²×d², d = 2^k) maps
-// input pattern `in` to Σ_out T[out·d² + in]·P_out, phase folded in (DESIGN §3.3).
+// input pattern `in` to Σ_out T[out·d² + in]·P_out, phase folded in (docs/design.md §2.7).
 
 #include <complex>
 #include <cstdint>
@@ -22,7 +22,7 @@ namespace paulistrings {
 using Complex = std::complex<double>;
 using Qubit = std::size_t;
 
-/// Forward = Schrödinger (U A U†, channel map E), Heisenberg = adjoint (U† A U, E†), DESIGN §2.
+/// Forward = Schrödinger (U A U†, channel map E), Heisenberg = adjoint (U† A U, E†): docs/design.md §2.4.
 enum class Direction : std::uint8_t { forward, heisenberg };
 std::string_view to_string(Direction direction);
 /// "forward" or "heisenberg" (case-insensitive); throws std::invalid_argument otherwise.
@@ -90,7 +90,7 @@ class Channel {
   /// table is the conjugate transpose of the forward one.
   static Channel custom(std::string name, std::vector<Qubit> qubits, const LocalPauliMap& forward_map,
                         const LocalPauliMap& adjoint_map = {});
-  // Noise (parameters as in the seed and QuEST, DESIGN §2).
+  // Noise (parameters as in the original crate and QuEST: docs/design.md §2.6).
   static Channel depolarize(double p, Qubit q);
   static Channel dephase(double p, Qubit q);
   static Channel pauli_channel(double px, double py, double pz, Qubit q);

@@ -1,6 +1,6 @@
 #pragma once
 // PreparedChannel<W>: a channel turned, once per layer, into the table an engine reads with no
-// virtual calls and no trigonometry per term (DESIGN §3.3). Two forms:
+// virtual calls and no trigonometry per term (docs/design.md §5). Two forms:
 //  - local: for each input pattern on the ≤2-qubit support, its output patterns and amplitudes
 //    (phase folded in), plus the realized deltas as full-width XOR masks;
 //  - rotation: the generator g of any weight and cos θ / ±sin θ (direction folded into the sign).
@@ -44,7 +44,7 @@ struct PreparedChannel {
   std::vector<PauliString<W>> deltas;        ///< the same deltas as full-width masks
 
   // Rotation form: Q anticommuting with g → cos·Q + sin_signed·(k==3 ? 1 : −1)·(g⊕Q), with
-  // g·Q = i^k (g⊕Q) (DESIGN §2: Heisenberg cos θ Q + i sin θ g Q, forward with −sin θ).
+  // g·Q = i^k (g⊕Q) (docs/design.md §2.3: Heisenberg cos θ Q + i sin θ g Q, forward with −sin θ).
   PauliString<W> generator;
   double cos_theta = 1.0;
   double sin_signed = 0.0;

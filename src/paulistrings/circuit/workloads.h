@@ -1,7 +1,8 @@
 #pragma once
 // The cross-engine workloads other Pauli-propagation engines published timings for, defined exactly
-// as they defined them (issue 3): gates are listed in the order they act on the observable, each as
-// the Heisenberg map O → U†OU with U = exp(−iθP/2), with |c| < atol truncated after every gate.
+// as they defined them (their times: docs/PERFORMANCE.md): gates are listed in the order they act on
+// the observable, each as the Heisenberg map O → U†OU with U = exp(−iθP/2), with |c| < atol truncated
+// after every gate.
 // As a time-ordered circuit propagated in the Heisenberg direction that list is reversed, which is
 // how `circuit` holds it: propagate(observable, circuit, {direction = heisenberg}) applies the
 // gates in the published order.

@@ -1,5 +1,5 @@
 #pragma once
-// BucketHash<W>: the GF(2)-linear bucket function h(v) = H·v of DESIGN §3.2. Row j of H is a dense
+// BucketHash<W>: the GF(2)-linear bucket function h(v) = H·v (docs/design.md §4.2). Row j of H is a dense
 // pseudo-random vector of GF(2)^{2·64W} derived from (seed, j) alone, so h(v ⊕ d) = h(v) ⊕ h(d) and
 // growing from b to b+1 rows splits every bucket β into β and β | 2^b (grow-only refinement).
 

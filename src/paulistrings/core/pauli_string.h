@@ -1,6 +1,6 @@
 #pragma once
 // PauliString<W>: one Pauli string on up to 64·W qubits, stored as symplectic bit arrays (x, z).
-// Conventions (DESIGN §2): I=(0,0) X=(1,0) Z=(0,1) Y=(1,1); qubit q is bit q%64 of word q/64; the
+// Conventions (docs/design.md §2.1–2.2): I=(0,0) X=(1,0) Z=(0,1) Y=(1,1); qubit q is bit q%64 of word q/64; the
 // string is the Hermitian Pauli itself (Y carries no hidden phase); keys never store a phase.
 
 #include <array>

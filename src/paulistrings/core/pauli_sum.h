@@ -1,7 +1,7 @@
 #pragma once
 // PauliSum<W, C>: a weighted sum of distinct Pauli strings, the operator every engine evolves.
 //
-// Storage (DESIGN §3.1): two flat columns — keys (x and z words of a term side by side) and
+// Storage (docs/design.md §4.1): two flat columns — keys (x and z words of a term side by side) and
 // coefficients — partitioned into 2^b buckets by the linear BucketHash; bucket β occupies
 // [offset[β], offset[β+1]). Invariants (checked by check_invariants(), and in debug builds after
 // every mutation): keys are unique; every key's bucket is h(key); inside a bucket keys ascend

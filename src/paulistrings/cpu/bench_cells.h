@@ -1,5 +1,5 @@
 #pragma once
-// The cells of DESIGN §6 shared by the CPU and GPU benchmarks (cpu_engine.perf.cc, gpu/device_sum.perf.cc):
+// The cells of docs/design.md §8, shared by the CPU and GPU benchmarks (cpu_engine.perf.cc, gpu/device_sum.perf.cc):
 // W = 2 (128 qubits), real coefficients, a two-qubit support straddling the word boundary, and sums in
 // steady state (every orbit of the layer's delta span already present, so a layer maps m terms to m).
 

@@ -1,5 +1,5 @@
 #pragma once
-// CosetPlan: the write-disjoint task decomposition of one layer (DESIGN §3.2). The hashes h(d) of
+// CosetPlan: the write-disjoint task decomposition of one layer (docs/design.md §4.2). The hashes h(d) of
 // a layer's deltas span a subspace S of the bucket space GF(2)^b; every output bucket of a coset
 // β ⊕ S reads only input buckets of that coset. With a fully reduced echelon basis of S (pivot
 // bits exclusive), each coset is named by its representative (pivot bits clear) and its members by

@@ -1,5 +1,5 @@
 #pragma once
-// CpuEngine<W, C>: the fast CPU engine (DESIGN §3.4). A layer is split into the cosets of its delta
+// CpuEngine<W, C>: the fast CPU engine (docs/design.md §7.2). A layer is split into the cosets of its delta
 // hash span (CosetPlan); cosets are closed, write-disjoint tasks run in parallel with OpenMP dynamic
 // scheduling, each reading and rewriting only its own buckets (no locks, no atomics). Per table class:
 //  - key-preserving: coefficients rescaled in place, per bucket;

@@ -1,4 +1,4 @@
-// paulistrings-bench: the CPU engine's cells (DESIGN §6) at W = 2 (128 qubits), real coefficients, in
+// paulistrings-bench: the CPU engine's cells (docs/design.md §8) at W = 2 (128 qubits), real coefficients, in
 // steady state (every orbit of the layer's delta span already present, so a layer maps m terms to m
 // terms), plus the machine's streaming bandwidth measured in the same run.
 //

@@ -257,7 +257,7 @@ TEST(KickedIsing, ZeroKickKeepsZ62Exactly) {
 }
 
 TEST(KickedIsing, PeakTermsMatchTheSeedsPublishedCounts) {
-  // seed-api.md §8.1: 5 steps, θh = 5π/16, |c| > 2^-8 → 6 311 peak terms; 2^-10 → 79 029.
+  // The original crate's published counts: 5 steps, θh = 5π/16, |c| > 2^-8 → 6 311 peak terms; 2^-10 → 79 029.
   for (const auto& [exponent, expected_peak] : {std::pair{-8, 6311u}, std::pair{-10, 79029u}}) {
     auto sum = PauliSum<2, double>::from_labels(127, {{"Z62", 1.0}});
     PropagateOptions options;

@@ -1,4 +1,4 @@
-// Checkpoint files (DESIGN §4.5): encoding, validated decoding, atomic save and load.
+// Checkpoint files (docs/design.md §9): encoding, validated decoding, atomic save and load.
 //
 // Layout, version 1. Every integer is unsigned little-endian; every coefficient is an IEEE-754
 // binary64 stored as the little-endian bytes of its bit pattern (so -0.0, subnormals and every

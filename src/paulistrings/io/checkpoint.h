@@ -1,5 +1,5 @@
 #pragma once
-// Checkpoints (DESIGN §4.5): a versioned little-endian binary file holding a propagation in
+// Checkpoints (docs/design.md §9): a versioned little-endian binary file holding a propagation in
 // progress — magic "PSCKPT01", format version, word width W, coefficient type (real/complex),
 // bucket count (restored on load, so a resumed run is bitwise the uninterrupted one), qubit count, circuit
 // fingerprint, task fingerprint (what else must match to resume: direction, truncation, observable), the

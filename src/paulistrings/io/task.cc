@@ -1,4 +1,4 @@
-// Task JSON reader and writer: the original's schema v1 (seed-api.md §6.1) read unchanged, plus this
+// Task JSON reader and writer: the original crate's schema v1 read unchanged, plus this
 // project's extensions (named observables, sparse labels, top_n / approx_top_n, run.device, state lists, the
 // gates beyond v1, stim_file circuits). JSON syntax errors are located by line:column, schema errors by field
 // path ("circuit.gates[3].theta"); both are io::ParseError.

@@ -1,5 +1,5 @@
 #pragma once
-// Task JSON: the original's schema v1 (DESIGN §4.3, seed-api.md §6.1), read unchanged — every v1
+// Task JSON: the original crate's schema v1 (docs/design.md §9, docs/cli.md), read unchanged — every v1
 // file runs and means the same — plus this project's extensions, all optional:
 //   "observables": {"name": {label: coeff, …}, …}   several named observables (with or instead of
 //                                                    v1's "observable", which is named "observable")

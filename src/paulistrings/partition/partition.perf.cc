@@ -2,7 +2,7 @@
 //  - remote layers per kicked-Ising step for random and cut partition rows (the seed: 139 → 4 of 271);
 //  - the 127-qubit kicked Ising (Heisenberg ⟨Z62⟩, θh = 5π/16, |c| cutoff 2^-12) end to end: wall time,
 //    rows and bytes exported, imbalance, for random and cut rows;
-//  - cells at 128 qubits (W = 2): rotation_zz and su4 (DESIGN §6, steady-state sums, 4 layers; cut
+//  - cells at 128 qubits (W = 2): rotation_zz and su4 (docs/design.md §8, steady-state sums, 4 layers; cut
 //    rows over P blocks of qubits, across which the rzz delta is remote) at m terms (strong scaling)
 //    and m·P terms (weak scaling), and rxx·ryy·rzz on one pair of a random sum; ns per term per layer from the layers' own wall time
 //    (exchanges included; the split and the gather are not), and the end-to-end time.

@@ -1,5 +1,5 @@
 #pragma once
-// PartitionRows: the p extra GF(2) rows R that split a Pauli sum into P = 2^p partitions (DESIGN §3.7).
+// PartitionRows: the p extra GF(2) rows R that split a Pauli sum into P = 2^p partitions (docs/design.md §7.4).
 // Partition of a key v = (x, z) is part(v) = R·v (bit j = parity of row j AND v). part is linear, so a
 // channel delta d sends every output of a term in partition r to partition r ⊕ part(d): a delta with
 // part(d) = 0 is local, any other is remote and has exactly one partner per partition.

@@ -1,5 +1,5 @@
 #pragma once
-// propagate_partitioned(): propagate() over P = 2^p partitions of the sum (DESIGN §3.7).
+// propagate_partitioned(): propagate() over P = 2^p partitions of the sum (docs/design.md §7.4, docs/partitions.md).
 //
 // The terms are split by part(v) = R·v (PartitionRows). Every partition runs the CPU engine (or the GPU
 // engine: PartitionOptions::devices) on its share. Per layer, each delta d of the channel is local (part(d)

@@ -1,5 +1,5 @@
 #pragma once
-// Transport: how the partitions of a distributed propagation talk (DESIGN §3.7). The partitioned driver
+// Transport: how the partitions of a distributed propagation talk (docs/design.md §7.4). The partitioned driver
 // only ever needs
 //  - exchange(partner, bytes): a pairwise, symmetric swap of one byte buffer with one partner (the
 //    partner calls exchange with this rank at the same point of the run);

@@ -1,5 +1,5 @@
 #pragma once
-// Read-outs that need no state (DESIGN §3.6, seed-api §4): overlap tr(A†B)/2^n, the anticommute
+// Read-outs that need no state (those of the original crate's Python API): overlap tr(A†B)/2^n, the anticommute
 // histogram behind the Monte-Carlo operator Loschmidt echo, the exact rotated overlap
 // 2^-n Tr(A V† A V) with V = Π_{q∈sites} exp(−iδG_q), and the diagonal echo formula.
 

@@ -1,8 +1,9 @@
 #pragma once
-// ProductState: expectation values ⟨s|O|s⟩ in product states (DESIGN §3.6). A state is given as a
-// uniform name "z+", "x+", "y+" (case-insensitive; "z+" = |0…0⟩) or as one character per qubit over
-// qiskit's alphabet 0 1 (Z±), + - (X±), r l (Y±). A term contributes Π_q ⟨P_q⟩, with ⟨P_q⟩ = ±1
-// when P_q is the qubit's axis, 1 for I and 0 otherwise: one masked pass over the terms.
+// ProductState: expectation values ⟨s|O|s⟩ in product states (read out after a Heisenberg run, that is
+// the circuit's ⟨O⟩: docs/design.md §2.4). A state is given as a uniform name "z+", "x+", "y+"
+// (case-insensitive; "z+" = |0…0⟩) or as one character per qubit over qiskit's alphabet 0 1 (Z±),
+// + - (X±), r l (Y±). A term contributes Π_q ⟨P_q⟩, with ⟨P_q⟩ = ±1 when P_q is the qubit's axis, 1 for
+// I and 0 otherwise: one masked pass over the terms.
 
 #include <bit>
 #include <cstdint>

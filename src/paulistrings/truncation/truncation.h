@@ -1,5 +1,5 @@
 #pragma once
-// Truncation: the policies that keep a propagated sum tractable (DESIGN §3.5, seed-api §3).
+// Truncation: the policies that keep a propagated sum tractable (docs/design.md §2.8, §6).
 // Per-term tests run inside a layer on each output's summed coefficient: coeff(ε) keeps
 // |c|² > ε² (ε < 0 keeps all), weight(k) keeps popcount(x|z) ≤ k. Layer passes run after the
 // layer: topn(n) (exact; a tie group at the cut is kept whole if it fits, else dropped whole),

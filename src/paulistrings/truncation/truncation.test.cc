@@ -1,4 +1,4 @@
-// Tests of the truncation policies (seed-api §3): coeff / weight per-term tests, topn / approx_topn /
+// Tests of the truncation policies (docs/design.md §2.8): coeff / weight per-term tests, topn / approx_topn /
 // collapse_sample layer passes and their selection kernels against brute force, the threaded cuts
 // against a sorting reference and across thread counts (bitwise), composition with & and |, and
 // truncation as propagate() applies it (per layer, discarded weight, exact zeros).
@@ -125,7 +125,7 @@ TEST(CoeffTruncationTest, NegativeEpsilonKeepsEverythingAndNanIsRejected) {
   EXPECT_TRUE(keep_all.keep(key_of(1), 1e-300));
   EXPECT_TRUE(keep_all.keep(key_of(1), Complex(0.0, 1e-320)));
   EXPECT_TRUE(keep_all.keep(key_of(1), 0.0));
-  // coeff(0) compares |c|² > 0, so magnitudes whose square underflows behave as zero (seed-api §3).
+  // coeff(0) compares |c|² > 0, so magnitudes whose square underflows behave as zero (docs/design.md §2.8).
   EXPECT_TRUE(Truncation::coeff(0.0).keep(key_of(1), 1e-150));
   EXPECT_FALSE(Truncation::coeff(0.0).keep(key_of(1), 1e-170));
   try {

@@ -249,7 +249,8 @@ void check_budget_room(std::size_t limit, std::size_t baseline) {
 /// term costs in the engine (key + coefficient, times the engine's working-set factor).
 std::size_t budget_terms(std::size_t limit, std::size_t baseline, int width, bool complex_coefficients) {
   // Buckets plus a layer's output (the driver caps a layer at 2× the budget), vector growth slack
-  // and the export copy: measured peak ≈ 3–4 × (key + coefficient) bytes per budget term.
+  // and the export copy: 4 × (key + coefficient) bytes per budget term bounds the measured peak
+  // (docs/PERFORMANCE.md, "Memory budget (CLI)").
   constexpr double kWorkingSetFactor = 4.0;
   const double per_term = (16.0 * width + (complex_coefficients ? 16.0 : 8.0)) * kWorkingSetFactor;
   check_budget_room(limit, baseline);

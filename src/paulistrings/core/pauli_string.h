@@ -78,8 +78,8 @@ struct PauliString {
   friend PauliString operator^(PauliString a, const PauliString& b) { return a ^= b; }
 
   /// Word by word, without branches: GCC turns the defaulted comparison of the word arrays into a call
-  /// to memcmp, which the engines' hash probes and orbit lookups then paid on every comparison (3.6%
-  /// of a partitioned su4 run's samples; docs/PERFORMANCE.md, "Key equality without memcmp").
+  /// to memcmp, which the engines' hash probes and orbit lookups then paid on every comparison
+  /// (docs/PERFORMANCE.md, "Key equality without memcmp").
   friend bool operator==(const PauliString& a, const PauliString& b) {
     std::uint64_t differ = 0;
     for (int i = 0; i < W; ++i) differ |= (a.x[i] ^ b.x[i]) | (a.z[i] ^ b.z[i]);

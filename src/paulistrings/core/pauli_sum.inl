@@ -96,8 +96,9 @@ inline constexpr std::uint64_t kIndexMask = (std::uint64_t{1} << kIndexBits) - 1
 
 /// Records (bucket << kIndexBits | index) sorted by bucket, indices ascending within a bucket: an LSD
 /// radix sort of 8-byte records (8-bit digits, 256 output streams a pass, stable), and the start of
-/// every bucket. A fresh large allocation is paid for page by page on first touch (on the VMs we
-/// measure, ~3 s per GB), so this works on 8-byte records rather than on the terms themselves.
+/// every bucket. A fresh large allocation is paid for page by page on first touch (slowly on the VMs
+/// we measure: docs/PERFORMANCE.md, "2026-11-30 (morning)"), so this works on 8-byte records rather
+/// than on the terms themselves.
 template <class BucketOf>
 std::vector<std::uint64_t> order_by_bucket(std::size_t n, int bits, BucketOf&& bucket_of,
                                            std::vector<std::size_t>& start) {
@@ -125,8 +126,8 @@ void PauliSum<W, C>::assign_terms(std::vector<Term>&& terms, int bits) {
   // Order by bucket (pauli_sum_detail::order_by_bucket), then per bucket: gather its terms in input
   // order, sort them by key (stable: equal keys are summed in input order, whatever the thread count),
   // sum runs of equal keys, drop exact zeros. Buckets are independent and run in parallel for large
-  // inputs. (One indirect stable_sort over all terms took 10–14 s for 5.5·10^6 W = 8 terms on 2 cores;
-  // this: docs/PERFORMANCE.md.)
+  // inputs: several times faster than one indirect stable_sort over all terms (docs/PERFORMANCE.md,
+  // "2026-11-30 (morning) — GPU join without a count pass; sm_90 build", the download).
   using namespace pauli_sum_detail;
   bits = std::max(bits, bucket_bits_);
   const std::size_t n = terms.size();

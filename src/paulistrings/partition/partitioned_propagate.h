@@ -87,7 +87,8 @@ struct PartitionOptions {
   std::vector<int> devices;
   /// GPU ranks of a distributed run (transport not shared by one process) swap rows with NCCL on the
   /// devices instead of through host memory (partition/nccl_exchange.h; every rank must ask alike; a
-  /// build without NCCL throws). Off by default: not yet measured on a GPU machine.
+  /// build without NCCL throws). Off by default: faster on large remote layers, slower on many small ones
+  /// (docs/PERFORMANCE.md, "2026-11-30 (evening) — two H200s, NCCL, 16 CPU cores").
   bool use_nccl = false;
   /// CPU partitions, a remote dense general table (mean fanout ≥ 8 outputs per input pattern: a Haar
   /// two-qubit unitary, not a sparse one): when the largest partition holds at least this many terms,
@@ -95,9 +96,9 @@ struct PartitionOptions {
   /// each output is computed once and the outputs sent afterwards are appended by the receiver, not
   /// summed in through a key index. Otherwise one exchange of half-orbit outputs that the receiver sums
   /// (fewer messages for small layers; cheaper for sparse tables). 0: every remote general table, dense
-  /// or not, at any size, on CPU and GPU partitions alike; GPU partitions route only then (on one H200
-  /// routing measured 0.58–1.17× the merge, slower in 11 of 16 pairs: the join is cheap there next to
-  /// the added export, compaction and rows).
+  /// or not, at any size, on CPU and GPU partitions alike; GPU partitions route only then (the join is
+  /// cheap there next to the added export, compaction and rows: docs/PERFORMANCE.md,
+  /// "2026-12-02 — GPU partitions: orbits routed vs the merge plan").
   /// SIZE_MAX: never. Every rank must ask alike (shape check).
   std::size_t route_orbits_from = std::size_t{1} << 13;
   /// Distributed run: this rank's transport (not owned). nullptr = in-process.

@@ -613,10 +613,10 @@ class PartitionRunner {
   /// Whether a remote general table routes its orbits (PartitionOptions::route_orbits_from): 0 = always;
   /// otherwise when the largest partition holds that many terms and the table is dense — a mean fanout
   /// of 8 or more outputs per input pattern, where a half orbit costs nearly a whole one (a Haar two-qubit
-  /// unitary: ~16). Measured 2026-12-02 (docs/PERFORMANCE.md, fourth session): su4 1.37–1.69× faster
-  /// routed on 2 cores; gu2q (XX·YY rotations, span 4, fanout ≤ 4) up to 20% slower at P = 2. GPU
-  /// partitions route only with 0: with 2 and 4 partitions on one H200, routing measured 0.58–1.17× the merge
-  /// plan on su4 and gu2q (docs/PERFORMANCE.md, fifth session).
+  /// unitary: ~16); a sparse table (gu2q: fanout ≤ 4) is cheaper on the merge plan. GPU partitions route
+  /// only with 0: there routing was no faster than the merge plan. Why: docs/PERFORMANCE.md,
+  /// "2026-12-02 — CPU partitions: orbits routed to one partition before a remote general layer"
+  /// and "2026-12-02 — GPU partitions: orbits routed vs the merge plan".
   static bool dense_table(const PreparedChannel<W>& table) {
     const int patterns = table.support_size == 2 ? 16 : 4;
     int outputs = 0;

@@ -1,5 +1,6 @@
 // propagate_partitioned's compiled instances of width 4 (real and complex coefficients). One translation
-// unit a width, so a parallel build compiles them side by side (all ten in one unit took 95–130 s).
+// unit a width, so a parallel build compiles them side by side (all ten in one unit were the build's
+// longest edge: docs/PERFORMANCE.md, "2026-12-02 — device build after splitting partitioned_propagate.cc").
 
 #include "paulistrings/partition/partitioned_propagate.h"
 

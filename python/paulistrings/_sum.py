@@ -678,7 +678,7 @@ class PauliSum:
 
         ``direction`` is ``"forward"`` (default: U·O·U†, gates in written order) or
         ``"heisenberg"`` (U†·O·U, last gate first). ``policy`` is a ``truncation`` policy (None:
-        only exact zeros are dropped). See the package README for every option; added by this
+        only exact zeros are dropped). See docs/python.md for every option; added by this
         implementation: ``threads`` (0 = every core), ``checkpoint``/``checkpoint_every``/
         ``resume`` and ``memory_limit``/``auto_truncate``.
 

@@ -14,7 +14,7 @@
 #include <string>
 
 #include "paulistrings/circuit/kicked_ising.h"
-#include "paulistrings/engine/propagate.h"
+#include "paulistrings/run/propagate.h"
 #include "paulistrings/readout/product_state.h"
 
 int main(int argc, char** argv) {

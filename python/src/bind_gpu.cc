@@ -24,7 +24,7 @@
 #include <variant>
 
 #include "paulistrings/core/any_pauli_sum.h"
-#include "paulistrings/engine/propagate.h"
+#include "paulistrings/run/propagate.h"
 #include "paulistrings/gpu/device_sum.h"
 #include "propagate_run.h"
 

@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "mpi_comm.h"
-#include "paulistrings/engine/propagate.h"
+#include "paulistrings/run/propagate.h"
 #include "paulistrings/io/checkpoint.h"
 #include "paulistrings/partition/partitioned_propagate.h"
 #include "propagate_run.h"
@@ -290,17 +290,12 @@ void register_propagate(py::module_& m) {
         args.stop_every = stop_every;
         args.max_terms = max_terms;
         args.auto_truncate = auto_truncate;
-        if (partitions <= 1 && comm.is_none() && cpu_lists.empty() && devices.empty()) {
-          // device ≥ 0: propagate() uploads, runs on that CUDA device and downloads into `sum`.
-          return run_propagation(circuit, policy, args, [&](const PropagateOptions& options) {
-            return propagate(sum, circuit, options);
-          });
-        }
-        // Partitioned: in-process partitions (threads of this process), or one partition per MPI rank
-        // of the mpi4py communicator `comm` (collective). Each partition runs the CPU engine, or the GPU
-        // engine on devices[r] (in-process: the list sets the partition count; under comm one entry for
-        // this rank or one per rank), or on `device` for every partition when the list is empty; the
-        // library checks the list against the partition count.
+        // One choice for every engine (run/propagate.h): a device ≥ 0 alone runs the single-GPU engine
+        // (upload, propagate, download into `sum`); partitions > 1, a device list, CPU lists or an mpi4py
+        // communicator `comm` (collective: one partition per rank) run partitioned. Each partition runs
+        // the CPU engine, or the GPU engine on devices[r] (in-process: the list sets the partition count;
+        // under comm one entry for this rank or one per rank), or on `device` for every partition when the
+        // list is empty; the library checks the list against the partition count.
         PartitionOptions partition;
         partition.partitions = partitions;
         partition.row_policy = parse_row_policy(row_policy);
@@ -318,6 +313,7 @@ void register_propagate(py::module_& m) {
         std::function<std::unique_ptr<Transport>()> make_transport;
         if (!comm.is_none()) make_transport = mpi_transport_factory(comm);  // GIL held: reads the object
         PartitionStats partition_stats;
+        bool partitioned = false;
         std::optional<int> rank, size;
         py::dict out = run_propagation(circuit, policy, args, [&](const PropagateOptions& options) {
           std::unique_ptr<Transport> transport;
@@ -327,10 +323,12 @@ void register_propagate(py::module_& m) {
             rank = transport->rank();
             size = transport->size();
           }
-          PartitionedPropagation run = propagate_partitioned(sum, circuit, options, partition);
+          Propagation run = propagate(sum, circuit, options, partition);
+          partitioned = run.engine == EngineKind::partitioned || run.engine == EngineKind::distributed;
           partition_stats = std::move(run.partitions);
           return std::move(run.stats);
         });
+        if (!partitioned) return out;
         py::dict stats = partition_dict(partition_stats);
         if (rank) {
           stats["rank"] = *rank;

@@ -13,7 +13,7 @@
 #include <stdexcept>
 
 #include "mpi_comm.h"
-#include "paulistrings/engine/propagate.h"
+#include "paulistrings/run/propagate.h"
 #include "paulistrings/gpu/device_sum.h"
 
 namespace py = pybind11;

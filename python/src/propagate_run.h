@@ -10,7 +10,7 @@
 #include <string>
 
 #include "paulistrings/circuit/circuit.h"
-#include "paulistrings/engine/propagate.h"
+#include "paulistrings/run/propagate.h"
 #include "paulistrings/truncation/truncation.h"
 
 namespace paulistrings::python {

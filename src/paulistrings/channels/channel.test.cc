@@ -28,7 +28,7 @@
 #include "paulistrings/circuit/circuit.h"
 #include "paulistrings/core/any_pauli_sum.h"
 #include "paulistrings/core/pauli_sum.h"
-#include "paulistrings/engine/propagate.h"
+#include "paulistrings/run/propagate.h"
 #include "paulistrings/engine/reference_engine.h"
 #include "paulistrings/testing/assertions.h"
 #include "paulistrings/testing/oracle_bridge.h"

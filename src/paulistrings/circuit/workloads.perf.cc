@@ -18,7 +18,7 @@
 
 #include "paulistrings/circuit/workloads.h"
 #include "paulistrings/cpu/cpu_engine.h"
-#include "paulistrings/engine/propagate.h"
+#include "paulistrings/run/propagate.h"
 #include "paulistrings/readout/product_state.h"
 
 namespace {

@@ -18,7 +18,7 @@
 #include "paulistrings/cli/runner.h"
 #include "paulistrings/core/text.h"
 #include "paulistrings/cpu/cpu_engine.h"
-#include "paulistrings/engine/propagate.h"
+#include "paulistrings/run/propagate.h"
 #include "paulistrings/io/atomic_file.h"
 #include "paulistrings/io/parse_error.h"
 #include "paulistrings/io/qasm.h"

@@ -13,7 +13,7 @@
 #include <sstream>
 #include <string>
 
-#include "paulistrings/engine/propagate.h"
+#include "paulistrings/run/propagate.h"
 #include "paulistrings/gpu/device_sum.h"
 #include "paulistrings/io/atomic_file.h"
 #include "paulistrings/io/qasm.h"

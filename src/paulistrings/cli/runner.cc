@@ -21,7 +21,7 @@
 
 #include "paulistrings/cli/launch.h"
 #include "paulistrings/cpu/cpu_engine.h"
-#include "paulistrings/engine/propagate.h"
+#include "paulistrings/run/propagate.h"
 #include "paulistrings/gpu/device_sum.h"
 #include "paulistrings/io/atomic_file.h"
 #include "paulistrings/io/checkpoint.h"
@@ -538,9 +538,8 @@ int execute(const RunSpec& spec, const RunControl& control) {
     double observable_budget_discarded = 0.0;
     std::size_t final_terms = 0;
     while (true) {
-      PropagationStats stats;
+      PartitionOptions partition;
       if (partitions > 1) {
-        PartitionOptions partition;
         partition.partitions = task.partitions;
         partition.devices = devices;
         partition.cpu_lists = cpu_lists;  // in-process CPU partitions: NUMA nodes (empty otherwise)
@@ -558,20 +557,20 @@ int execute(const RunSpec& spec, const RunControl& control) {
         partition.transport = transport;
         partition.input = input;
         partition.result = checkpointing && transport == nullptr ? PartitionResult::gather : PartitionResult::local;
-        PartitionedPropagation run = [&] {
-          try {
-            return propagate_partitioned(sum, task.circuit, options, partition);
-          } catch (...) {
-            // The driver agrees on errors: every rank throws here together and may end normally.
-            if (launch != nullptr) launch->note_shared_ending();
-            throw;
-          }
-        }();
-        stats = std::move(run.stats);
+      }
+      Propagation run = [&] {
+        try {
+          return propagate(sum, task.circuit, options, partition);
+        } catch (...) {
+          // The partition driver agrees on errors: every rank throws here together and may end normally.
+          if (launch != nullptr) launch->note_shared_ending();
+          throw;
+        }
+      }();
+      const PropagationStats& stats = run.stats;
+      if (partitions > 1) {
         if (trace.enabled()) trace.attach_partitions(observable.name, run.partitions.layers);
         partition_stats.push_back(std::move(run.partitions));
-      } else {
-        stats = propagate(sum, task.circuit, options);
       }
       observable_peak = std::max(observable_peak, stats.peak_terms);
       final_terms = stats.final_terms;  // over every partition (a local result holds only this rank's)

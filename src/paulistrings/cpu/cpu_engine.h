@@ -21,14 +21,11 @@
 #include "paulistrings/core/pauli_sum.h"
 #include "paulistrings/cpu/bucket_store.h"
 #include "paulistrings/cpu/coset_plan.h"
+#include "paulistrings/engine/layer_engine.h"
+#include "paulistrings/engine/options.h"
 #include "paulistrings/truncation/truncation.h"
 
 namespace paulistrings {
-
-/// Formulation of general (non-rotation, non-permutation) layers: (b) orbit grouping — inputs
-/// grouped by orbit representative, a small matrix-vector product per orbit, no sort or merge — or
-/// (a) gather-sort-merge — every output into one stream per coset, sorted, duplicates summed.
-enum class GeneralLayer : std::uint8_t { orbit, sort_merge };
 
 struct CpuEngineOptions {
   int threads = 0;                       ///< 0 = every core the process may run on
@@ -233,6 +230,8 @@ class CpuEngine {
     tested_valid_ = true;
   }
 };
+
+static_assert(LayerEngine<CpuEngine<2, double>, 2>);
 
 }  // namespace paulistrings
 

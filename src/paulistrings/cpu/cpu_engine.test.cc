@@ -13,7 +13,7 @@
 #include <random>
 #include <span>
 
-#include "paulistrings/engine/propagate.h"
+#include "paulistrings/run/propagate.h"
 #include "paulistrings/testing/assertions.h"
 #include "paulistrings/testing/engine_cases.h"
 #include "paulistrings/testing/oracle_bridge.h"

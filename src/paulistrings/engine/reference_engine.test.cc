@@ -12,7 +12,7 @@
 
 #include "paulistrings/circuit/kicked_ising.h"
 #include "paulistrings/core/any_pauli_sum.h"
-#include "paulistrings/engine/propagate.h"
+#include "paulistrings/run/propagate.h"
 #include "paulistrings/readout/product_state.h"
 #include "paulistrings/readout/stabilizer_state.h"
 #include "paulistrings/testing/oracle_bridge.h"

@@ -22,6 +22,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "paulistrings/engine/driver.h"
+#include "paulistrings/engine/validate.h"
 #include "paulistrings/gpu/kernels.h"
 
 namespace paulistrings::gpu {
@@ -1676,19 +1678,8 @@ double DeviceSum<W, C>::drop_below(double value, bool keep_equal) {
 
 template <int W, Coefficient C>
 PropagationStats propagate(DeviceSum<W, C>& sum, const Circuit& circuit, const PropagateOptions& options) {
-  if (sum.num_qubits() != circuit.num_qubits()) {
-    throw std::invalid_argument("the Pauli sum has " + std::to_string(sum.num_qubits()) +
-                                " qubits but the circuit has " + std::to_string(circuit.num_qubits()));
-  }
-  if constexpr (!PauliSum<W, C>::kIsComplex) {
-    for (std::size_t k = 0; k < circuit.size(); ++k) {
-      if (circuit[k].has_complex_transfer()) {
-        throw std::invalid_argument("gate " + std::to_string(k) + " (" + circuit[k].description() +
-                                    ") has complex transfer amplitudes: propagate a complex-coefficient sum");
-      }
-    }
-  }
-  return engine_detail::run_layers<W>(sum, circuit, options);
+  validate_run(sum.num_qubits(), PauliSum<W, C>::kIsComplex, circuit, options);
+  return run_layers<W>(sum, circuit, options);
 }
 
 template <int W, Coefficient C>

@@ -34,7 +34,9 @@
 #include "paulistrings/channels/prepared_channel.h"
 #include "paulistrings/circuit/circuit.h"
 #include "paulistrings/core/pauli_sum.h"
-#include "paulistrings/engine/propagate.h"
+#include "paulistrings/engine/layer_engine.h"
+#include "paulistrings/engine/options.h"
+#include "paulistrings/engine/stats.h"
 #include "paulistrings/truncation/truncation.h"
 
 namespace paulistrings::gpu {
@@ -215,13 +217,21 @@ class DeviceSum {
   std::unique_ptr<Impl> impl_;
 };
 
+static_assert(LayerEngine<DeviceSum<2, double>, 2>);
+
 /// Propagates a resident sum through `circuit` (options.device is ignored: the sum's device is used).
 template <int W, Coefficient C>
 PropagationStats propagate(DeviceSum<W, C>& sum, const Circuit& circuit, const PropagateOptions& options = {});
 
+/// A host sum propagated on device options.device (≥ 0): upload, propagate, download into `sum`.
+/// Without CUDA it throws GpuUnavailable.
+template <int W, Coefficient C>
+PropagationStats propagate_on_device(PauliSum<W, C>& sum, const Circuit& circuit, const PropagateOptions& options);
+
 #define PAULISTRINGS_DECLARE_DEVICE_SUM(W, C)                                                     \
   extern template class DeviceSum<W, C>;                                                          \
-  extern template PropagationStats propagate<W, C>(DeviceSum<W, C>&, const Circuit&, const PropagateOptions&);
+  extern template PropagationStats propagate<W, C>(DeviceSum<W, C>&, const Circuit&, const PropagateOptions&); \
+  extern template PropagationStats propagate_on_device<W, C>(PauliSum<W, C>&, const Circuit&, const PropagateOptions&);
 PAULISTRINGS_FOR_EACH_SUM_TYPE(PAULISTRINGS_DECLARE_DEVICE_SUM)
 #undef PAULISTRINGS_DECLARE_DEVICE_SUM
 

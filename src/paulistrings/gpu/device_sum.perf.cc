@@ -26,6 +26,7 @@
 #include "paulistrings/cpu/cpu_engine.h"
 #include "paulistrings/gpu/device_sum.h"
 #include "paulistrings/readout/product_state.h"
+#include "paulistrings/run/propagate.h"
 
 namespace paulistrings {
 namespace {

@@ -12,7 +12,7 @@
 #include <iostream>
 #include <random>
 
-#include "paulistrings/engine/propagate.h"
+#include "paulistrings/run/propagate.h"
 #include "paulistrings/testing/assertions.h"
 #include "paulistrings/testing/engine_cases.h"
 #include "paulistrings/testing/gpu.h"

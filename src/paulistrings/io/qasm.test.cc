@@ -24,7 +24,7 @@
 
 #include "paulistrings/circuit/circuit.h"
 #include "paulistrings/core/pauli_sum.h"
-#include "paulistrings/engine/propagate.h"
+#include "paulistrings/run/propagate.h"
 #include "paulistrings/io/parse_error.h"
 #include "paulistrings/testing/assertions.h"
 #include "paulistrings/testing/dense_simulator.h"

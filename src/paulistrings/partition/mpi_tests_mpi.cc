@@ -15,6 +15,7 @@
 
 #include "paulistrings/partition/mpi_transport.h"
 #include "paulistrings/partition/partitioned_propagate.h"
+#include "paulistrings/run/propagate.h"
 #include "paulistrings/testing/assertions.h"
 #include "paulistrings/testing/oracle_bridge.h"
 

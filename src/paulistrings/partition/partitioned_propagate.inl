@@ -15,6 +15,7 @@
 
 #include "paulistrings/channels/prepared_channel.h"
 #include "paulistrings/cpu/cpu_engine.h"
+#include "paulistrings/engine/validate.h"
 #include "paulistrings/partition/local_engine.h"
 #include "paulistrings/partition/nccl_exchange.h"
 #include "paulistrings/partition/cpu_pinning.h"
@@ -822,30 +823,9 @@ class PartitionRunner {
 template <int W, Coefficient C>
 std::string validate(const PauliSum<W, C>& sum, const Circuit& circuit, const PropagateOptions& options,
                      std::size_t partitions) {
-  if (sum.num_qubits() != circuit.num_qubits()) {
-    return std::string("the Pauli sum has ")
-        .append(std::to_string(sum.num_qubits()))
-        .append(" qubits but the circuit has ")
-        .append(std::to_string(circuit.num_qubits()));
-  }
-  if constexpr (!PauliSum<W, C>::kIsComplex) {
-    for (std::size_t k = 0; k < circuit.size(); ++k) {
-      if (circuit[k].has_complex_transfer()) {
-        return std::string("gate ")
-            .append(std::to_string(k))
-            .append(" (")
-            .append(circuit[k].description())
-            .append(") has complex transfer amplitudes: propagate a complex-coefficient sum");
-      }
-    }
-  }
-  if (options.threads < 0) return "threads must be ≥ 0 (0 = all available cores)";
-  if (options.start_layer > circuit.size()) {
-    return std::string("start_layer ")
-        .append(std::to_string(options.start_layer))
-        .append(" is past the circuit's ")
-        .append(std::to_string(circuit.size()))
-        .append(" layers");
+  if (std::string problem = run_problem(sum.num_qubits(), PauliSum<W, C>::kIsComplex, circuit, options);
+      !problem.empty()) {
+    return problem;
   }
   if (partitions > 1 && options.truncation.contains(Truncation::Kind::collapse_sample)) {
     return std::string("collapse_sample is not supported with ")

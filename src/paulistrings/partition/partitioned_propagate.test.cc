@@ -6,6 +6,7 @@
 // all), and ranks with one device each; skipped with the reason on a machine without a GPU.
 
 #include "paulistrings/partition/partitioned_propagate.h"
+#include "paulistrings/run/propagate.h"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 
 #include <numbers>
 
-#include "paulistrings/engine/propagate.h"
+#include "paulistrings/run/propagate.h"
 
 namespace paulistrings::testing {
 

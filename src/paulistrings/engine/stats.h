@@ -1,0 +1,42 @@
+#pragma once
+// What a propagation run reports: one LayerRecord per layer applied (the trace) and the run's totals.
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace paulistrings {
+
+struct LayerRecord {
+  std::size_t application_index = 0;  ///< 0..layers-1 in the order applied
+  std::size_t circuit_index = 0;      ///< position of the channel in the circuit as written
+  std::string gate_name;
+  std::size_t terms_in = 0;
+  std::size_t terms_out = 0;      ///< after this layer's truncation
+  double discarded_weight = 0.0;  ///< Σ|c|² removed by truncation in this layer
+  std::uint64_t wall_ns = 0;
+  bool collapsed = false;                ///< collapse_sample replaced the sum in this layer
+  double budget_discarded_weight = 0.0;  ///< part of discarded_weight removed by the memory budget
+};
+
+/// Thrown when a run with a memory budget and auto_truncate = false would exceed the budget.
+class MemoryBudgetExceeded : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct PropagationStats {
+  std::vector<LayerRecord> layers;
+  std::size_t layers_done = 0;           ///< application steps completed (absolute, counting start_layer)
+  bool stopped = false;                  ///< should_stop ended the run before the last layer
+  std::size_t budget_truncations = 0;    ///< memory-budget cuts made
+  double budget_discarded_weight = 0.0;  ///< Σ|c|² those cuts removed (also in discarded_weight)
+  std::size_t peak_terms = 0;            ///< max of the input size and every layer's output size
+  std::size_t final_terms = 0;
+  double discarded_weight = 0.0;
+  std::size_t collapses = 0;
+};
+
+}  // namespace paulistrings

@@ -22,6 +22,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "paulistrings/gpu/cuda_check.h"
 #include "paulistrings/gpu/kernels.h"
 
 namespace paulistrings::gpu {
@@ -36,12 +37,6 @@ std::string gib(std::size_t bytes) {
   char text[32];
   std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
   return text;
-}
-
-void check(cudaError_t status, const char* what) {
-  if (status == cudaSuccess) return;
-  cudaGetLastError();  // clear a non-sticky error so the device stays usable
-  throw GpuError(std::string("CUDA error in ").append(what).append(": ").append(cudaGetErrorString(status)));
 }
 
 /// Where a layer's time goes, when the environment sets PAULISTRINGS_GPU_PROFILE: mark() synchronizes

@@ -27,7 +27,6 @@
 #include <functional>
 #include <memory>
 #include <span>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -35,25 +34,10 @@
 #include "paulistrings/circuit/circuit.h"
 #include "paulistrings/core/pauli_sum.h"
 #include "paulistrings/engine/propagate.h"
+#include "paulistrings/gpu/errors.h"
 #include "paulistrings/truncation/truncation.h"
 
 namespace paulistrings::gpu {
-
-/// No CUDA build, no device, or a device ordinal that does not exist.
-class GpuUnavailable : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-/// The device has too little free memory for the next step (the sum is left as it was).
-class GpuOutOfMemory : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-/// Any other CUDA failure.
-class GpuError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 /// True when the library was built with the CUDA engine.
 bool built_with_cuda();

@@ -9,13 +9,11 @@
 #include <bit>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <optional>
 #include <set>
 #include <cstring>
 #include <limits>
-#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -39,13 +37,13 @@ std::string gib(std::size_t bytes) {
   return text;
 }
 
-/// Where a layer's time goes, when the environment sets PAULISTRINGS_GPU_PROFILE: mark() synchronizes
-/// the stream and adds the wall time since the previous mark to a phase, and the totals go to stderr
-/// when the sum is destroyed. The synchronizations cost time of their own (each ~10 µs), so compare
-/// phases with each other, not the total with an unprofiled run. Off: mark() is one branch.
+/// Where a layer's time goes, with GpuEngineOptions::profile: mark() synchronizes the stream and adds
+/// the wall time since the previous mark to a phase, and the totals go to stderr when the sum is
+/// destroyed. The synchronizations cost time of their own (each ~10 µs), so compare phases with each
+/// other, not the total with an unprofiled run. Off: mark() is one branch.
 class PhaseProfile {
  public:
-  PhaseProfile() : on_(std::getenv("PAULISTRINGS_GPU_PROFILE") != nullptr) {}
+  explicit PhaseProfile(bool on = false) : on_(on) {}
   bool on() const { return on_; }
   /// At the start of a layer: what happened since the previous layer ended (the driver, channel
   /// preparation, layer passes on the host) goes to "between layers".
@@ -54,14 +52,14 @@ class PhaseProfile {
     if (started_) {
       mark(stream, "between layers");
     } else {
-      cudaStreamSynchronize(stream);
+      check(cudaStreamSynchronize(stream), "profile synchronization");
       last_ = Clock::now();
       started_ = true;
     }
   }
   void mark(cudaStream_t stream, const char* phase) {
     if (!on_) return;
-    cudaStreamSynchronize(stream);
+    check(cudaStreamSynchronize(stream), "profile synchronization");
     const auto now = Clock::now();
     auto& entry = totals_[phase];
     entry.first += std::chrono::duration<double>(now - last_).count();
@@ -255,7 +253,8 @@ struct DeviceSum<W, C>::Impl {
   std::size_t skipped = 0;
   PhaseProfile profile;
 
-  Impl(const PauliSum<W, C>& host, int ordinal) : device(ordinal), num_qubits(host.num_qubits()) {
+  Impl(const PauliSum<W, C>& host, int ordinal, const GpuEngineOptions& options)
+      : device(ordinal), num_qubits(host.num_qubits()), profile(options.profile) {
     hash_seed = host.hash().seed();
     const int count = device_count();
     if (count == 0) throw GpuUnavailable(unavailable_reason());
@@ -287,6 +286,8 @@ struct DeviceSum<W, C>::Impl {
   }
 
   void release() {
+    // No status is checked here: release runs in the destructor (and on a failed construction), which
+    // must not throw; a device that failed has reported it at an earlier checked call.
     cudaSetDevice(device);
     if (stream) cudaStreamSynchronize(stream);
     for (Buffer* b : {&keys, &coef, &owner, &members, &groups, &counts, &offsets, &scan_temp, &counters, &scratch,
@@ -307,8 +308,8 @@ struct DeviceSum<W, C>::Impl {
     const cudaError_t status = cudaMalloc(&ptr, std::max<std::size_t>(bytes, 8));
     if (status == cudaErrorMemoryAllocation) {
       cudaGetLastError();
-      std::size_t free_bytes = 0, total_bytes = 0;
-      cudaMemGetInfo(&free_bytes, &total_bytes);
+      std::size_t free_bytes = 0, total_bytes = 0;  // 0 in the message when the query fails
+      if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) cudaGetLastError();
       throw GpuOutOfMemory(std::string("GPU ")
                                .append(std::to_string(device))
                                .append(": out of memory allocating ")
@@ -332,7 +333,7 @@ struct DeviceSum<W, C>::Impl {
   }
   void free(Buffer& buffer) {
     if (!buffer.ptr) return;
-    cudaFree(buffer.ptr);
+    cudaFree(buffer.ptr);  // unchecked: release() frees from the destructor
     bytes_now -= buffer.bytes;
     buffer = {};
   }
@@ -430,9 +431,9 @@ struct DeviceSum<W, C>::Impl {
   }
   /// Empties the join table after a layer that stopped between insert and write.
   void clear_table() {
-    cudaMemsetAsync(owner.ptr, 0, table_capacity * sizeof(std::uint32_t), stream);
-    cudaMemsetAsync(members.ptr, 0, members_capacity * sizeof(std::uint32_t), stream);
-    cudaStreamSynchronize(stream);
+    check(cudaMemsetAsync(owner.ptr, 0, table_capacity * sizeof(std::uint32_t), stream), "clear join table");
+    check(cudaMemsetAsync(members.ptr, 0, members_capacity * sizeof(std::uint32_t), stream), "clear join members");
+    check(cudaStreamSynchronize(stream), "clear join table");
   }
 
   kernels::LayerArgs<W> args(const Truncation& truncation) const {
@@ -702,20 +703,10 @@ struct DeviceSum<W, C>::Impl {
   /// Removes the holes when they pile up (or always with `force`). In place (the live terms past the
   /// first stored − holes fill the holes below: no allocation) unless the arrays are over four times
   /// what the live terms need, in which case they are copied into smaller ones to give memory back.
-  /// PAULISTRINGS_GPU_COMPACT=gather: always the gather into fresh arrays (the earlier behaviour; for
-  /// benchmarks comparing the two).
-  static bool gather_always() {
-    static const bool gather = [] {
-      const char* value = std::getenv("PAULISTRINGS_GPU_COMPACT");
-      return value != nullptr && std::string_view(value) == "gather";
-    }();
-    return gather;
-  }
-
   void compact_if_worthwhile(bool force) {
     if (holes == 0 || (!force && holes * 8 < stored)) return;
     const std::size_t live = stored - holes;
-    if (capacity <= 4 * std::max<std::size_t>(live, 1024) && !gather_always()) {
+    if (capacity <= 4 * std::max<std::size_t>(live, 1024)) {
       try {
         reserve_scan(stored);
         auto* flags = static_cast<std::uint32_t*>(counts.ptr);
@@ -973,16 +964,6 @@ struct DeviceSum<W, C>::Impl {
     return layout;
   }
 
-  /// PAULISTRINGS_GPU_FUSE=rotations: general tables run their remote layers in two steps (the
-  /// earlier behaviour; for benchmarks comparing the two).
-  static bool only_rotations_fuse() {
-    static const bool only = [] {
-      const char* value = std::getenv("PAULISTRINGS_GPU_FUSE");
-      return value != nullptr && std::string_view(value) == "rotations";
-    }();
-    return only;
-  }
-
   /// Whether a remote layer of `table` can run fused with its export: a rotation whose generator g
   /// belongs to the one partner offset (every delta of the layer crosses, so no orbit meets here).
   static bool fuses_rotation_with_export(const PreparedChannel<W>& table, std::span<const PauliString<W>> rows,
@@ -998,7 +979,7 @@ struct DeviceSum<W, C>::Impl {
   static std::optional<kernels::JoinExport<W>> join_export(const PreparedChannel<W>& table,
                                                            std::span<const PauliString<W>> rows,
                                                            std::span<const std::uint32_t> offsets) {
-    if (only_rotations_fuse() || table.form == PreparedChannel<W>::Form::rotation || table.table_class != TableClass::general ||
+    if (table.form == PreparedChannel<W>::Form::rotation || table.table_class != TableClass::general ||
         rows.size() > 16 || offsets.empty() || offsets.size() > static_cast<std::size_t>(kernels::kMaxExportSlots)) {
       return std::nullopt;
     }
@@ -1500,7 +1481,8 @@ struct DeviceSum<W, C>::Impl {
 };
 
 template <int W, Coefficient C>
-DeviceSum<W, C>::DeviceSum(const PauliSum<W, C>& host, int device) : impl_(std::make_unique<Impl>(host, device)) {}
+DeviceSum<W, C>::DeviceSum(const PauliSum<W, C>& host, int device, const GpuEngineOptions& options)
+    : impl_(std::make_unique<Impl>(host, device, options)) {}
 template <int W, Coefficient C>
 DeviceSum<W, C>::~DeviceSum() = default;
 template <int W, Coefficient C>
@@ -1688,7 +1670,7 @@ PropagationStats propagate(DeviceSum<W, C>& sum, const Circuit& circuit, const P
 
 template <int W, Coefficient C>
 PropagationStats propagate_on_device(PauliSum<W, C>& sum, const Circuit& circuit, const PropagateOptions& options) {
-  DeviceSum<W, C> device_sum(sum, options.device);
+  DeviceSum<W, C> device_sum(sum, options.device, options.gpu);
   PropagationStats stats = propagate(device_sum, circuit, options);
   device_sum.download_to(sum);
   return stats;

@@ -33,6 +33,7 @@
 #include "paulistrings/channels/prepared_channel.h"
 #include "paulistrings/circuit/circuit.h"
 #include "paulistrings/core/pauli_sum.h"
+#include "paulistrings/engine/gpu_options.h"
 #include "paulistrings/engine/propagate.h"
 #include "paulistrings/gpu/errors.h"
 #include "paulistrings/truncation/truncation.h"
@@ -80,8 +81,8 @@ enum class RowArrival : std::uint8_t {
 template <int W, Coefficient C>
 class DeviceSum {
  public:
-  /// Uploads `host` to device `device`.
-  explicit DeviceSum(const PauliSum<W, C>& host, int device = 0);
+  /// Uploads `host` to device `device`; `options` are the engine's switches (GpuEngineOptions).
+  explicit DeviceSum(const PauliSum<W, C>& host, int device = 0, const GpuEngineOptions& options = {});
   ~DeviceSum();
   DeviceSum(DeviceSum&&) noexcept;
   DeviceSum& operator=(DeviceSum&&) noexcept;

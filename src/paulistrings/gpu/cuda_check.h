@@ -1,5 +1,5 @@
 #pragma once
-// check(): the one test of a CUDA runtime call's status, for the host pipeline (device_sum.cc, g++)
+// check(): the one test of a CUDA runtime call's status, for the host pipeline (device_sum_*.cc, g++)
 // and the kernel launchers (kernels.cuh, nvcc) alike: a failure throws gpu::GpuError naming the call.
 
 #include <string>

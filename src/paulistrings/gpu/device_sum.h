@@ -1,16 +1,16 @@
 #pragma once
 // gpu::DeviceSum<W, C>: a Pauli sum resident on one CUDA device, and the GPU engine that propagates
-// it layer by layer without leaving the device (DESIGN §3.8; the design and its measurements are in
-// docs/gpu-engine.md).
+// it layer by layer without leaving the device (docs/design.md §7.3 GPU; the design decisions and
+// their measurements: docs/gpu-engine.md).
 //
 // Layout: unique keys (the bytes of PauliString<W>) and coefficients in two device arrays, in no
 // particular order; a zero coefficient is a hole (compacted away when they pile up). Per layer:
 //  - key-preserving tables rescale coefficients in place; permutations (Cliffords) rewrite the support
 //    bits of each key in place — one pass, no sort, no merge;
-//  - rotations and general ≤2-qubit tables run a hash join on the orbit representative (DESIGN
-//    §3.4's orbit grouping): terms of one orbit meet in one slot, present members are updated in place
-//    and new output keys are appended after an exclusive scan. There are no buckets: the join table is
-//    sized per layer from the term count, so no bucket count has to grow or be agreed.
+//  - rotations and general ≤2-qubit tables run a hash join on the orbit representative (docs/design.md
+//    §4.3 orbit grouping): terms of one orbit meet in one slot, present members are updated in place
+//    and new output keys are appended at a cursor. There are no buckets: the join table is sized per
+//    layer from the term count, so no bucket count has to grow or be agreed.
 // The host takes part once per layer for the sizes: the number of appended terms (to grow the arrays)
 // and the layer's counters (terms dropped, Σ|c|² discarded) — one 8-byte and one 32-byte read-back.
 // Per-term truncation (coeff, weight, and/or) is fused into the layer kernels; topn (radix select on the

@@ -1,5 +1,5 @@
 #pragma once
-// The GPU engine's kernels, as seen from the host engine (device_sum.cc, compiled by g++) and
+// The GPU engine's kernels, as seen from the host engine (device_sum_*.cc, compiled by g++) and
 // implemented in kernels.cuh (nvcc; instantiated once per width and coefficient type by
 // kernels_instance.cu). Only plain structs and launch functions cross this line: nvcc includes no
 // paulistrings header but this one and the error types (errors.h, cuda_check.h), and g++ sees no CUDA

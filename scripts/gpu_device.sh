@@ -22,15 +22,12 @@
 #               PARTITION_TESTS=0 the tests; PARTITION_PROFILE=1 reruns the in-process cells with
 #               PAULISTRINGS_GPU_PROFILE=1 (each device sum's phase times, partition_profile.txt);
 #               PARTITION_BENCH=nccl runs only the NCCL bench, =inprocess only the in-process one, =none none;
-#               PARTITION_AB=1 first runs the in-process cells with PAULISTRINGS_GPU_FUSE=rotations (general
-#               tables' remote layers in two steps) and without, alternating, PARTITION_AB_ROUNDS rounds (2)
-#               of PARTITION_AB_REPEAT runs a cell (5; median reported), PARTITION_AB_CELLS cells (su4)
-#               (partition_ab.txt); PARTITION_ROUTE_AB=1 likewise compares the remote-layer plans: every
-#               remote layer merged (PAULISTRINGS_GPU_PLAN=merge), the default plans (permutations appended,
-#               dense general tables routed from route_orbits_from terms) and every routable general table
-#               routed (PAULISTRINGS_ROUTE_ORBITS_FROM=0): in-process cells PARTITION_ROUTE_AB_CELLS
-#               (su4,gu2q,cnot), PARTITION_ROUTE_AB_ROUNDS rounds (2) of PARTITION_AB_REPEAT runs, the plans
-#               PARTITION_ROUTE_AB_PLANS (\"merge default route_all\") (partition_route_ab.txt)
+#               PARTITION_ROUTE_AB=1 first compares the remote-layer plans, alternating: the default plans
+#               (permutations appended, general tables merged: GPU partitions route orbits only when asked)
+#               and every routable general table routed (PAULISTRINGS_ROUTE_ORBITS_FROM=0): in-process
+#               cells PARTITION_ROUTE_AB_CELLS (su4,gu2q,cnot), PARTITION_ROUTE_AB_ROUNDS rounds (2) of
+#               PARTITION_AB_REPEAT runs a cell (5; median reported), the plans PARTITION_ROUTE_AB_PLANS
+#               (\"default route_all\") (partition_route_ab.txt)
 #   cpu_partition — partitions on this machine's CPU cores (the 16-core partition runs): in-process P = 1,
 #               2, 4 and mpirun -np 2, 4 (each rank bound to cores/np cores), kicked Ising random vs
 #               cut rows and the cells at CPU_PARTITION_TERMS terms (default 4·10^6) on CPU_PARTITION_CORES
@@ -118,23 +115,11 @@ if has partition; then
       2>&1 | tail -6 | tee -a "$out/partition_tests.txt"
   fi
   terms=${PARTITION_TERMS:-4000000}
-  if [[ ${PARTITION_AB:-0} != 0 ]]; then
-    note "partition A/B"
-    for round in $(seq "${PARTITION_AB_ROUNDS:-2}"); do
-      for fuse in rotations all; do
-        echo "# round $round, PAULISTRINGS_GPU_FUSE=$fuse" >> "$out/partition_ab.txt"
-        PAULISTRINGS_GPU_FUSE=$fuse PAULISTRINGS_BENCH_CELLS=${PARTITION_AB_CELLS:-su4} \
-          build-gpu/paulistrings-partition-bench 0 "$terms" 0 "$gpus" 0 "${PARTITION_AB_REPEAT:-5}" \
-          >> "$out/partition_ab.txt" 2>&1
-      done
-    done
-  fi
   if [[ ${PARTITION_ROUTE_AB:-0} != 0 ]]; then
     note "partition route A/B"
     for round in $(seq "${PARTITION_ROUTE_AB_ROUNDS:-2}"); do
-      for plan in ${PARTITION_ROUTE_AB_PLANS:-merge default route_all}; do
+      for plan in ${PARTITION_ROUTE_AB_PLANS:-default route_all}; do
         plan_env=()
-        [[ $plan == merge ]] && plan_env=(PAULISTRINGS_GPU_PLAN=merge)
         [[ $plan == route_all ]] && plan_env=(PAULISTRINGS_ROUTE_ORBITS_FROM=0)
         echo "# round $round, plans: $plan ${plan_env[*]}" >> "$out/partition_route_ab.txt"
         env "${plan_env[@]}" PAULISTRINGS_BENCH_CELLS="${PARTITION_ROUTE_AB_CELLS:-su4,gu2q,cnot}" \

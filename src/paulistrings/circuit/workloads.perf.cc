@@ -5,7 +5,8 @@
 //                               [--rotations in_place|orbit] [--device D]
 //   WORKLOAD: tfim_chain (n = 64, 10 steps), heisenberg_chain (n = 14, 10 steps), tfim_2d (--side L,
 //   default 18, 21 steps).
-// --device D runs on CUDA device D (wall seconds then include the upload and the download).
+// --device D runs on CUDA device D (wall seconds then include the upload and the download);
+// PAULISTRINGS_GPU_PROFILE (set) then prints the device sum's phase times (GpuEngineOptions::profile).
 // Prints one line: workload, threads, wall seconds (propagation only), the published read-out
 // (⟨0…0|O|0…0⟩, and the Z_0 coefficient for heisenberg_chain), final and peak terms, peak RSS.
 
@@ -95,6 +96,7 @@ int main(int argc, char** argv) {
   options.keep_layer_records = false;
   options.in_place_rotations = in_place;
   options.device = device;
+  options.gpu.profile = std::getenv("PAULISTRINGS_GPU_PROFILE") != nullptr;
   const auto start = std::chrono::steady_clock::now();
   const PropagationStats stats = propagate(sum, workload.circuit, options);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

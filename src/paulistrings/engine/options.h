@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "paulistrings/channels/channel.h"
+#include "paulistrings/engine/gpu_options.h"
 #include "paulistrings/truncation/truncation.h"
 
 namespace paulistrings {
@@ -42,6 +43,8 @@ struct PropagateOptions {
   /// general layers by orbit grouping or gather-sort-merge; rotations in place or by the orbit path.
   GeneralLayer general_layer = GeneralLayer::orbit;
   bool in_place_rotations = true;
+  /// The GPU engine's switches (device ≥ 0, and GPU partitions).
+  GpuEngineOptions gpu;
   /// Resume: the sum is the state after this many application steps; propagation continues from
   /// there (LayerRecord::application_index stays absolute).
   std::size_t start_layer = 0;

@@ -1,16 +1,16 @@
 #pragma once
 // gpu::DeviceSum<W, C>: a Pauli sum resident on one CUDA device, and the GPU engine that propagates
-// it layer by layer without leaving the device (DESIGN §3.8; the design and its measurements are in
-// docs/gpu-engine.md).
+// it layer by layer without leaving the device (docs/design.md §7.3 GPU; the design decisions and
+// their measurements: docs/gpu-engine.md).
 //
 // Layout: unique keys (the bytes of PauliString<W>) and coefficients in two device arrays, in no
 // particular order; a zero coefficient is a hole (compacted away when they pile up). Per layer:
 //  - key-preserving tables rescale coefficients in place; permutations (Cliffords) rewrite the support
 //    bits of each key in place — one pass, no sort, no merge;
-//  - rotations and general ≤2-qubit tables run a hash join on the orbit representative (DESIGN
-//    §3.4's orbit grouping): terms of one orbit meet in one slot, present members are updated in place
-//    and new output keys are appended after an exclusive scan. There are no buckets: the join table is
-//    sized per layer from the term count, so no bucket count has to grow or be agreed.
+//  - rotations and general ≤2-qubit tables run a hash join on the orbit representative (docs/design.md
+//    §4.3 orbit grouping): terms of one orbit meet in one slot, present members are updated in place
+//    and new output keys are appended at a cursor. There are no buckets: the join table is sized per
+//    layer from the term count, so no bucket count has to grow or be agreed.
 // The host takes part once per layer for the sizes: the number of appended terms (to grow the arrays)
 // and the layer's counters (terms dropped, Σ|c|² discarded) — one 8-byte and one 32-byte read-back.
 // Per-term truncation (coeff, weight, and/or) is fused into the layer kernels; topn (radix select on the
@@ -27,7 +27,6 @@
 #include <functional>
 #include <memory>
 #include <span>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -37,25 +36,10 @@
 #include "paulistrings/engine/layer_engine.h"
 #include "paulistrings/engine/options.h"
 #include "paulistrings/engine/stats.h"
+#include "paulistrings/gpu/errors.h"
 #include "paulistrings/truncation/truncation.h"
 
 namespace paulistrings::gpu {
-
-/// No CUDA build, no device, or a device ordinal that does not exist.
-class GpuUnavailable : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-/// The device has too little free memory for the next step (the sum is left as it was).
-class GpuOutOfMemory : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-/// Any other CUDA failure.
-class GpuError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 /// True when the library was built with the CUDA engine.
 bool built_with_cuda();
@@ -98,8 +82,8 @@ enum class RowArrival : std::uint8_t {
 template <int W, Coefficient C>
 class DeviceSum {
  public:
-  /// Uploads `host` to device `device`.
-  explicit DeviceSum(const PauliSum<W, C>& host, int device = 0);
+  /// Uploads `host` to device `device`; `options` are the engine's switches (GpuEngineOptions).
+  explicit DeviceSum(const PauliSum<W, C>& host, int device = 0, const GpuEngineOptions& options = {});
   ~DeviceSum();
   DeviceSum(DeviceSum&&) noexcept;
   DeviceSum& operator=(DeviceSum&&) noexcept;

@@ -18,14 +18,12 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
 #include <span>
 #include <stdexcept>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -464,8 +462,8 @@ class CpuLocalEngine final : public ForwardingEngine<W, C, CpuEngine<W, C>> {
 template <int W, Coefficient C>
 class GpuLocalEngine final : public ForwardingEngine<W, C, gpu::DeviceSum<W, C>> {
  public:
-  GpuLocalEngine(const PauliSum<W, C>& share, int device)
-      : ForwardingEngine<W, C, gpu::DeviceSum<W, C>>(share, device) {}
+  GpuLocalEngine(const PauliSum<W, C>& share, int device, const GpuEngineOptions& options = {})
+      : ForwardingEngine<W, C, gpu::DeviceSum<W, C>>(share, device, options) {}
   std::uint64_t kind() const override { return 1; }
   std::vector<ExportedRows> export_rows(const PartitionRows& rows, std::uint32_t self,
                                         std::span<const std::uint32_t> offsets) override {
@@ -486,15 +484,9 @@ class GpuLocalEngine final : public ForwardingEngine<W, C, gpu::DeviceSum<W, C>>
     engine_.merge_partition_rows(buffers);
   }
   /// append for permutation tables, route_orbits for general tables that fuse with their export and
-  /// whose offsets (with 0) are closed under ⊕ (gpu::DeviceSum::routes_orbits); merge otherwise, and
-  /// always under PAULISTRINGS_GPU_PLAN=merge (the earlier behaviour, for benchmarks comparing the two).
+  /// whose offsets (with 0) are closed under ⊕ (gpu::DeviceSum::routes_orbits); merge otherwise.
   RemotePlan remote_plan(const PreparedChannel<W>& table, const PartitionRows& rows,
                          std::span<const std::uint32_t> offsets) const override {
-    static const bool only_merge = [] {
-      const char* value = std::getenv("PAULISTRINGS_GPU_PLAN");
-      return value != nullptr && std::string_view(value) == "merge";
-    }();
-    if (only_merge) return RemotePlan::merge;
     if (table.form == PreparedChannel<W>::Form::local && table.table_class == TableClass::permutation) {
       return RemotePlan::append;
     }

@@ -14,6 +14,8 @@
 // gu2q only when named);
 // PAULISTRINGS_ROUTE_ORBITS_FROM=n sets PartitionOptions::route_orbits_from (never: "max");
 // PAULISTRINGS_BENCH_FRESH_RECEIVE=1 (MPI) receives every exchange into a fresh vector, as before ByteBuffer.
+// PAULISTRINGS_GPU_PROFILE (set) turns on GpuEngineOptions::profile: every partition's device sum prints
+// its phase times to stderr when it is destroyed.
 // Under mpirun (MPI build) the partitions are the ranks (a power of two) and rank 0 prints. In-process
 // CPU partitions (P > 1) are pinned to contiguous blocks of the process's CPUs.
 
@@ -185,6 +187,7 @@ void kicked_ising(const Setup& setup, std::size_t steps) {
       options.direction = Direction::heisenberg;
       options.truncation = Truncation::coeff(std::ldexp(1.0, -12));
       options.threads = setup.threads;
+      options.gpu.profile = std::getenv("PAULISTRINGS_GPU_PROFILE") != nullptr;
       auto sum = PauliSum<2, double>::from_labels(kHeavyHexQubits, {{"Z62", 1.0}});
       const auto start = std::chrono::steady_clock::now();
       const PartitionedPropagation out = propagate_partitioned(sum, circuit, options, partition);
@@ -212,6 +215,7 @@ void run_cell(const Setup& setup, const char* name, const Circuit& circuit, cons
   PropagateOptions options;
   options.threads = setup.threads;
   options.direction = Direction::heisenberg;
+  options.gpu.profile = std::getenv("PAULISTRINGS_GPU_PROFILE") != nullptr;
   // Every repetition from the same start; the median layer time is reported (and the fastest).
   std::vector<double> layer_times, wall_times;
   PartitionedPropagation out;
@@ -305,7 +309,7 @@ void peer_bandwidth(const Setup& setup) {
 }  // namespace paulistrings
 
 int main(int argc, char** argv) {
-  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // lines in order with stderr's (PAULISTRINGS_GPU_PROFILE reports)
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // lines in order with stderr's (the GPU phase profiles)
   const std::size_t steps = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 5;
   const std::size_t cell_terms = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 200000;
   paulistrings::Setup setup;

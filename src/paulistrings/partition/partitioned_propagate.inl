@@ -162,7 +162,7 @@ class PartitionRunner {
     std::unique_ptr<LocalEngine<W, C>> engine;
     guard("setup", [&] {
       if (device_ >= 0) {
-        engine = std::make_unique<GpuLocalEngine<W, C>>(share, device_);
+        engine = std::make_unique<GpuLocalEngine<W, C>>(share, device_, options_.gpu);
         share = PauliSum<W, C>(share.num_qubits(), share.hash().seed());  // the device holds the share now
       } else {
         engine = std::make_unique<CpuLocalEngine<W, C>>(share, cpu_options);

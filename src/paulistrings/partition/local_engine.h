@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "paulistrings/channels/prepared_channel.h"
-#include "paulistrings/cpu/cpu_engine.h"
+#include "paulistrings/cpu/cpu_partition_engine.h"
 #include "paulistrings/gpu/device_sum.h"
 #include "paulistrings/partition/partition_rows.h"
 #include "paulistrings/partition/transport.h"
@@ -292,10 +292,10 @@ class ForwardingEngine : public LocalEngine<W, C> {
 };
 
 template <int W, Coefficient C>
-class CpuLocalEngine final : public ForwardingEngine<W, C, CpuEngine<W, C>> {
+class CpuLocalEngine final : public ForwardingEngine<W, C, CpuPartitionEngine<W, C>> {
  public:
   CpuLocalEngine(const PauliSum<W, C>& share, const CpuEngineOptions& options)
-      : ForwardingEngine<W, C, CpuEngine<W, C>>(share, options) {}
+      : ForwardingEngine<W, C, CpuPartitionEngine<W, C>>(share, options) {}
   std::uint64_t kind() const override { return 0; }
   std::vector<ExportedRows> export_rows(const PartitionRows& rows, std::uint32_t self,
                                         std::span<const std::uint32_t> offsets) override {
@@ -454,7 +454,7 @@ class CpuLocalEngine final : public ForwardingEngine<W, C, CpuEngine<W, C>> {
     return destinations;
   }
 
-  using ForwardingEngine<W, C, CpuEngine<W, C>>::engine_;
+  using ForwardingEngine<W, C, CpuPartitionEngine<W, C>>::engine_;
   std::vector<std::uint64_t> candidates_;
   std::vector<ByteBuffer> buffers_;  // one per partner of the last export
 };

@@ -2,7 +2,8 @@
 // The command line's execution core: one RunSpec (a circuit, named observables, truncation,
 // direction, state, threads) run to a results JSON document, with the conveniences of a long
 // simulation — a progress bar, a per-layer trace file, periodic and on-signal checkpoints, resume,
-// and a memory budget. Front ends (task files, QASM, stim, kicked Ising) only build the RunSpec.
+// and a memory budget (the last three by the library's run orchestration, run/orchestrate.h). Front
+// ends (task files, QASM, stim, kicked Ising) only build the RunSpec.
 // Under mpirun (several ranks) every rank calls execute() alike and the run is distributed.
 
 #include <cstddef>

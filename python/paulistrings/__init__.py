@@ -25,6 +25,12 @@ from . import gates, noise, truncation, io, interop, workloads
 
 __version__ = _core.__version__
 
+#: Raised (a ``MemoryError``) when a run stops for want of host memory: the memory guard found that the
+#: next layer could grow the sum past what the process may use (the cgroup's limit, the memory available
+#: at the start, the address-space limit, less a margin), or an allocation was refused inside a layer.
+#: The message names the layer, the terms and the bytes; ``memory_limit=`` or a stricter policy avoids it.
+HostMemoryExceeded = _core.HostMemoryExceeded
+
 #: Kept for the original's API (its hash-map "direct" engine threshold, removed there later);
 #: this engine picks its small-sum path on its own and ignores ``engine=``/``small_sum_threshold=``.
 DEFAULT_SMALL_SUM_THRESHOLD = 2048
@@ -43,6 +49,7 @@ __all__ = [
     "Circuit",
     "DEFAULT_SMALL_SUM_THRESHOLD",
     "GpuPauliSum",
+    "HostMemoryExceeded",
     "PartitionStats",
     "PauliString",
     "PauliSum",

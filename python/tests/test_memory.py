@@ -111,3 +111,19 @@ def test_an_out_of_memory_device_leaves_the_resident_sum_usable(gpu):
     assert close(resident.to_host(), expected)
     assert close(observable().propagate(circuit, policy, device=0), expected)
 
+
+def test_the_import_chooses_the_wait_policy_and_gives_the_environment_back():
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    env["OMP_DISPLAY_ENV"] = "true"  # libgomp prints the policy it read when it is loaded
+    code = "import os, paulistrings; print(os.environ.get('OMP_WAIT_POLICY'))"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "None"
+    assert "OMP_WAIT_POLICY = 'PASSIVE'" in out.stderr
+    env["OMP_WAIT_POLICY"] = "active"  # the user's choice stays
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "active"
+    assert "OMP_WAIT_POLICY = 'ACTIVE'" in out.stderr

@@ -2,7 +2,7 @@
 // name against the library called directly, QASM and stim runs, exit codes and located one-line
 // messages for bad input, traces, checkpoint/resume after SIGKILL and SIGINT, corrupted checkpoints,
 // the memory budget (peak resident memory measured by the process itself), the host memory guard (its
-// stop and checkpoint, an address-space limit).
+// stop and checkpoint, an address-space limit) and the OpenMP wait policy the command chooses.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -654,6 +654,19 @@ TEST_F(Cli, AnAddressSpaceLimitEndsInTheMemoryErrorNeverASignal) {
   EXPECT_NE(refused.err.find("out of host memory: an allocation was refused"), std::string::npos)
       << refused.err;
 #endif
+}
+
+TEST_F(Cli, TheCommandChoosesPassiveOpenMpWaitingUnlessTheUserDid) {
+  const std::string arguments = "kicked-ising --steps 1 --theta-h 0.25 -q --threads 2";
+  const Result chosen = run(arguments, "env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT");
+  ASSERT_EQ(chosen.exit_code, 0) << chosen.err;
+  EXPECT_EQ(parse(chosen.out)["openmp_wait_policy"], "passive");
+  const Result user = run(arguments, "OMP_WAIT_POLICY=active");
+  ASSERT_EQ(user.exit_code, 0) << user.err;
+  EXPECT_EQ(parse(user.out)["openmp_wait_policy"], "active");
+  const Result spins = run(arguments, "env -u OMP_WAIT_POLICY GOMP_SPINCOUNT=1000");
+  ASSERT_EQ(spins.exit_code, 0) << spins.err;
+  EXPECT_EQ(parse(spins.out)["openmp_wait_policy"], "GOMP_SPINCOUNT=1000");
 }
 
 }  // namespace

@@ -551,6 +551,12 @@ int execute(const RunSpec& spec, const RunControl& control) {
   results["discarded_weight"] = discarded;
   results["wall_time_s"] = wall;
   results["peak_resident_bytes"] = peak_resident_bytes();
+  // What OpenMP's waiting threads did (wait_policy.h): the policy the process started with.
+  if (const char* policy = std::getenv("OMP_WAIT_POLICY")) {
+    results["openmp_wait_policy"] = policy;
+  } else if (const char* spins = std::getenv("GOMP_SPINCOUNT")) {
+    results["openmp_wait_policy"] = std::string("GOMP_SPINCOUNT=") + spins;
+  }
   results["engine"] = device >= 0 || !devices.empty() ? "gpu" : "cpu";
   results["device"] = device >= 0 ? gpu::describe_device(device) : "cpu";
   results["threads"] = threads;  // per rank in a distributed run

@@ -25,7 +25,7 @@
 #include "paulistrings/cpu/bench_cells.h"
 #include "paulistrings/gpu/device_sum.h"
 #include "paulistrings/partition/cpu_pinning.h"
-#include "paulistrings/partition/local_engine.h"
+#include "paulistrings/partition/row_buffers.h"
 #include "paulistrings/partition/nccl_exchange.h"
 #include "paulistrings/testing/assertions.h"
 #include "paulistrings/testing/engine_cases.h"

@@ -162,7 +162,7 @@ void check_case(const EngineSuite& suite, const EngineCase<W, C>& c) {
   std::vector<std::optional<Outcome<W, C>>> outcomes(suite.engines.size());
   for (std::size_t v = 0; v < suite.engines.size(); ++v) {
     const EngineVariant& variant = suite.engines[v];
-    if (c.start.size() > variant.max_start_terms) continue;
+    if (variant.runs_on && !variant.runs_on(c.options, c.start.size())) continue;
     SCOPED_TRACE(variant.name);
     Outcome<W, C>& out = outcomes[v].emplace(Outcome<W, C>{c.start, {}});
     out.result = variant.runner->run(out.sum, c.circuit, c.run_options(), c.partition);

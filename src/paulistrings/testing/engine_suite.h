@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -121,9 +122,9 @@ struct EngineVariant {
   std::string transport{};
   /// Skipped, with the reason, without a usable CUDA device.
   bool needs_gpu = false;
-  /// Runs only on cases that start with at most this many terms (a second look that need not pay for
-  /// the largest cases).
-  std::size_t max_start_terms = SIZE_MAX;
+  /// Runs only on the cases this accepts, by their options and starting term count (every case when
+  /// empty): a second look that need not pay for every case.
+  std::function<bool(const PropagateOptions& options, std::size_t start_terms)> runs_on{};
 };
 
 /// The seeded cases, the baseline and the engines of one instantiation.

@@ -189,9 +189,8 @@ std::deque<EngineSuite>& registered_suites() {
 
 }  // namespace
 
-void PrintTo(const EngineSuiteCase& c, std::ostream* os) {
-  *os << c.suite->cases.name << ", seed " << c.seed;
-}
+// The seed alone: ctest's discovered names end in the printed value (PREFIX/…/17, as before the suite).
+void PrintTo(const EngineSuiteCase& c, std::ostream* os) { *os << c.seed; }
 
 std::vector<EngineSuiteCase> engine_suite_cases(EngineSuite suite) {
   const EngineSuite& kept = registered_suites().emplace_back(std::move(suite));

@@ -118,7 +118,7 @@ if has partition; then
   fi
   if [[ ${PARTITION_TESTS:-1} != 0 && ${PARTITION_MEMCHECK:-1} != 0 ]]; then
     timeout "${PARTITION_MEMCHECK_TIMEOUT:-600}" compute-sanitizer --tool memcheck --error-exitcode 3 build-gpu/paulistrings-tests \
-      --gtest_filter="${PARTITION_MEMCHECK_FILTER:-PartitionGpu.RanksWithOneDeviceEach*:PartitionGpu.RealW1Coeff*:PartitionGpu.RemoteLayersFused*:PartitionGpu.OrbitsRouted*:Partition/PartitionGpuAgainstSingle.*/1*}" --gtest_brief=1 \
+      --gtest_filter="${PARTITION_MEMCHECK_FILTER:-PartitionGpu.RanksWithOneDeviceEach*:PartitionGpu.RealW1Coeff*:PartitionGpu.RemoteLayersFused*:PartitionGpu.OrbitsRouted*:PartitionGpu/EngineEquivalence.*/1*}" --gtest_brief=1 \
       2>&1 | tail -6 | tee -a "$out/partition_tests.txt"
   fi
   terms=${PARTITION_TERMS:-4000000}
@@ -235,7 +235,7 @@ fi
 if has sanitize; then
   for tool in memcheck racecheck; do
     compute-sanitizer --tool $tool --error-exitcode 3 build-gpu/paulistrings-tests \
-      --gtest_filter='GpuEngine.EveryChannelKind*:GpuEngine.TopnTie*:GpuEngine.Resident*:Seeds/GpuEngineAgainstReference.SameTermsAsTheReferenceEngine/1*' \
+      --gtest_filter='GpuEngine.EveryChannelKind*:GpuEngine.TopnTie*:GpuEngine.Resident*:Gpu/EngineEquivalence.SameResultAsTheBaseline/1*' \
       --gtest_brief=1 2>&1 | tail -15 | tee "$out/sanitize_$tool.txt"
   done
 fi

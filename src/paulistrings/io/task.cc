@@ -262,6 +262,11 @@ const std::vector<GateSpec>& gate_specs() {
       {"depolarize2", Arity::two, "[q0, q1]", {"p"}},
       {"unitary_1q", Arity::one, "[q]", {}, false, 2},
       {"unitary_2q", Arity::two, "[q0, q1]", {}, false, 4},
+      {"measure", Arity::broadcast, "", {}},
+      {"measure_pauli", Arity::per_letter, "", {}, true},
+      {"reset", Arity::broadcast, "", {}},
+      {"reset_x", Arity::broadcast, "", {}},
+      {"reset_y", Arity::broadcast, "", {}},
   };
   return specs;
 }
@@ -325,6 +330,11 @@ Channel make_channel(const GateSpec& spec, const std::vector<Qubit>& q, const st
   if (n == "depolarize2") return Channel::depolarize2(v[0], q[0], q[1]);
   if (n == "unitary_1q") return Channel::unitary_1q(q[0], matrix);
   if (n == "unitary_2q") return Channel::unitary_2q(q[0], q[1], matrix);
+  if (n == "measure") return Channel::measure(q[0]);
+  if (n == "measure_pauli") return Channel::measure_pauli(pauli, q);
+  if (n == "reset") return Channel::reset(q[0], 'Z');
+  if (n == "reset_x") return Channel::reset(q[0], 'X');
+  if (n == "reset_y") return Channel::reset(q[0], 'Y');
   throw std::logic_error("task: gate table and factories disagree");
 }
 
@@ -898,6 +908,15 @@ Json gate_json(const Channel& channel, std::size_t index) {
       gate[channel.kind() == ChannelKind::amplitude_damping ? "gamma" : "p"] = channel.parameters().at(0);
       return gate;
     }
+    case ChannelKind::measure:
+      gate["name"] = channel.name();  // "measure" (Z on one qubit) or "measure_pauli"
+      if (channel.name() == "measure_pauli") gate["pauli"] = channel.pauli();
+      gate["qubits"] = qubits_json(channel);
+      return gate;
+    case ChannelKind::reset:
+      gate["name"] = channel.name();  // "reset", "reset_x" or "reset_y"
+      gate["qubits"] = qubits_json(channel);
+      return gate;
     case ChannelKind::pauli_channel:
       gate["name"] = "pauli_channel";
       gate["qubits"] = qubits_json(channel);

@@ -15,7 +15,9 @@
 //                                 from this many terms in the largest partition; 0 = always),
 //           "state": uniform name ("z+") or per-qubit label ("0+r1…"), or a list of per-qubit names}
 //   gates beyond v1's vocabulary, named as Circuit's factories: sx sxdg cy iswap iswapdg ecr rxx ryy
-//   rzz (+theta), and "stim_file" circuits (resolved relative to the task file).
+//   rzz (+theta); measurement and reset: "measure" and "reset" / "reset_x" / "reset_y" (one channel per
+//   listed qubit), "measure_pauli" (+pauli: one product over the listed qubits); and "stim_file"
+//   circuits (resolved relative to the task file).
 // Unknown keys, unknown gates, missing or ill-typed fields throw io::ParseError naming the file and
 // the field path ("circuit.gates[3].theta: expected a number").
 

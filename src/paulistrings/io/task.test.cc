@@ -431,6 +431,31 @@ TEST(TaskJson, GatesToJsonRoundTripsRandomCircuitsExactly) {
   }
 }
 
+TEST(TaskJson, MeasureAndResetGatesReadAndWriteBack) {
+  const Task task = parse_task(WrapGates(R"([
+    {"name": "h", "qubits": [0]},
+    {"name": "measure", "qubits": [0, 1]},
+    {"name": "measure_pauli", "pauli": "XYZ", "qubits": [4, 2, 0]},
+    {"name": "reset", "qubits": [3]},
+    {"name": "reset_x", "qubits": [1]},
+    {"name": "reset_y", "qubits": [2]}
+  ])"));
+  ASSERT_EQ(task.circuit.size(), 7u);
+  EXPECT_EQ(task.circuit[1].description(), "measure [0]");
+  EXPECT_EQ(task.circuit[2].description(), "measure [1]");
+  EXPECT_EQ(task.circuit[3].description(), "measure_pauli(pauli=XYZ) [4, 2, 0]");
+  EXPECT_TRUE(task.circuit[4].is_reset());
+  EXPECT_EQ(task.circuit[5].pauli(), "X");
+  EXPECT_EQ(task.circuit[6].pauli(), "Y");
+  const Task back = parse_task(WrapGates(gates_to_json(task.circuit)));
+  ExpectSameCircuit(back.circuit, task.circuit);
+  EXPECT_EQ(back.circuit.fingerprint(), task.circuit.fingerprint());
+  EXPECT_THROW(parse_task(WrapGates(R"([{"name": "measure_pauli", "pauli": "XQ", "qubits": [0, 1]}])")),
+               ParseError);
+  EXPECT_THROW(parse_task(WrapGates(R"([{"name": "measure_pauli", "pauli": "XX", "qubits": [0]}])")),
+               ParseError);
+}
+
 TEST(TaskJson, DoublesRoundTripBitForBit) {
   std::mt19937_64 rng(99);
   std::vector<double> values = {0.1,

@@ -134,8 +134,10 @@ def test_circuit_from_qasm(tmp_path):
     path = tmp_path / "c.qasm"
     path.write_text(text)
     assert interop.circuit_from_qasm(path).gates == c.gates
-    with pytest.raises(ValueError, match="measure"):
-        interop.circuit_from_qasm('OPENQASM 2.0;\ninclude "qelib1.inc";\nqreg q[1];\ncreg c[1];\nmeasure q[0] -> c[0];\n')
+    measured = interop.circuit_from_qasm('OPENQASM 2.0;\ninclude "qelib1.inc";\nqreg q[1];\ncreg c[1];\nmeasure q[0] -> c[0];\n')
+    assert measured.gates == [{"name": "measure", "qubits": [0]}]
+    with pytest.raises(ValueError, match="classical control 'if'"):
+        interop.circuit_from_qasm('OPENQASM 2.0;\nqreg q[1];\ncreg c[1];\nif (c == 1) x q[0];\n')
     with pytest.raises(ValueError):
         interop.circuit_from_qasm(text, num_qubits=2)
 

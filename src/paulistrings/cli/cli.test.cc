@@ -242,8 +242,8 @@ TEST_F(Cli, BadInputExitsWithCodeTwoAndOneLocatedLine) {
 TEST_F(Cli, MalformedProgramsExitWithCodeTwoAndALocatedLine) {
   const std::string h = "OPENQASM 2.0;\ninclude \"qelib1.inc\";\nqreg q[2];\n";
   const std::vector<std::pair<std::string, int>> qasm = {{"", 1},
-                                                         {"OPENQASM 3.0;\n", 1},
-                                                         {"qreg q[2];\n", 1},
+                                                         {"OPENQASM 4.0;\n", 1},
+                                                         {"qreg q[2]\nh q;\n", 2},
                                                          {"OPENQASM 2.0\nqreg q[1];\n", 2},
                                                          {h + "h q[2];\n", 4},
                                                          {h + "h r[0];\n", 4},
@@ -255,7 +255,7 @@ TEST_F(Cli, MalformedProgramsExitWithCodeTwoAndALocatedLine) {
                                                          {h + "rx(1/0) q[0];\n", 4},
                                                          {h + "rx((0.1) q[0];\n", 4},
                                                          {h + "measure q[0] -> c[0];\n", 4},
-                                                         {h + "reset q[0];\n", 4},
+                                                         {h + "reset r[0];\n", 4},
                                                          {h + "creg c[1];\nif (c == 1) x q[0];\n", 5},
                                                          {h + "opaque g q;\n", 4},
                                                          {h + "h q[0]\nh q[1];\n", 5},

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <numbers>
 #include <numeric>
 #include <optional>
@@ -1094,6 +1095,230 @@ TEST(QasmMeasureTest, RandomProgramsWithEveryGateMatchTheDensityMatrixOracle) {
       }
     }
   }
+}
+
+// ---------------------------------------------------------------- OpenQASM 3
+
+const std::string kHeader3 = "OPENQASM 3.0;\ninclude \"stdgates.inc\";\n";
+
+QasmProgram parse3(const std::string& body, std::map<std::string, double, std::less<>> inputs = {}) {
+  QasmOptions options;
+  options.inputs = std::move(inputs);
+  return read_qasm_program(kHeader3 + body, "test3.qasm", options);
+}
+
+/// The unitary `local` on the given qubits of an n-qubit register (qubits[0] the most significant factor).
+::testing::AssertionResult program3_acts_as(const std::string& body, const dense::Matrix& local,
+                                            std::vector<int> qubits, int n) {
+  const Circuit c = parse3(body).circuit;
+  return acts_as(c, dense::embed(local, qubits, n), n, 7);
+}
+
+TEST(Qasm3Test, QiskitShapedProgramWithInputsMeasurementsAndReset) {
+  const QasmProgram program = parse3(
+      "input float[64] theta;\n"
+      "bit[3] c;\n"
+      "qubit[3] q;\n"
+      "h q[0];\ncx q[0], q[1];\nrz(theta) q[1];\nccx q[0], q[1], q[2];\nbarrier q[0], q[1];\nbarrier;\n"
+      "c[0] = measure q[0];\nc = measure q;\nmeasure q[2];\nmeasure q[1] -> c[1];\nreset q[2];\n",
+      {{"theta", 0.25}});
+  EXPECT_EQ(program.version, 3);
+  EXPECT_EQ(program.inputs, std::vector<std::string>{"theta"});
+  const Circuit& c = program.circuit;
+  ASSERT_EQ(c.num_qubits(), 3u);
+  ASSERT_EQ(c.size(), 3u + 9u + 7u);  // h cx rz, the Toffoli, 6 measurements and a reset
+  expect_rotation(c[2], "Z", 0.25, {1});
+  std::size_t measurements = 0, resets = 0;
+  for (const Channel& channel : c) {
+    measurements += channel.is_measurement();
+    resets += channel.is_reset();
+  }
+  EXPECT_EQ(measurements, 6u);
+  EXPECT_EQ(resets, 1u);
+}
+
+TEST(Qasm3Test, ModifiersActAsTheirTextbookMatrices) {
+  const std::string q = "qubit[3] q;\n";
+  EXPECT_TRUE(program3_acts_as(q + "ctrl @ x q[0], q[1];", controlled(mat_x()), {0, 1}, 3));
+  // negctrl: X on the target when the control is |0⟩.
+  dense::Matrix neg = dense::Matrix::identity(4);
+  neg(0, 0) = 0;
+  neg(1, 1) = 0;
+  neg(0, 1) = 1;
+  neg(1, 0) = 1;
+  EXPECT_TRUE(program3_acts_as(q + "negctrl @ x q[2], q[0];", neg, {2, 0}, 3));
+  EXPECT_TRUE(program3_acts_as(q + "inv @ s q[1];", phase(-kPi / 2), {1}, 3));
+  EXPECT_TRUE(program3_acts_as(q + "pow(2) @ s q[1];", mat_z(), {1}, 3));
+  EXPECT_TRUE(program3_acts_as(q + "pow(0.5) @ x q[1];", mat_sx(), {1}, 3));
+  EXPECT_TRUE(program3_acts_as(q + "pow(-1) @ t q[1];", phase(-kPi / 4), {1}, 3));
+  EXPECT_TRUE(program3_acts_as(q + "ctrl @ gphase(0.4) q[2];", phase(0.4), {2}, 3));
+  EXPECT_TRUE(program3_acts_as(q + "ctrl(2) @ x q[2], q[0], q[1];", controlled_k(2, mat_x()), {2, 0, 1}, 3));
+  EXPECT_TRUE(program3_acts_as(q + "ctrl @ ctrl @ ry(0.3) q[1], q[2], q[0];", controlled_k(2, mat_ry(0.3)),
+                               {1, 2, 0}, 3));
+  EXPECT_TRUE(program3_acts_as(q + "ctrl @ pow(0.5) @ cx q[0], q[1], q[2];", controlled_k(2, mat_sx()),
+                               {0, 1, 2}, 3));
+  EXPECT_TRUE(
+      program3_acts_as(q + "pow(0.5) @ ccx q[0], q[1], q[2];", controlled_k(2, mat_sx()), {0, 1, 2}, 3));
+  EXPECT_TRUE(
+      program3_acts_as(q + "ctrl @ swap q[1], q[0], q[2];", controlled_k(1, mat_swap()), {1, 0, 2}, 3));
+  EXPECT_TRUE(
+      program3_acts_as(q + "inv @ cswap q[1], q[0], q[2];", controlled_k(1, mat_swap()), {1, 0, 2}, 3));
+  EXPECT_TRUE(
+      program3_acts_as(q + "pow(2) @ ccx q[1], q[0], q[2];", dense::Matrix::identity(8), {0, 1, 2}, 3));
+  // stdgates.inc's u3 carries exp(−i(φ+λ)/2): a relative phase once controlled.
+  EXPECT_TRUE(program3_acts_as(q + "ctrl @ u3(0.3, 0.5, -0.9) q[0], q[1];",
+                               controlled(std::polar(1.0, -(0.5 - 0.9) / 2) * mat_u3(0.3, 0.5, -0.9)), {0, 1},
+                               3));
+  EXPECT_TRUE(program3_acts_as(q + "ctrl @ rz(0.3) q[0], q[1];", controlled(mat_rz(0.3)), {0, 1}, 3));
+  EXPECT_TRUE(program3_acts_as(q + "ctrl @ U(0.3, 0.5, -0.9) q[0], q[1];", controlled(mat_u3(0.3, 0.5, -0.9)),
+                               {0, 1}, 3));
+  EXPECT_TRUE(program3_acts_as(q + "cu(0.3, 0.5, -0.9, 0.2) q[0], q[1];",
+                               controlled(std::polar(1.0, 0.2) * mat_u3(0.3, 0.5, -0.9)), {0, 1}, 3));
+}
+
+TEST(Qasm3Test, ModifiersOnDefinedGates) {
+  // A defined two-qubit gate with a global phase, controlled: the phase becomes relative.
+  const std::string defs =
+      "gate g(t) a, b { h a; cx a, b; rz(t) b; gphase(t / 2); }\n"
+      "gate three a, b, c { h a; ccx a, b, c; }\n"
+      "qubit[3] q;\n";
+  const dense::Matrix g =
+      Complex(std::polar(1.0, 0.35)) *
+      dense::multiply(dense::kron(dense::Matrix::identity(2), mat_rz(0.7)),
+                      dense::multiply(controlled(mat_x()), dense::kron(mat_h(), dense::Matrix::identity(2))));
+  EXPECT_TRUE(program3_acts_as(defs + "ctrl @ g(0.7) q[2], q[0], q[1];", controlled_k(1, g), {2, 0, 1}, 3));
+  EXPECT_TRUE(program3_acts_as(defs + "inv @ g(0.7) q[0], q[1];", dense::adjoint(g), {0, 1}, 3));
+  // pow(0.5) twice is g itself.
+  const Circuit root = parse3(defs + "pow(0.5) @ g(0.7) q[0], q[1];\npow(0.5) @ g(0.7) q[0], q[1];").circuit;
+  EXPECT_TRUE(acts_as(root, dense::embed(g, std::vector<int>{0, 1}, 3), 3, 11));
+  // inv and integer pow work on a gate of any size through its channels.
+  const dense::Matrix three =
+      dense::multiply(controlled_k(2, mat_x()), dense::kron(mat_h(), dense::Matrix::identity(4)));
+  EXPECT_TRUE(program3_acts_as(defs + "inv @ three q[0], q[1], q[2];", dense::adjoint(three), {0, 1, 2}, 3));
+  EXPECT_TRUE(program3_acts_as(defs + "pow(-2) @ three q[0], q[1], q[2];",
+                               dense::adjoint(dense::multiply(three, three)), {0, 1, 2}, 3));
+}
+
+TEST(Qasm3Test, ConstantsUnicodeHardwareQubitsAndPowers) {
+  const QasmProgram program = read_qasm_program(
+      "OPENQASM 3;\ninclude 'stdgates.inc';\nconst float[64] a = π / 4;\nconst int n = 2;\n"
+      "gate r(θ) x { rz(θ) x; }\n"
+      "rx(a) $0;\nr(τ / 8) $2;\nrz(2 ** n) $1;\nry(euler - ℇ + arccos(0)) $0;\n#pragma anything\n",
+      "hw.qasm");
+  const Circuit& c = program.circuit;
+  EXPECT_EQ(c.num_qubits(), 3u);
+  EXPECT_TRUE(program.registers.empty());
+  ASSERT_EQ(c.size(), 4u);
+  expect_rotation(c[0], "X", kPi / 4, {0});
+  expect_rotation(c[1], "Z", kPi / 4, {2});
+  expect_rotation(c[2], "Z", 4.0, {1});
+  expect_rotation(c[3], "Y", kPi / 2, {0});
+}
+
+TEST(Qasm3Test, OldStyleRegistersAndNegativeIndices) {
+  const Circuit c = parse3("qreg q[3];\ncreg m[3];\nx q[-1];\nmeasure q -> m;\n").circuit;
+  ASSERT_EQ(c.size(), 4u);
+  expect_gate(c[0], ChannelKind::x, {2});
+}
+
+void expect_parse_error3(const std::string& body, std::size_t line, std::size_t column,
+                         const std::string& needle, std::map<std::string, double, std::less<>> inputs = {}) {
+  try {
+    (void)parse3(body, std::move(inputs));
+    ADD_FAILURE() << "no error for " << body;
+  } catch (const ParseError& e) {
+    EXPECT_EQ(e.line(), line) << e.what();
+    if (column) {
+      EXPECT_EQ(e.column(), column) << e.what();
+    }
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what() << "\nexpected: " << needle;
+  }
+}
+
+TEST(Qasm3Test, EverythingOutsideTheSubsetIsRefusedAndLocated) {
+  const std::string q = "qubit[3] q;\nbit[3] c;\n";
+  expect_parse_error3(q + "for int i in [0:2] { x q[0]; }", 5, 1, "loop 'for' is not supported");
+  expect_parse_error3(q + "while (true) { }", 5, 1, "loop 'while' is not supported");
+  expect_parse_error3(q + "if (c[0]) x q[0];", 5, 1, "classical control 'if' is not supported");
+  expect_parse_error3(q + "def f(qubit a) { x a; }", 5, 1, "subroutine 'def' is not supported");
+  expect_parse_error3(q + "int[32] k = 3;", 5, 1, "classical declaration 'int' is not supported");
+  expect_parse_error3(q + "delay[100ns] q[0];", 5, 1, "timing 'delay' is not supported");
+  expect_parse_error3(q + "box { x q[0]; }", 5, 1, "timing 'box' is not supported");
+  expect_parse_error3(q + "defcal x $0 { }", 5, 1, "pulse calibration 'defcal'");
+  expect_parse_error3(q + "c[0] = c[1];", 5, 8, "classical assignment is not supported");
+  expect_parse_error3(q + "rz(2 ^ 3) q[0];", 5, 6, "'^' is a bitwise XOR in OpenQASM 3");
+  expect_parse_error3(q + "x q[0:1];", 5, 6, "index ranges are not supported");
+  expect_parse_error3(q + "x q[{0, 1}];", 5, 5, "index sets and ranges are not supported");
+  expect_parse_error3(q + "rccx q[0], q[1], q[2];", 5, 1,
+                      "unknown gate 'rccx' (OpenQASM 2's qelib1.inc has it");
+  expect_parse_error3(q + "ctrl(8) @ x q[0], q[1], q[2];", 5, 11, "takes 9 qubit arguments, got 3");
+  expect_parse_error3("qubit[6] q;\nctrl(5) @ x q[0], q[1], q[2], q[3], q[4], q[5];", 4, 11,
+                      "acts on 6 qubits");
+  expect_parse_error3(q + "ctrl(0) @ x q[0];", 5, 5, "ctrl(n): n must be an integer constant from 1 to 8");
+  expect_parse_error3(
+      "qubit[4] q;\ngate three a, b, c { ccx a, b, c; }\nctrl @ three q[0], q[1], q[2], q[3];", 5, 8,
+      "supported on defined gates of at most two");
+  expect_parse_error3(q + "gate three a, b, c { ccx a, b, c; }\npow(0.5) @ three q[0], q[1], q[2];", 6, 12,
+                      "need the matrix of gate 'three'");
+  expect_parse_error3("input float[64] theta;\nqubit q;\nrz(theta) q;", 3, 17, "input 'theta' has no value");
+  expect_parse_error3("input int n;", 3, 7, "input of type 'int' is not supported");
+  expect_parse_error3(q + "@annotation\nx q[0];", 5, 1, "annotations");
+  expect_parse_error3(q + "x $0;", 5, 3, "hardware qubit '$0' in a program that declares qubit registers");
+  expect_parse_error3(q + "measure q[0] -> d[0];", 5, 17, "undeclared classical register 'd'");
+  expect_parse_error3(q + "c = measure q[0];", 5, 1, "measure: 1 qubit into 3 bits");
+  expect_parse_error3(q + "opaque g a;", 5, 1, "opaque gate 'g' is not supported");
+  expect_parse_error3("include \"qelib1.inc\";", 3, 9, "only \"stdgates.inc\"");
+  expect_parse_error3("gate x a { U(pi, 0, pi) a; }", 3, 6, "already defined by stdgates.inc");
+  // An input given on the command line that the program does not declare.
+  QasmOptions options;
+  options.inputs = {{"phi", 1.0}};
+  EXPECT_THROW((void)read_qasm_program(kHeader3 + "qubit q;", "x.qasm", options), std::invalid_argument);
+}
+
+TEST(Qasm3Test, MutatedProgramsThrowOnlyParseErrors) {
+  const std::string base = kHeader3 +
+                           "input float[64] theta;\nconst float[64] a = π / 2;\nqubit[3] q;\nbit[3] c;\n"
+                           "gate g(t) x, y { ctrl @ rz(t) x, y; gphase(-t / 2); }\n"
+                           "h q[0]; ctrl @ x q[0], q[1]; inv @ pow(2) @ s q[2]; g(theta ** 2) q[1], q[2];\n"
+                           "negctrl @ ctrl @ ry(a) q[0], q[1], q[2]; c[0] = measure q[0]; reset q[1];\n"
+                           "c = measure q; barrier q; ccx q[2], q[0], q[1]; rz(τ) q[0];\n";
+  QasmOptions options;
+  options.inputs = {{"theta", 0.3}};
+  ASSERT_NO_THROW((void)read_qasm_program(base, "fuzz3.qasm", options));
+  std::mt19937_64 rng(77);
+  const std::string alphabet = "q@[](){};,=+-*/.e0123$\"' \n\xcf\x80\xff";
+  std::size_t parsed = 0, rejected = 0;
+  for (int trial = 0; trial < 600; ++trial) {
+    std::string text = base;
+    for (int e = 0, edits = 1 + static_cast<int>(rng() % 3); e < edits; ++e) {
+      const std::size_t at = rng() % (text.size() + 1);
+      const char ch = alphabet[rng() % alphabet.size()];
+      switch (rng() % 3) {
+        case 0:
+          if (at < text.size()) text[at] = ch;
+          break;
+        case 1:
+          text.insert(text.begin() + static_cast<std::ptrdiff_t>(at), ch);
+          break;
+        default:
+          if (at < text.size()) text.erase(at, 1);
+          break;
+      }
+    }
+    try {
+      (void)read_qasm_program(text, "fuzz3.qasm", options);
+      ++parsed;
+    } catch (const ParseError& e) {
+      ++rejected;
+      ASSERT_EQ(std::string(e.what()).rfind("fuzz3.qasm:", 0), 0u) << e.what();
+      ASSERT_GE(e.line(), 1u);
+      ASSERT_GE(e.column(), 1u);
+    } catch (const std::exception& e) {
+      FAIL() << "unexpected exception " << e.what() << " for program:\n" << text;
+    }
+  }
+  EXPECT_GT(parsed, 0u);
+  EXPECT_GT(rejected, 100u);
 }
 
 }  // namespace

@@ -212,7 +212,7 @@ TEST_F(Cli, BadInputExitsWithCodeTwoAndOneLocatedLine) {
        R"({"version": 1, "n_qubits": 1, "circuit": {"gates": [{"name": "rx", "qubits": [0]}]}, "run": {"direction": "forward"}, "observable": {"Z": 1}})",
        "", "circuit.gates[0]"},
       {"bad.qasm", "OPENQASM 2.0;\nqreg q[2];\nmeasure q[0] -> c[0];\n", "--qasm", "bad.qasm:3:"},
-      {"bad.stim", "H 0\nM 0\n", "--stim", "bad.stim:2:"},
+      {"bad.stim", "H 0\nM X0\n", "--stim", "bad.stim:2:"},
       {"noobs.json",
        R"({"version": 1, "n_qubits": 1, "circuit": {"gates": []}, "run": {"direction": "forward"}})", "",
        "no observable"},
@@ -271,10 +271,10 @@ TEST_F(Cli, MalformedProgramsExitWithCodeTwoAndALocatedLine) {
                                                          {h + "swap q[0], q;\n", 4},
                                                          {h + "qreg r[1];\ncx q, r;\n", 5},
                                                          {h + "h q[0];;\n", 4}};
-  const std::vector<std::pair<std::string, int>> stim = {{"M 0\n", 1},
-                                                         {"H 0\nMR 1\n", 2},
-                                                         {"R 0\n", 1},
-                                                         {"DETECTOR rec[-1]\n", 1},
+  const std::vector<std::pair<std::string, int>> stim = {{"M X0\n", 1},
+                                                         {"H 0\nMR(2) 1\n", 2},
+                                                         {"R rec[-1]\n", 1},
+                                                         {"DETECTOR 1\n", 1},
                                                          {"FOO 1\n", 1},
                                                          {"H(0.1) 0\n", 1},
                                                          {"DEPOLARIZE1 0\n", 1},
@@ -294,7 +294,7 @@ TEST_F(Cli, MalformedProgramsExitWithCodeTwoAndALocatedLine) {
                                                          {"OBSERVABLE_INCLUDE(0) rec[-1]\n", 1},
                                                          {"PAULI_CHANNEL_1(0.1,0.1,0.1) 0\n", 1},
                                                          {"CORRELATED_ERROR(0.1) X0\n", 1},
-                                                         {"MPP X0*X1\n", 1},
+                                                         {"MPP X0*X0\n", 1},
                                                          {"H 0\nH 1\nDEPOLARIZE2(0.1) 0 1 2\n", 3}};
   std::size_t index = 0;
   for (const auto& [programs, flag, extension] :

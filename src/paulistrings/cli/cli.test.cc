@@ -10,6 +10,9 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <numbers>
 #include <sstream>
 #include <string>
 
@@ -235,6 +238,94 @@ TEST_F(Cli, BadInputExitsWithCodeTwoAndOneLocatedLine) {
   // No output file is created when the run fails.
   EXPECT_EQ(run("run " + path("noobs.json") + " --out " + path("never.json")).exit_code, 2);
   EXPECT_FALSE(fs::exists(path("never.json")));
+}
+
+/// Circuit files as they come: measurements and resets counted in the results, --ignore-measure, qubits
+/// named by register in observables, OpenQASM 3 inputs from --param, a missing version line warned about.
+TEST_F(Cli, QasmFilesWithMeasurementsRegistersAndParameters) {
+  // Bell pair on a[0], b[0], measured; b[0] is then reset. ⟨Za[0] Zb[0]⟩ = 1 through the measurements,
+  // ⟨Xa[0] Xb[0]⟩ = 0 with them and 1 without; after the reset ⟨Zb[0]⟩ = 1.
+  const std::string file =
+      write("bell.qasm",
+            "OPENQASM 2.0;\ninclude \"qelib1.inc\";\nqreg a[2];\nqreg b[1];\ncreg c[3];\n"
+            "h a[0];\ncx a[0], b[0];\nmeasure a[0] -> c[0];\nmeasure b[0] -> c[1];\n");
+  Result r = run("run --qasm " + file + " --observable 'Za[0] Zb[0]' -q");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Json j = parse(r.out);
+  EXPECT_EQ(j["measurements"], 2);
+  EXPECT_EQ(j["resets"], 0);
+  EXPECT_FALSE(j.contains("ignore_measure"));
+  EXPECT_NEAR(value_of(j["observables"]["observable"]["value"]).real(), 1.0, 1e-12);
+  r = run("run --qasm " + file + " --observable 'Xa[0] Xb[0]' -q");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NEAR(value_of(parse(r.out)["observables"]["observable"]["value"]).real(), 0.0, 1e-12);
+  r = run("run --qasm " + file + " --observable 'Xa[0] Xb[0]' --ignore-measure -q");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = parse(r.out);
+  EXPECT_NEAR(value_of(j["observables"]["observable"]["value"]).real(), 1.0, 1e-12);
+  EXPECT_EQ(j["measurements"], 2);  // counted, then left out
+  EXPECT_EQ(j["ignore_measure"], true);
+  // Register b starts after a's two qubits: Zb[0] is Z2.
+  r = run("run --qasm " + file + " --observable 'Zb[0]' --observable '-1*Z2' -q");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NEAR(value_of(parse(r.out)["observables"]["observable"]["value"]).real(), 0.0, 1e-12);
+  r = run("run --qasm " + file + " --observable 'Zc[0]' -q");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no qubit register named 'c' (its registers: a, b)"), std::string::npos) << r.err;
+  r = run("run --qasm " + file + " --observable 'Za[2]' -q");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("register 'a' has 2 qubits"), std::string::npos) << r.err;
+
+  // OpenQASM 3 with an input, a reset and a modifier.
+  const std::string file3 =
+      write("p.qasm",
+            "OPENQASM 3.0;\ninclude \"stdgates.inc\";\ninput float[64] theta;\nqubit[2] q;\n"
+            "bit[2] c;\nry(theta) q[0];\nctrl @ x q[0], q[1];\nreset q[0];\nc[1] = measure q[1];\n");
+  r = run("run --qasm " + file3 + " --param theta=pi/3 --observable 'Zq[1]' -q");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = parse(r.out);
+  EXPECT_NEAR(value_of(j["observables"]["observable"]["value"]).real(), std::cos(std::numbers::pi / 3),
+              1e-12);
+  EXPECT_EQ(j["measurements"], 1);
+  EXPECT_EQ(j["resets"], 1);
+  r = run("run --qasm " + file3 + " --observable Z1 -q");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind(file3 + ":3:17: input 'theta' has no value", 0), 0u) << r.err;
+  r = run("run --qasm " + file3 + " --param theta=1 --param phi=2 --observable Z1 -q");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no input of that name"), std::string::npos) << r.err;
+  EXPECT_EQ(run("run --qasm " + file3 + " --param theta --observable Z1 -q").exit_code, 2);
+
+  // A file without a version line runs, with a located warning.
+  const std::string old = write("old.qasm", "include \"qelib1.inc\";\nqreg q[1];\nx q[0];\n");
+  r = run("run --qasm " + old + " --observable Z0 -q");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, old + ":1:1: warning: no 'OPENQASM' version line; reading the program as OpenQASM 2.0\n");
+  EXPECT_NEAR(value_of(parse(r.out)["observables"]["observable"]["value"]).real(), -1.0, 1e-12);
+}
+
+TEST_F(Cli, TaskFilesNameQasmFilesAndTheirRegisters) {
+  write(
+      "c.qasm",
+      "OPENQASM 3;\ninclude \"stdgates.inc\";\ninput float[64] t;\nqubit[1] anc;\nqubit[2] q;\nrx(t) q[1];\n"
+      "measure q[0];\n");
+  const std::string task = write("t.json", R"({"version": 1, "n_qubits": 3,
+    "circuit": {"qasm_file": "c.qasm", "params": {"t": 0.5}},
+    "observables": {"a": {"Zq[1]": 1.0}, "b": {"Xq[0]": 1.0}},
+    "run": {"direction": "heisenberg", "ignore_measure": true}})");
+  Result r = run("run " + task + " -q");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json j = parse(r.out);
+  EXPECT_NEAR(value_of(j["observables"]["a"]["value"]).real(), std::cos(0.5), 1e-12);
+  EXPECT_EQ(j["measurements"], 1);
+  EXPECT_EQ(j["ignore_measure"], true);
+  const std::string bad = write("bad.json", R"({"version": 1, "n_qubits": 3,
+    "circuit": {"qasm_file": "c.qasm", "params": {"t": 0.5}}, "observable": {"Zr[0]": 1.0},
+    "run": {"direction": "heisenberg"}})");
+  r = run("run " + bad + " -q");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("observable.Zr[0]"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no qubit register named 'r'"), std::string::npos) << r.err;
 }
 
 /// Malformed QASM and stim programs through the command: exit code 2, one line starting with

@@ -685,6 +685,14 @@ int execute(const RunSpec& spec, const RunControl& control) {
   results["source"] = spec.source;
   results["num_qubits"] = task.num_qubits;
   results["layers"] = task.circuit.size();
+  std::size_t measurements = task.ignored_measurements, resets = 0;
+  for (const Channel& channel : task.circuit) {
+    measurements += channel.is_measurement() ? 1 : 0;
+    resets += channel.is_reset() ? 1 : 0;
+  }
+  results["measurements"] = measurements;
+  results["resets"] = resets;
+  if (task.ignore_measure) results["ignore_measure"] = true;
   results["direction"] = task.direction == Direction::forward ? "forward" : "heisenberg";
   results["state"] = task.state;
   results["truncation"] = task.truncation.policy().description();

@@ -1842,22 +1842,4 @@ Circuit load_qasm(const std::string& path, std::optional<std::size_t> num_qubits
   return std::move(load_qasm_program(path, options).circuit);
 }
 
-std::size_t register_qubit(const std::vector<QasmRegister>& registers, std::string_view register_name,
-                           std::size_t index) {
-  for (const QasmRegister& reg : registers) {
-    if (reg.name != register_name) continue;
-    if (index >= reg.size) {
-      throw std::invalid_argument("qubit " + std::string(register_name) + "[" + std::to_string(index) +
-                                  "] is out of range: register " + in_quotes(register_name) + " has " +
-                                  count_of(reg.size, "qubit"));
-    }
-    return reg.offset + index;
-  }
-  std::string known;
-  for (const QasmRegister& reg : registers) known += (known.empty() ? "" : ", ") + reg.name;
-  throw std::invalid_argument("no qubit register named " + in_quotes(register_name) +
-                              (known.empty() ? std::string(" (the circuit has no named registers)")
-                                             : " (the registers are " + known + ")"));
-}
-
 }  // namespace paulistrings::io

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "paulistrings/circuit/circuit.h"
+#include "paulistrings/io/observable_spec.h"
 
 namespace paulistrings::io {
 
@@ -39,11 +40,7 @@ struct QasmOptions {
 };
 
 /// A qubit register of the program and its place among the circuit's qubits.
-struct QasmRegister {
-  std::string name;
-  std::size_t offset = 0;
-  std::size_t size = 0;
-};
+using QasmRegister = QubitRegister;
 
 struct QasmProgram {
   Circuit circuit{0};
@@ -66,10 +63,5 @@ QasmProgram load_qasm_program(const std::string& path, const QasmOptions& option
 Circuit read_qasm(std::string_view text, const std::string& file = "<qasm>",
                   std::optional<std::size_t> num_qubits = std::nullopt);
 Circuit load_qasm(const std::string& path, std::optional<std::size_t> num_qubits = std::nullopt);
-
-/// The global qubit index of `register_name[index]` (throws std::invalid_argument naming the register
-/// and the registers there are, or the index and the register's size).
-std::size_t register_qubit(const std::vector<QasmRegister>& registers, std::string_view register_name,
-                           std::size_t index);
 
 }  // namespace paulistrings::io

@@ -665,6 +665,52 @@ TEST_F(Cli, ResumeAfterSigkillOrSigintGivesTheUninterruptedResult) {
   EXPECT_NE(short_file.err.find("truncated"), std::string::npos) << short_file.err;
 }
 
+/// A signal inside a layer stops the run there (the CPU engine polls between cosets), keeping the state
+/// of the last layer boundary it holds; a signal during the last layer is an interruption, not a finished
+/// run. Either way the checkpoint resumes to the uninterrupted result.
+TEST_F(Cli, SignalsInsideALayerAndInTheLastLayerStopTheRun) {
+  const std::string file =
+      write("s.qasm",
+            "OPENQASM 2.0;\ninclude \"qelib1.inc\";\nqreg q[2];\nh q[0];\ncx q[0], q[1];\n"
+            "rz(0.3) q[1];\nrx(0.2) q[0];\ncx q[1], q[0];\nry(0.7) q[1];\nh q[1];\n"
+            "rzz(0.4) q[0], q[1];\n");
+  const std::string arguments = "run --qasm " + file + " --observable 'Z0 Z1' -q";
+  const Result full = run(arguments);
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  const Json expected = parse(full.out);
+
+  // Inside layer 6 (of 8), with checkpoints every 3 layers: the state after layer 3 is what remains.
+  Result r =
+      run(arguments + " --checkpoint " + path("mid.ckpt") + " --every 3", "PAULISTRINGS_FAULT=SIGTERM@5:mid");
+  EXPECT_EQ(r.exit_code, 130) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("interrupted inside layer 6 of 8; checkpoint after layer 3 written"),
+            std::string::npos)
+      << r.err;
+  Result resumed = run(arguments + " --resume " + path("mid.ckpt"));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_EQ(parse(resumed.out)["observables"]["observable"]["value"],
+            expected["observables"]["observable"]["value"]);
+  EXPECT_EQ(parse(resumed.out)["resumed_from_layer"], 3);
+
+  // Without a checkpoint: stopped, nothing printed on stdout.
+  r = run(arguments, "PAULISTRINGS_FAULT=SIGINT@2:mid");
+  EXPECT_EQ(r.exit_code, 130) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("interrupted inside layer 3 of 8 (no --checkpoint given)"), std::string::npos)
+      << r.err;
+
+  // During the last layer: exit 130 with the final state saved, not results as if nothing happened.
+  r = run(arguments + " --checkpoint " + path("last.ckpt"), "PAULISTRINGS_FAULT=SIGTERM@8");
+  EXPECT_EQ(r.exit_code, 130) << r.err;
+  EXPECT_EQ(r.out, "");
+  resumed = run(arguments + " --resume " + path("last.ckpt"));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_EQ(parse(resumed.out)["observables"]["observable"]["value"],
+            expected["observables"]["observable"]["value"]);
+  EXPECT_EQ(parse(resumed.out)["resumed_from_layer"], 8);
+}
+
 TEST_F(Cli, MemoryLimitKeepsTheRunUnderItOrStops) {
   // Unbounded, this run grows to 2.1·10^6 terms (≈ 260 MB resident); the limit is 48 MiB. Under
   // AddressSanitizer the process starts at ≈ 50 MB of shadow memory, so the limit grows by 112 MiB

@@ -257,10 +257,12 @@ std::size_t budget_terms(std::size_t limit, std::size_t baseline, int width, boo
 }
 
 /// Test hook: PAULISTRINGS_FAULT="SIGNAL@LAYER" (SIGKILL, SIGINT or SIGTERM) makes the process
-/// signal itself right after that layer, so tests can kill a run mid-way deterministically.
+/// signal itself right after that layer, so tests can kill a run mid-way deterministically;
+/// "SIGNAL@LAYER:mid" signals inside the next layer instead (at its first interrupt poll).
 struct FaultInjection {
   int signal = 0;
   std::size_t layer = 0;
+  bool mid_layer = false;
 };
 
 FaultInjection fault_injection() {
@@ -272,8 +274,13 @@ FaultInjection fault_injection() {
   const std::string name = spec.substr(0, at);
   FaultInjection fault;
   fault.signal = name == "SIGKILL" ? SIGKILL : name == "SIGINT" ? SIGINT : name == "SIGTERM" ? SIGTERM : 0;
+  std::string layer = spec.substr(at + 1);
+  if (layer.ends_with(":mid")) {
+    fault.mid_layer = true;
+    layer.resize(layer.size() - 4);
+  }
   try {
-    fault.layer = std::stoul(spec.substr(at + 1));
+    fault.layer = std::stoul(layer);
   } catch (const std::exception&) {
     fault.signal = 0;
   }
@@ -515,10 +522,20 @@ int execute(const RunSpec& spec, const RunControl& control) {
       max_terms_used = options.max_terms;
     }
     progress.begin_observable(i, options.start_layer);
+    std::atomic<std::size_t> layers_done_now{options.start_layer};
+    std::atomic<bool> fault_raised{false};
     options.on_layer = [&](const LayerRecord& record) {
       progress.update(record);
       if (trace.enabled()) trace.add(observable.name, record);
-      if (fault.signal != 0 && record.application_index + 1 == fault.layer) ::raise(fault.signal);
+      layers_done_now.store(record.application_index + 1);
+      if (fault.signal != 0 && !fault.mid_layer && record.application_index + 1 == fault.layer) ::raise(fault.signal);
+    };
+    // A signal stops a long layer at once (the CPU engine polls this between cosets); the run then keeps
+    // the state it had before the layer.
+    options.interrupt = [&] {
+      if (fault.signal != 0 && fault.mid_layer && layers_done_now.load() == fault.layer && !fault_raised.exchange(true))
+        ::raise(fault.signal);
+      return g_signal.load() != 0;
     };
     const bool checkpointing = control.checkpoint_path.has_value() && (!resume || i >= resume_index);
     options.should_stop = [&](std::size_t done) {
@@ -536,6 +553,8 @@ int execute(const RunSpec& spec, const RunControl& control) {
     std::size_t observable_cuts = 0;
     double observable_budget_discarded = 0.0;
     std::size_t final_terms = 0;
+    bool abandoned_layer = false;  // a signal stopped the run inside a layer
+    std::size_t saved_layers = SIZE_MAX;  // layers done at the last checkpoint this run wrote
     while (true) {
       PropagationStats stats;
       if (partitions > 1) {
@@ -570,16 +589,29 @@ int execute(const RunSpec& spec, const RunControl& control) {
         if (trace.enabled()) trace.attach_partitions(observable.name, run.partitions.layers);
         partition_stats.push_back(std::move(run.partitions));
       } else {
-        stats = propagate(sum, task.circuit, options);
+        try {
+          stats = propagate(sum, task.circuit, options);
+        } catch (const LayerInterrupted&) {
+          // Stopped inside a layer: `sum` still holds the state after options.start_layer layers.
+          stats = PropagationStats{};
+          stats.layers_done = options.start_layer;
+          stats.stopped = true;
+          stats.final_terms = sum.size();
+          abandoned_layer = true;
+        }
       }
       observable_peak = std::max(observable_peak, stats.peak_terms);
       final_terms = stats.final_terms;  // over every partition (a local result holds only this rank's)
       observable_discarded += stats.discarded_weight;
       observable_cuts += stats.budget_truncations;
       observable_budget_discarded += stats.budget_discarded_weight;
-      if (!stats.stopped) break;
+      // A signal during the last layer is an interruption too (not a completed run), except under mpirun,
+      // where the ranks would have to agree on it first.
+      if (!stats.stopped && (transport != nullptr || g_signal.load() == 0)) break;
       if (transport != nullptr) input = PartitionInput::share;
-      if (checkpointing) {
+      // After an abandoned layer the state is the one last saved when this segment began from a checkpoint.
+      const bool already_saved = abandoned_layer && saved_layers == stats.layers_done;
+      if (checkpointing && !already_saved) {
         // Saved from the live sum (a Checkpoint would copy it).
         const auto save = [&](const std::filesystem::path& path) {
           io::save_checkpoint(path, task.circuit.fingerprint(), task_fingerprint(task, i), stats.layers_done, sum);
@@ -596,6 +628,7 @@ int execute(const RunSpec& spec, const RunControl& control) {
           save(*control.checkpoint_path);
           io::remove_other_checkpoints(*control.checkpoint_path, 0);
         }
+        saved_layers = stats.layers_done;
       }
       bool interrupted = g_signal.load() != 0;
       if (transport != nullptr) {
@@ -608,6 +641,11 @@ int execute(const RunSpec& spec, const RunControl& control) {
       if (interrupted) {
         if (launch != nullptr) launch->note_shared_ending();
         trace.write();
+        const std::string when =
+            abandoned_layer ? "interrupted inside layer " + std::to_string(layers_done_now.load() + 1) + " of " +
+                                  std::to_string(task.circuit.size())
+                            : "interrupted after layer " + std::to_string(stats.layers_done) + " of " +
+                                  std::to_string(task.circuit.size());
         if (writer && checkpointing) {  // rank 0 tells, once for the run
           const std::string where =
               transport != nullptr ? io::checkpoint_part_path(*control.checkpoint_path, 0, partitions).string() +
@@ -616,13 +654,10 @@ int execute(const RunSpec& spec, const RunControl& control) {
                                              .string() +
                                          " (one part per rank)"
                                    : *control.checkpoint_path;
-          std::fprintf(stderr,
-                       "\npaulistrings: interrupted after layer %zu of %zu; checkpoint written to %s "
-                       "(continue with --resume %s)\n",
-                       stats.layers_done, task.circuit.size(), where.c_str(), control.checkpoint_path->c_str());
+          std::fprintf(stderr, "\npaulistrings: %s; checkpoint after layer %zu written to %s (continue with --resume %s)\n",
+                       when.c_str(), stats.layers_done, where.c_str(), control.checkpoint_path->c_str());
         } else if (writer) {
-          std::fprintf(stderr, "\npaulistrings: interrupted after layer %zu of %zu (no --checkpoint given)\n",
-                       stats.layers_done, task.circuit.size());
+          std::fprintf(stderr, "\npaulistrings: %s (no --checkpoint given)\n", when.c_str());
         }
         return kExitInterrupted;
       }

@@ -14,7 +14,9 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
+#include <stdexcept>
 #include <vector>
 
 #include "paulistrings/channels/prepared_channel.h"
@@ -39,6 +41,16 @@ struct CpuEngineOptions {
   /// the orbit path that rewrites every bucket (kept for measurement).
   bool in_place_rotations = true;
   GeneralLayer general_layer = GeneralLayer::orbit;
+  /// Polled between the cosets (buckets) of a layer, from any thread: when it returns true the layer is
+  /// abandoned and apply_layer throws LayerInterrupted; the engine's contents are then unspecified
+  /// (discard it). Empty: never. Lets Ctrl-C stop a long layer at once (cli/runner.cc).
+  std::function<bool()> interrupt;
+};
+
+/// Thrown by CpuEngine::apply_layer when CpuEngineOptions::interrupt asked it to stop inside the layer.
+class LayerInterrupted : public std::runtime_error {
+ public:
+  LayerInterrupted() : std::runtime_error("the layer was interrupted") {}
 };
 
 /// Number of CPUs in the process's affinity mask (at least 1).
@@ -183,6 +195,10 @@ class CpuEngine {
   struct Scratch;
   class PassTarget;
 
+  bool interrupted() const { return options_.interrupt && options_.interrupt(); }
+  void throw_if_interrupted() const {
+    if (interrupted()) throw LayerInterrupted();
+  }
   double rescale_layer(const PreparedChannel<W>& table, const Truncation& truncation);
   /// Where coset_layer sends an output: everything stays (apply_layer), or routed by the partition
   /// offset of its delta (apply_out).

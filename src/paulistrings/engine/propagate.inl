@@ -136,6 +136,7 @@ PropagationStats propagate(PauliSum<W, C>& sum, const Circuit& circuit, const Pr
   cpu_options.parallel_threshold = options.parallel_threshold;
   cpu_options.in_place_rotations = options.in_place_rotations;
   cpu_options.general_layer = options.general_layer;
+  cpu_options.interrupt = options.interrupt;
   CpuEngine<W, C> engine(sum, cpu_options);
   PropagationStats stats = engine_detail::run_layers<W>(engine, circuit, options);
   engine.export_to(sum);

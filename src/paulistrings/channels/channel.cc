@@ -3,6 +3,7 @@
 #include "paulistrings/channels/channel.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -232,25 +233,46 @@ std::vector<Complex> clifford_matrix(ChannelKind kind) {
 Channel Channel::make(Data data) {
   const bool rotation_form = data.kind == ChannelKind::pauli_rotation ||
                              (data.kind == ChannelKind::measure && data.qubits.size() > 2);
-  if (!rotation_form && data.heisenberg.dim == 0) data.heisenberg = data.forward.adjoint();
-  for (const TransferMatrix* t : {&data.forward, &data.heisenberg}) {
-    for (const Complex& v : t->entries) data.complex_transfer |= v.imag() != 0.0;
+  if (!data.tables && !rotation_form) {  // the rotation form has no tables
+    if (data.heisenberg.dim == 0) data.heisenberg = data.forward.adjoint();
+    data.tables = std::make_shared<const std::pair<TransferMatrix, TransferMatrix>>(
+        std::move(data.forward), std::move(data.heisenberg));
+  }
+  data.forward = {};
+  data.heisenberg = {};
+  if (data.tables) {
+    for (const TransferMatrix* t : {&data.tables->first, &data.tables->second}) {
+      for (const Complex& v : t->entries) data.complex_transfer |= v.imag() != 0.0;
+    }
   }
   return Channel(std::make_shared<const Data>(std::move(data)));
 }
 
 Channel Channel::clifford(ChannelKind kind, std::string name, std::vector<Qubit> qubits) {
   check_distinct(name, qubits);
-  const int k = static_cast<int>(qubits.size());
-  TransferMatrix t = unitary_transfer_matrix(clifford_matrix(kind), k);
-  // Clifford tables are signed permutations: make them exact.
-  for (Complex& v : t.entries) {
-    const double rounded = std::round(v.real());
-    if (std::abs(v.real() - rounded) > 1e-12) throw std::logic_error("Clifford table is not integral");
-    v = rounded;
-  }
+  // One pair of tables per Clifford kind, computed once and shared by every channel of that kind.
+  static const auto tables = [] {
+    std::array<std::shared_ptr<const std::pair<TransferMatrix, TransferMatrix>>,
+               static_cast<std::size_t>(ChannelKind::ecr) + 1>
+        all;
+    for (int k = 0; k <= static_cast<int>(ChannelKind::ecr); ++k) {
+      const auto c = static_cast<ChannelKind>(k);
+      const int qubits = c < ChannelKind::cnot ? 1 : 2;
+      TransferMatrix t = unitary_transfer_matrix(clifford_matrix(c), qubits);
+      // Clifford tables are signed permutations: make them exact.
+      for (Complex& v : t.entries) {
+        const double rounded = std::round(v.real());
+        if (std::abs(v.real() - rounded) > 1e-12) throw std::logic_error("Clifford table is not integral");
+        v = rounded;
+      }
+      TransferMatrix adjoint = t.adjoint();
+      all[static_cast<std::size_t>(k)] =
+          std::make_shared<const std::pair<TransferMatrix, TransferMatrix>>(std::move(t), std::move(adjoint));
+    }
+    return all;
+  }();
   Data data{kind, std::move(name), std::move(qubits)};
-  data.forward = std::move(t);
+  data.tables = tables[static_cast<std::size_t>(kind)];
   return make(std::move(data));
 }
 
@@ -478,7 +500,7 @@ Qubit Channel::span() const {
 
 const TransferMatrix& Channel::transfer(Direction direction) const {
   if (uses_rotation_form()) throw std::logic_error(description() + " has no local transfer matrix");
-  return direction == Direction::forward ? data_->forward : data_->heisenberg;
+  return direction == Direction::forward ? data_->tables->first : data_->tables->second;
 }
 
 Channel Channel::adjoint() const {
@@ -512,8 +534,8 @@ Channel Channel::adjoint() const {
       return unitary_2q(d.qubits[0], d.qubits[1], conjugate_transpose(d.matrix, 4));
     case ChannelKind::transfer_matrix: {
       Data inverse{d.kind, d.name + "_adjoint", d.qubits};
-      inverse.forward = d.heisenberg;
-      inverse.heisenberg = d.forward;
+      inverse.tables = std::make_shared<const std::pair<TransferMatrix, TransferMatrix>>(d.tables->second,
+                                                                                         d.tables->first);
       return make(std::move(inverse));
     }
     default:

@@ -153,7 +153,10 @@ class Channel {
     double theta = 0.0;
     std::vector<double> parameters;
     std::vector<Complex> matrix;
-    TransferMatrix forward, heisenberg;
+    TransferMatrix forward, heisenberg;  ///< filled by the factories; make() moves them into `tables`
+    /// Both tables, shared: every Clifford of one kind points at the same pair (a circuit of a million
+    /// CNOTs holds one 16×16 table, not a million).
+    std::shared_ptr<const std::pair<TransferMatrix, TransferMatrix>> tables;
     bool is_noise = false;
     bool complex_transfer = false;
   };

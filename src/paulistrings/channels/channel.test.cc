@@ -1469,5 +1469,26 @@ TEST(MeasureResetChannelTest, NoAdjointAndValidatedInput) {
   EXPECT_INVALID_ARGUMENT(Channel::reset(0, 'Q'), "basis 'Q'");
 }
 
+TEST(ChannelTablesTest, CliffordsOfOneKindShareTheirTables) {
+  // A file of a million CNOTs holds one 16×16 table, not a million.
+  const Channel a = Channel::cnot(0, 1), b = Channel::cnot(7, 3);
+  EXPECT_EQ(&a.transfer(Direction::forward), &b.transfer(Direction::forward));
+  EXPECT_EQ(&a.transfer(Direction::heisenberg), &b.transfer(Direction::heisenberg));
+  EXPECT_NE(&Channel::h(0).transfer(Direction::forward), &Channel::s(0).transfer(Direction::forward));
+}
+
+TEST(ChannelTablesTest, QuarterTurnHalvesHaveEqualCosineAndSine) {
+  // cos(π/4) and sin(π/4) differ by one ulp in double; the table makes them equal so that branches
+  // cancelling in exact arithmetic (the Toffoli's decomposition) cancel exactly.
+  for (const double theta : {kPi / 4, -kPi / 4, 3 * kPi / 4, -3 * kPi / 4}) {
+    const PreparedChannel<1> t = prepare_channel<1>(Channel::rz(theta, 0), Direction::heisenberg);
+    EXPECT_EQ(std::abs(t.cos_theta), std::abs(t.sin_signed)) << theta;
+    EXPECT_EQ(std::abs(t.cos_theta), std::numbers::sqrt2 / 2);
+    EXPECT_EQ(std::signbit(t.cos_theta), std::cos(theta) < 0);
+  }
+  const PreparedChannel<1> other = prepare_channel<1>(Channel::rz(0.3, 0), Direction::heisenberg);
+  EXPECT_EQ(other.cos_theta, std::cos(0.3));
+}
+
 }  // namespace
 }  // namespace paulistrings

@@ -1,6 +1,7 @@
 // Template body of prepare_channel (included by prepared_channel.h).
 
 #include <algorithm>
+#include <numbers>
 #include <stdexcept>
 
 namespace paulistrings {
@@ -31,7 +32,13 @@ PreparedChannel<W> prepare_channel(const Channel& channel, Direction direction) 
       table.generator.set_code(channel.qubits()[k], pauli_code(channel.pauli()[k]));
     }
     table.cos_theta = snap_unit(std::cos(channel.theta()));
-    const double sin_theta = snap_unit(std::sin(channel.theta()));
+    double sin_theta = snap_unit(std::sin(channel.theta()));
+    // At odd multiples of π/4 (T gates, the Toffoli's decomposition) |cos θ| and |sin θ| differ by one
+    // ulp in double; made equal, branches that cancel in exact arithmetic (c² − s²) cancel exactly.
+    if (std::abs(std::abs(table.cos_theta) - std::abs(sin_theta)) < 1e-15) {
+      table.cos_theta = std::copysign(std::numbers::sqrt2 / 2, table.cos_theta);
+      sin_theta = std::copysign(std::numbers::sqrt2 / 2, sin_theta);
+    }
     table.sin_signed = direction == Direction::heisenberg ? sin_theta : -sin_theta;
     table.deltas = {PauliString<W>{}, table.generator};
     if (table.sin_signed == 0.0) {

@@ -1574,9 +1574,9 @@ class Parser {
   void emit_standard(const StandardGate& gate, std::span<const double> values, std::span<const Qubit> qubits,
                      const CallSite& site) {
     if (gate.qubits > 5) throw std::logic_error("qasm: a standard gate of more than five qubits");
-    // Identical applications share their channels (a table per gate would cost kilobytes); rotations are
-    // cheap to build and rarely repeat, so they are not kept.
-    const bool cached = !(values.size() > 0 && is_rotation_gate(gate.id));
+    // Identical applications share their channels: a decomposition is worth keeping, as is a unitary's
+    // table (kilobytes); Cliffords (whose tables are shared anyway) and rotations are cheap to build.
+    const bool cached = gate.qubits >= 3 || (values.size() > 0 && !is_rotation_gate(gate.id));
     CacheKey key{};
     if (cached) {
       key.gate = static_cast<std::uint8_t>(gate.id);
@@ -1589,13 +1589,21 @@ class Parser {
       }
     }
     std::vector<Channel> channels;
+    std::vector<Channel>& into = cached ? channels : *out_;  // uncached: straight into the program
     try {
-      append_standard_gate(gate, values, qubits, channels);
+      append_standard_gate(gate, values, qubits, into);
     } catch (const std::invalid_argument& e) {
       fail(site, "gate " + in_quotes(gate.name) + " cannot be built: " + e.what());
     }
+    if (!cached) {
+      if (out_->size() > kMaxGateApplications) {
+        fail(site, "the program expands to more than " + std::to_string(kMaxGateApplications) +
+                       " gate applications");
+      }
+      return;
+    }
     for (const Channel& c : channels) push(c, site);
-    if (cached) cache_.emplace(key, std::move(channels));
+    cache_.emplace(key, std::move(channels));
   }
 
   // ---- expressions

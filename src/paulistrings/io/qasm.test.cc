@@ -1321,5 +1321,28 @@ TEST(Qasm3Test, MutatedProgramsThrowOnlyParseErrors) {
   EXPECT_GT(rejected, 100u);
 }
 
+TEST(QasmReadTest, AGeneratedLargeProgramReadsCompletely) {
+  // The 10^6-gate timing is a benchmark (io/qasm.perf.cc, docs/PERFORMANCE.md); here a small file of
+  // the same shape checks that everything in it arrives.
+  std::string text = kHeader + "qreg q[100];\ncreg c[100];\n";
+  std::size_t expected = 0;
+  for (int g = 0; g < 20000; ++g) {
+    const int a = g % 100, b = (g * 7 + 1) % 100, c = (g * 13 + 2) % 100;
+    if (g % 10 == 0 && a != b && b != c && a != c) {
+      text += "ccx q[" + std::to_string(a) + "],q[" + std::to_string(b) + "],q[" + std::to_string(c) + "];\n";
+      expected += 9;
+    } else if (g % 2 == 0 && a != b) {
+      text += "cx q[" + std::to_string(a) + "],q[" + std::to_string(b) + "];\n";
+      ++expected;
+    } else {
+      text += "rz(" + std::to_string(g * 1e-3) + ") q[" + std::to_string(a) + "];\n";
+      ++expected;
+    }
+  }
+  text += "measure q -> c;\n";
+  expected += 100;
+  EXPECT_EQ(read_qasm(text).size(), expected);
+}
+
 }  // namespace
 }  // namespace paulistrings::io

@@ -44,6 +44,12 @@
 #   probe     — variants of a crashing Python case in subprocesses with a SIGSEGV backtrace (scripts/probe)
 #   profile   — where the time of tfim_2d L = 18 and the kicked Ising goes, per phase of a layer
 #               (PAULISTRINGS_GPU_PROFILE=1: a synchronization after every phase)
+#   ab        — before/after in one call: the tree in build-base-src/ (an earlier commit's source, made with
+#               `git archive REF | tar -x -C build-base-src` and carried by the device tool) built into
+#               build-base, then AB_ROUNDS rounds (2), base and current alternating: GPU cells at 10^6 and
+#               10^7 (rotation_zz, cnot, gu2q, su4, depolarize; 16 CPU threads beside them) and at 10^8,
+#               the workloads on the GPU and on 16 threads, the kicked Ising on the GPU, and the CPU cells at
+#               10^6 on 1 and 16 threads (ab.txt)
 # GPU_DEBUG_INFO=1 builds with -g on top of Release (for backtraces).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -62,8 +68,9 @@ note() { echo "$(date -u +%H:%M:%S) $*" | tee -a "$out/progress.txt"; }
 } > "$out/machine.txt" 2>&1
 export PATH=/usr/local/cuda/bin:$PATH
 targets=()
-(has cells || has quick || has big || has kicked || has grow || has profile || has workloads) &&
+(has cells || has quick || has big || has kicked || has grow || has profile || has workloads || has ab) &&
   targets+=(paulistrings-gpu-bench paulistrings-workloads)
+has ab && targets+=(paulistrings-bench)
 (has tests || has sanitize || (has partition && [[ ${PARTITION_TESTS:-1} != 0 ]])) && targets+=(paulistrings-tests paulistrings-cli)
 has repro && targets+=(paulistrings-tests)
 (has partition || has cpu_partition || has route_ab || has receive_ab) && targets+=(paulistrings-partition-bench)
@@ -91,10 +98,12 @@ awk 'NR > 1 { printf "%7.1f %s\n", ($2 - $1) / 1000, $4 }' build-gpu/.ninja_log 
 export OMP_PROC_BIND=close OMP_PLACES=cores
 
 if has tests; then
-  # Four shards at once: the reference engine the GPU is checked against runs on the CPU, one core each.
-  for shard in 0 1 2 3; do
-    GTEST_TOTAL_SHARDS=4 GTEST_SHARD_INDEX=$shard build-gpu/paulistrings-tests --gtest_filter='*Gpu*' \
-      --gtest_brief=1 > "$out/gpu_tests_$shard.txt" 2>&1 &
+  # Shards at once (GPU_TEST_SHARDS, 4): the reference engine the GPU is checked against runs on the CPU,
+  # one core each. GPU_TEST_FILTER (default *Gpu*) selects the tests.
+  shards=${GPU_TEST_SHARDS:-4}
+  for shard in $(seq 0 $((shards - 1))); do
+    GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$shard build-gpu/paulistrings-tests \
+      --gtest_filter="${GPU_TEST_FILTER:-*Gpu*}" --gtest_brief=1 > "$out/gpu_tests_$shard.txt" 2>&1 &
   done
   wait
   grep -h -E "^\[  (FAILED|PASSED|SKIPPED) |tests? from .* ran" "$out"/gpu_tests_*.txt | tee "$out/gpu_tests.txt"
@@ -111,7 +120,7 @@ if has partition; then
   fi
   if [[ ${PARTITION_TESTS:-1} != 0 && ${PARTITION_MEMCHECK:-1} != 0 ]]; then
     timeout "${PARTITION_MEMCHECK_TIMEOUT:-600}" compute-sanitizer --tool memcheck --error-exitcode 3 build-gpu/paulistrings-tests \
-      --gtest_filter="${PARTITION_MEMCHECK_FILTER:-PartitionGpu.RanksWithOneDeviceEach*:PartitionGpu.RealW1Coeff*:PartitionGpu.RemoteLayersFused*:PartitionGpu.OrbitsRouted*:Partition/PartitionGpuAgainstSingle.*/1*}" --gtest_brief=1 \
+      --gtest_filter="${PARTITION_MEMCHECK_FILTER:-PartitionGpu.RanksWithOneDeviceEach*:PartitionGpu.RealW1Coeff*:PartitionGpu.RemoteLayersFused*:PartitionGpu.OrbitsRouted*:PartitionGpu/EngineEquivalence.*/1*}" --gtest_brief=1 \
       2>&1 | tail -6 | tee -a "$out/partition_tests.txt"
   fi
   terms=${PARTITION_TERMS:-4000000}
@@ -228,7 +237,7 @@ fi
 if has sanitize; then
   for tool in memcheck racecheck; do
     compute-sanitizer --tool $tool --error-exitcode 3 build-gpu/paulistrings-tests \
-      --gtest_filter='GpuEngine.EveryChannelKind*:GpuEngine.TopnTie*:GpuEngine.Resident*:Seeds/GpuEngineAgainstReference.SameTermsAsTheReferenceEngine/1*' \
+      --gtest_filter='GpuEngine.EveryChannelKind*:GpuEngine.TopnTie*:GpuEngine.Resident*:Gpu/EngineEquivalence.SameResultAsTheBaseline/1*' \
       --gtest_brief=1 2>&1 | tail -15 | tee "$out/sanitize_$tool.txt"
   done
 fi
@@ -254,6 +263,38 @@ if has workloads; then
     $w heisenberg_chain --device 0
     $w tfim_2d --side 18 --threads 16
   } 2>&1 | tee "$out/workloads.txt"
+fi
+if has ab; then
+  note "ab: base build"
+  if [[ ! -d build-base-src ]]; then
+    echo "ab: no build-base-src/ (carry an earlier commit's source there)" | tee "$out/ab.txt"
+  else
+    start=$(date +%s)
+    cmake -S build-base-src -B build-base -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAULISTRINGS_CUDA=ON \
+      -DPAULISTRINGS_BUILD_PYTHON=OFF -DPAULISTRINGS_BUILD_TESTS=OFF > "$out/build_base.log" 2>&1 &&
+      cmake --build build-base --target paulistrings-gpu-bench paulistrings-workloads paulistrings-bench \
+        >> "$out/build_base.log" 2>&1 || tail -20 "$out/build_base.log"
+    note "ab: base build $(( $(date +%s) - start )) s"
+    for round in $(seq "${AB_ROUNDS:-2}"); do
+      for tree in base gpu; do
+        b=build-$tree
+        note "ab: round $round $tree"
+        {
+          echo "## round $round: $tree"
+          $b/paulistrings-gpu-bench --terms 1e6,1e7 --cells rotation_zz,cnot,gu2q,su4,depolarize --repeat 3 \
+            --cpu-threads 16
+          $b/paulistrings-gpu-bench --terms 1e8 --cells rotation_zz,cnot,gu2q,su4 --repeat 2
+          $b/paulistrings-gpu-bench --cells none --kicked
+          for w in "tfim_2d --side 18" tfim_chain heisenberg_chain; do
+            $b/paulistrings-workloads $w --device 0
+          done
+          $b/paulistrings-workloads tfim_2d --side 18 --threads 16
+          $b/paulistrings-workloads tfim_chain --threads 1
+          $b/paulistrings-bench --terms 1000000 --threads 1,16 --repeat 3
+        } >> "$out/ab.txt" 2>&1
+      done
+    done
+  fi
 fi
 if has probe; then
   # Variants of the crashing Python GPU-partition case, each in a subprocess with a SIGSEGV backtrace

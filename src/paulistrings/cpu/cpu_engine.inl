@@ -362,7 +362,7 @@ double CpuEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const Tr
     Scratch& scratch = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 1)
     for (std::size_t coset = 0; coset < cosets; ++coset) {
-      if (errors.failed()) continue;
+      if (errors.failed() || interrupted()) continue;  // a failure or an interrupt abandons the layer
       try {
         const std::uint64_t rep = plan.representative(coset);
         double dropped = 0.0;
@@ -492,6 +492,7 @@ double CpuEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const Tr
     }
   }
   errors.rethrow();
+  throw_if_interrupted();
   size_ = static_cast<std::size_t>(static_cast<std::ptrdiff_t>(size_) + change);
   // The keys scanned (a superset of those kept) plus the generator's support (appended partners).
   support_.fill(0);
@@ -514,6 +515,7 @@ double CpuEngine<W, C>::rescale_layer(const PreparedChannel<W>& table, const Tru
   std::size_t total = 0;
 #pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) reduction(+ : total) if (parallel_worthwhile())
   for (std::size_t b = 0; b < buckets; ++b) {
+    if (interrupted()) continue;  // the layer is abandoned (throw_if_interrupted below)
     Bucket<W, C>& bucket = store_.bucket(b);
     std::size_t out = 0;
     double dropped = 0.0;
@@ -541,6 +543,7 @@ double CpuEngine<W, C>::rescale_layer(const PreparedChannel<W>& table, const Tru
     discarded[b] = dropped;
     total += out;
   }
+  throw_if_interrupted();
   size_ = total;
   double sum = 0.0;
   for (double d : discarded) sum += d;
@@ -575,7 +578,7 @@ double CpuEngine<W, C>::coset_layer(const PreparedChannel<W>& table, const Trunc
     Scratch& scratch = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 1)
     for (std::size_t coset = 0; coset < cosets; ++coset) {
-      if (errors.failed()) continue;
+      if (errors.failed() || interrupted()) continue;  // a failure or an interrupt abandons the layer
       try {
         const std::uint64_t rep = plan.representative(coset);
         scratch.clear_outputs(locals);
@@ -774,6 +777,7 @@ double CpuEngine<W, C>::coset_layer(const PreparedChannel<W>& table, const Trunc
     }
   }
   errors.rethrow();
+  throw_if_interrupted();
   size_ = total;
   double sum = 0.0;
   for (double d : discarded) sum += d;

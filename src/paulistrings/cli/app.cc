@@ -40,6 +40,7 @@ struct CommonOptions {
   bool nccl = false;
   std::optional<std::uint64_t> route_orbits_from;
   bool no_auto_truncate = false;
+  bool no_memory_guard = false;
   bool quiet = false;
 };
 
@@ -64,6 +65,8 @@ void add_common(CLI::App& command, CommonOptions& o) {
   command.add_option("--memory-limit", o.memory_limit, "stay under this many bytes (K/M/G suffixes)");
   command.add_flag("--no-auto-truncate", o.no_auto_truncate,
                    "with --memory-limit: stop with a message instead of truncating to fit");
+  command.add_flag("--no-memory-guard", o.no_memory_guard,
+                   "do not stop before a layer that could outgrow the host's memory (docs/cli.md)");
   command.add_flag("--quiet,-q", o.quiet, "no progress bar");
 }
 
@@ -76,6 +79,7 @@ RunControl control_from(const CommonOptions& o) {
   control.resume_path = o.resume;
   if (o.memory_limit) control.memory_limit_bytes = parse_size(*o.memory_limit);
   control.auto_truncate = !o.no_auto_truncate;
+  control.memory_guard = !o.no_memory_guard;
   control.quiet = o.quiet;
   if (o.no_auto_truncate && !o.memory_limit) throw BadInput("--no-auto-truncate needs --memory-limit");
   return control;

@@ -1,5 +1,5 @@
 #pragma once
-// Numbers and index lists as text.
+// Numbers, byte counts and index lists as text.
 //
 // format_double: numbers in descriptions and error messages, written without iostreams: the same text
 // as printf's "%.17g" (round-trips every double), independent of the global C++ and C locales, and safe
@@ -9,6 +9,7 @@
 
 #include <charconv>
 #include <cstddef>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +24,23 @@ inline std::string format_double(double value) {
   const std::to_chars_result r = std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::general, 17);
   if (r.ec != std::errc{}) return "?";  // cannot happen with 32 characters
   return std::string(buffer, r.ptr);
+}
+
+/// "512 bytes", "37.50 MiB", "1.50 GiB": a byte count for messages (binary units, two decimals; as
+/// format_double, independent of the locale).
+inline std::string format_bytes(std::size_t bytes) {
+  if (bytes < 1024) return std::to_string(bytes) + " bytes";
+  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double value = static_cast<double>(bytes) / 1024.0;
+  std::size_t unit = 0;
+  while (value >= 1024.0 && unit + 1 < std::size(kUnits)) {
+    value /= 1024.0;
+    ++unit;
+  }
+  char buffer[32];
+  const std::to_chars_result r =
+      std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::fixed, 2);
+  return std::string(buffer, r.ptr).append(" ").append(kUnits[unit]);
 }
 
 /// "42" → 42: a decimal index of 1 to 9 digits and nothing else (no sign, no spaces); nullopt otherwise.

@@ -1,0 +1,145 @@
+#pragma once
+// ColumnEngine<W, C>: the column-index CPU engine (experimental; docs/design.md §7.5). Terms live in
+// append-only rows (a removed row is a hole until the next compaction), found by key through an
+// open-addressing hash of row indices, and indexed by column: one bitset of rows per (qubit, plane).
+// A Pauli rotation reads only the columns of its generator's qubits — the rows that anticommute with
+// it are an XOR of at most two columns per qubit — and then touches only those rows and their
+// partners; rows that commute are never read. Other channels touch the rows with a non-identity
+// factor on their support (an OR of columns), grouped by what they hold off the support.
+// Single-threaded. Results are those of the reference engine to rounding: every output is summed in
+// the reference engine's order (delta index) with the same operations.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "paulistrings/channels/prepared_channel.h"
+#include "paulistrings/core/pauli_sum.h"
+#include "paulistrings/engine/layer_engine.h"
+#include "paulistrings/truncation/truncation.h"
+
+namespace paulistrings {
+
+/// The column index of a row store: a live bitset and, per qubit and plane (x, z), the bitset of live
+/// rows whose key has that bit. Columns of qubits no row ever used stay unallocated (all zero).
+template <int W>
+class ColumnIndex {
+ public:
+  static constexpr std::size_t kQubits = PauliString<W>::kMaxQubits;
+
+  /// Words that cover every row added so far (rows 0 … 64·words()−1).
+  std::size_t words() const { return used_words_; }
+  /// Marks `row` live with `key` (the row must not be live).
+  void add(std::size_t row, const PauliString<W>& key);
+  /// Marks `row` dead; `key` must be the key it was added with.
+  void remove(std::size_t row, const PauliString<W>& key);
+  /// A live row's key changes by XOR with `delta`: only the delta's columns are touched.
+  void flip(std::size_t row, const PauliString<W>& delta);
+  /// Forgets every row (allocated columns are kept, zeroed).
+  void clear();
+  bool live(std::size_t row) const { return row / 64 < used_words_ && (live_[row / 64] >> (row % 64)) & 1; }
+  std::span<const std::uint64_t> live_words() const { return {live_.data(), used_words_}; }
+  /// Bit r of out[r / 64]: row r is live and its key anticommutes with `generator`.
+  void anticommuting(const PauliString<W>& generator, std::vector<std::uint64_t>& out) const;
+  /// Bit r: row r is live and its key has a non-identity factor on some qubit of `support` (x | z).
+  void touching(const PauliString<W>& support, std::vector<std::uint64_t>& out) const;
+  /// The column of (qubit, plane 0 = x, 1 = z), or empty when never allocated.
+  std::span<const std::uint64_t> column(std::size_t qubit, int plane) const;
+
+ private:
+  std::vector<std::uint64_t>& column_for_write(std::size_t qubit, int plane);
+  void grow_to(std::size_t words);
+
+  std::size_t used_words_ = 0;      // words covering the highest row added
+  std::size_t capacity_words_ = 0;  // allocated length of live_ and every allocated column
+  std::vector<std::uint64_t> live_;
+  std::array<std::vector<std::uint64_t>, 2 * kQubits> columns_;  // [2·qubit + plane]
+};
+
+struct ColumnEngineOptions {
+  std::size_t target_bucket_len = 1024;  ///< the exported sum's bucket count (PauliSum::bits_to_fit)
+  std::size_t min_buckets = 128;
+};
+
+/// What the layers read, for the benchmark's bytes-per-gate accounting (docs/PERFORMANCE.md).
+struct ColumnEngineCounters {
+  std::uint64_t layers = 0;
+  std::uint64_t column_words = 0;  ///< 64-bit column words read to find the rows a layer touches
+  std::uint64_t rows_visited = 0;  ///< rows a layer read (anticommuting, or touching the support)
+  std::uint64_t rows_appended = 0;
+  std::uint64_t compactions = 0;
+};
+
+template <int W, Coefficient C>
+class ColumnEngine {
+ public:
+  explicit ColumnEngine(const PauliSum<W, C>& sum, const ColumnEngineOptions& options = {});
+
+  std::size_t size() const { return live_rows_; }
+  /// Applies one layer in place; returns the Σ|c|² dropped by the per-term truncation.
+  double apply_layer(const PreparedChannel<W>& table, const Truncation& truncation);
+  /// Runs the truncation's layer passes.
+  LayerPassResult finalize_layer(const Truncation& truncation);
+  /// Writes the current sum into `sum` (canonical order, the options' bucket count).
+  void export_to(PauliSum<W, C>& sum) const;
+
+  // Inspection, for tests.
+  std::size_t rows() const { return keys_.size(); }  ///< rows including holes
+  const ColumnIndex<W>& index() const { return index_; }
+  const ColumnEngineCounters& counters() const { return counters_; }
+  const PauliString<W>& row_key(std::size_t row) const { return keys_[row]; }
+  /// Throws std::logic_error when the columns, the live set or the hash disagree with the rows.
+  void check_invariants() const;
+
+ private:
+  class PassTarget;
+  static constexpr std::uint32_t kEmpty = 0xffffffffu, kTombstone = 0xfffffffeu;
+  struct Slot {
+    std::uint32_t row = kEmpty;
+    std::uint32_t tag = 0;
+  };
+
+  static std::uint64_t key_hash(const PauliString<W>& key);
+  /// The row holding `key`, or −1.
+  std::int64_t find(const PauliString<W>& key) const;
+  std::size_t append(const PauliString<W>& key, const C& value);
+  /// Removes a row: hole in the arrays, tombstone in the hash, bits cleared in the index.
+  void erase(std::size_t row);
+  /// Gives a row the key key ⊕ delta (absent from the sum) and `value`, where it stands.
+  void move(std::size_t row, const PauliString<W>& delta, const C& value);
+  /// The hash slot of a live row.
+  std::size_t slot_of(std::size_t row) const;
+  void insert_slot(std::size_t row, std::uint64_t hash);
+  void prefetch(const PauliString<W>& key) const;
+  void rebuild_hash(std::size_t capacity);
+  /// Drops the holes (keeping the live rows' order) when they outnumber the live rows.
+  void compact_if_sparse();
+
+  double rotation_layer(const PreparedChannel<W>& table, const Truncation& truncation, bool test_unchanged);
+  double local_layer(const PreparedChannel<W>& table, const Truncation& truncation, bool test_unchanged);
+  /// The unchanged rows (not flagged in `changed`) against a policy they were not tested with yet.
+  double test_unchanged_rows(const std::vector<std::uint64_t>& changed, const Truncation& truncation);
+
+  ColumnEngineOptions options_;
+  ColumnEngineCounters counters_;
+  std::vector<PauliString<W>> keys_;
+  std::vector<C> coefficients_;
+  ColumnIndex<W> index_;
+  std::vector<Slot> slots_;
+  std::size_t live_rows_ = 0;
+  std::size_t tombstones_ = 0;
+  std::vector<std::uint64_t> flags_;     // scratch: the rows a layer changes
+  std::vector<std::uint32_t> to_erase_;  // scratch: rows removed at the end of a layer
+  std::vector<std::uint32_t> visit_;     // scratch: the rows of flags_, in order
+  /// The policy every live row is known to pass (held, so its identity stays unique).
+  Truncation tested_truncation_;
+  bool tested_valid_ = false;
+};
+
+static_assert(LayerEngine<ColumnEngine<2, double>, 2>);
+
+}  // namespace paulistrings
+
+#include "paulistrings/cpu/column_engine.inl"

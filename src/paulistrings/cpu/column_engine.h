@@ -1,11 +1,13 @@
 #pragma once
 // ColumnEngine<W, C>: the column-index CPU engine (experimental; docs/design.md §7.5). Terms live in
-// append-only rows (a removed row is a hole until the next compaction), found by key through an
-// open-addressing hash of row indices, and indexed by column: one bitset of rows per (qubit, plane).
-// A Pauli rotation reads only the columns of its generator's qubits — the rows that anticommute with
-// it are an XOR of at most two columns per qubit — and then touches only those rows and their
-// partners; rows that commute are never read. Other channels touch the rows with a non-identity
-// factor on their support (an OR of columns), grouped by what they hold off the support.
+// append-only rows (a removed row is a hole until the next compaction), indexed by column: one bitset
+// of rows per (qubit, plane). A Pauli rotation reads only the columns of its generator's qubits — the
+// rows that anticommute with it are an XOR of at most two columns per qubit — and then touches only
+// those rows: the partner v ⊕ g of an anticommuting row anticommutes too, so pairs are found by a
+// small hash of the anticommuting rows built per layer, and rows that commute are never read. No
+// hash of all the keys is kept: keeping one up to date cost more than the rotations themselves
+// (docs/PERFORMANCE.md). Other channels touch the rows with a non-identity factor on their support (an
+// OR of columns), grouped by what they hold off the support.
 // Single-threaded. Results are those of the reference engine to rounding: every output is summed in
 // the reference engine's order (delta index) with the same operations.
 
@@ -90,30 +92,23 @@ class ColumnEngine {
   const ColumnIndex<W>& index() const { return index_; }
   const ColumnEngineCounters& counters() const { return counters_; }
   const PauliString<W>& row_key(std::size_t row) const { return keys_[row]; }
-  /// Throws std::logic_error when the columns, the live set or the hash disagree with the rows.
+  /// Throws std::logic_error when the columns or the live set disagree with the rows, or a key repeats.
   void check_invariants() const;
 
  private:
   class PassTarget;
-  static constexpr std::uint32_t kEmpty = 0xffffffffu, kTombstone = 0xfffffffeu;
+  /// An entry of the per-layer pairing table: an index into flipped_ and 32 bits of its key's hash.
   struct Slot {
-    std::uint32_t row = kEmpty;
+    std::int32_t index = -1;
     std::uint32_t tag = 0;
   };
 
   static std::uint64_t key_hash(const PauliString<W>& key);
-  /// The row holding `key`, or −1.
-  std::int64_t find(const PauliString<W>& key) const;
   std::size_t append(const PauliString<W>& key, const C& value);
-  /// Removes a row: hole in the arrays, tombstone in the hash, bits cleared in the index.
+  /// Removes a row: a hole in the arrays, its bits cleared in the index.
   void erase(std::size_t row);
   /// Gives a row the key key ⊕ delta (absent from the sum) and `value`, where it stands.
   void move(std::size_t row, const PauliString<W>& delta, const C& value);
-  /// The hash slot of a live row.
-  std::size_t slot_of(std::size_t row) const;
-  void insert_slot(std::size_t row, std::uint64_t hash);
-  void prefetch(const PauliString<W>& key) const;
-  void rebuild_hash(std::size_t capacity);
   /// Drops the holes (keeping the live rows' order) when they outnumber the live rows.
   void compact_if_sparse();
 
@@ -127,12 +122,13 @@ class ColumnEngine {
   std::vector<PauliString<W>> keys_;
   std::vector<C> coefficients_;
   ColumnIndex<W> index_;
-  std::vector<Slot> slots_;
   std::size_t live_rows_ = 0;
-  std::size_t tombstones_ = 0;
-  std::vector<std::uint64_t> flags_;     // scratch: the rows a layer changes
-  std::vector<std::uint32_t> to_erase_;  // scratch: rows removed at the end of a layer
-  std::vector<std::uint32_t> visit_;     // scratch: the rows of flags_, in order
+  // Scratch kept across layers.
+  std::vector<std::uint64_t> flags_;                // the rows a layer reads
+  std::vector<std::uint32_t> to_erase_;             // rows removed at the end of a layer
+  std::vector<std::uint32_t> unflipped_, flipped_;  // anticommuting rows by the side of g's pivot bit
+  std::vector<Slot> pairing_;                       // flipped_ by the key of their partner
+  std::vector<char> paired_;
   /// The policy every live row is known to pass (held, so its identity stays unique).
   Truncation tested_truncation_;
   bool tested_valid_ = false;

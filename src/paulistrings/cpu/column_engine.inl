@@ -138,14 +138,13 @@ void ColumnIndex<W>::touching(const PauliString<W>& support, std::vector<std::ui
   });
 }
 
-// ---- ColumnEngine: rows and hash ----
+// ---- ColumnEngine: rows ----
 
 template <int W, Coefficient C>
 ColumnEngine<W, C>::ColumnEngine(const PauliSum<W, C>& sum, const ColumnEngineOptions& options)
     : options_(options) {
   keys_.reserve(sum.size());
   coefficients_.reserve(sum.size());
-  rebuild_hash(4 * (sum.size() + 1));
   for (std::size_t i = 0; i < sum.size(); ++i) append(sum.keys()[i], sum.coefficients()[i]);
   counters_ = {};
 }
@@ -157,92 +156,34 @@ std::uint64_t ColumnEngine<W, C>::key_hash(const PauliString<W>& key) {
     h = (h ^ key.x[i]) * 0x9e3779b97f4a7c15ULL;
     h = (h ^ (h >> 32) ^ key.z[i]) * 0xd6e8feb86659fd93ULL;
   }
-  return h ^ (h >> 29);
-}
-
-template <int W, Coefficient C>
-std::int64_t ColumnEngine<W, C>::find(const PauliString<W>& key) const {
-  const std::uint64_t h = key_hash(key);
-  const std::uint32_t tag = static_cast<std::uint32_t>(h);
-  const std::size_t mask = slots_.size() - 1;
-  for (std::size_t i = (h >> 32) & mask;; i = (i + 1) & mask) {
-    const Slot slot = slots_[i];
-    if (slot.row == kEmpty) return -1;
-    if (slot.row != kTombstone && slot.tag == tag && keys_[slot.row] == key) return slot.row;
-  }
-}
-
-template <int W, Coefficient C>
-void ColumnEngine<W, C>::rebuild_hash(std::size_t capacity) {
-  std::size_t size = 16;
-  while (size < capacity) size <<= 1;
-  slots_.assign(size, Slot{});
-  tombstones_ = 0;
-  const std::size_t mask = size - 1;
-  for (std::size_t r = 0; r < keys_.size(); ++r) {
-    if (!index_.live(r)) continue;
-    const std::uint64_t h = key_hash(keys_[r]);
-    std::size_t i = (h >> 32) & mask;
-    while (slots_[i].row != kEmpty) i = (i + 1) & mask;
-    slots_[i] = {static_cast<std::uint32_t>(r), static_cast<std::uint32_t>(h)};
-  }
+  // A full avalanche at the end: every bit of the last word reaches the bits a table's slot uses.
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ULL;
+  return h ^ (h >> 33);
 }
 
 template <int W, Coefficient C>
 std::size_t ColumnEngine<W, C>::append(const PauliString<W>& key, const C& value) {
-  // Load (live rows + tombstones) stays at most 1/2.
-  if (2 * (live_rows_ + tombstones_ + 1) > slots_.size()) rebuild_hash(4 * (live_rows_ + 1));
   const std::size_t row = keys_.size();
-  if (row >= kTombstone) throw std::length_error("ColumnEngine: more than 2^32 − 2 rows");
   keys_.push_back(key);
   coefficients_.push_back(value);
   ++counters_.rows_appended;
   index_.add(row, key);
-  insert_slot(row, key_hash(key));
   ++live_rows_;
   return row;
 }
 
 template <int W, Coefficient C>
-void ColumnEngine<W, C>::insert_slot(std::size_t row, std::uint64_t h) {
-  const std::size_t mask = slots_.size() - 1;
-  std::size_t i = (h >> 32) & mask;
-  // The key is absent (callers looked it up): the first free slot on its probe path takes it.
-  while (slots_[i].row != kEmpty && slots_[i].row != kTombstone) i = (i + 1) & mask;
-  if (slots_[i].row == kTombstone) --tombstones_;
-  slots_[i] = {static_cast<std::uint32_t>(row), static_cast<std::uint32_t>(h)};
-}
-
-template <int W, Coefficient C>
-std::size_t ColumnEngine<W, C>::slot_of(std::size_t row) const {
-  const std::size_t mask = slots_.size() - 1;
-  for (std::size_t i = (key_hash(keys_[row]) >> 32) & mask;; i = (i + 1) & mask) {
-    if (slots_[i].row == row) return i;
-    if (slots_[i].row == kEmpty) throw std::logic_error("ColumnEngine: a live row missing from the hash");
-  }
-}
-
-template <int W, Coefficient C>
-void ColumnEngine<W, C>::prefetch(const PauliString<W>& key) const {
-  __builtin_prefetch(&slots_[(key_hash(key) >> 32) & (slots_.size() - 1)]);
-}
-
-template <int W, Coefficient C>
 void ColumnEngine<W, C>::move(std::size_t row, const PauliString<W>& delta, const C& value) {
-  // The old key leaves a tombstone (it counts in the load like a new row would).
-  if (2 * (live_rows_ + tombstones_ + 1) > slots_.size()) rebuild_hash(4 * (live_rows_ + 1));
-  slots_[slot_of(row)].row = kTombstone;
-  ++tombstones_;
   keys_[row] ^= delta;
   coefficients_[row] = value;
   index_.flip(row, delta);
-  insert_slot(row, key_hash(keys_[row]));
 }
 
 template <int W, Coefficient C>
 void ColumnEngine<W, C>::erase(std::size_t row) {
-  slots_[slot_of(row)].row = kTombstone;
-  ++tombstones_;
   index_.remove(row, keys_[row]);
   coefficients_[row] = C(0.0);
   --live_rows_;
@@ -264,7 +205,6 @@ void ColumnEngine<W, C>::compact_if_sparse() {
   coefficients_.resize(out);
   index_.clear();
   for (std::size_t r = 0; r < out; ++r) index_.add(r, keys_[r]);
-  rebuild_hash(4 * (out + 1));
 }
 
 // ---- ColumnEngine: layers ----
@@ -321,8 +261,7 @@ double ColumnEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const
                             }());
   for (std::uint64_t word : flags_) counters_.rows_visited += static_cast<std::uint64_t>(std::popcount(word));
   double dropped = test_unchanged ? test_unchanged_rows(flags_, truncation) : 0.0;
-  // A new value for an existing row: kept, or zeroed and removed at the end of the layer (a removed
-  // row stays findable until then, so its partner still sees that the pair was handled).
+  // A new value for an existing row: kept, or zeroed and removed at the end of the layer.
   auto store = [&](std::size_t row, const C& value) {
     if (value != C(0.0) && (!test_terms || truncation.keep(keys_[row], value))) {
       coefficients_[row] = value;
@@ -347,7 +286,7 @@ double ColumnEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const
     return dropped;
   }
   // The pair {v, w = v ⊕ g} is handled from v, the member without g's pivot bit (the first bit of g,
-  // x before z), or from w when v is absent.
+  // x before z), or from w when v is absent (the CPU engine's rule, docs/design.md §7.2).
   int pivot_word = 0;
   bool pivot_on_z = false;
   std::uint64_t pivot_bit = 0;
@@ -361,47 +300,74 @@ double ColumnEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const
       }
     }
   }
-  visit_.clear();
-  column_detail::for_each_row(flags_, words,
-                              [&](std::size_t r) { visit_.push_back(static_cast<std::uint32_t>(r)); });
-  // Partner lookups are random reads of the hash: start them a few rows ahead.
-  constexpr std::size_t kAhead = 8;
-  for (std::size_t i = 0; i < visit_.size() && i < kAhead; ++i) prefetch(keys_[visit_[i]] ^ generator);
+  // Both members of a pair anticommute with g, so the pairs are found among the rows just read: the
+  // flipped side (with g's pivot bit) indexed by its partner v, then looked up from the unflipped side.
+  unflipped_.clear();
+  flipped_.clear();
+  column_detail::for_each_row(flags_, words, [&](std::size_t r) {
+    const PauliString<W>& key = keys_[r];
+    const bool flipped = ((pivot_on_z ? key.z[pivot_word] : key.x[pivot_word]) & pivot_bit) != 0;
+    (flipped ? flipped_ : unflipped_).push_back(static_cast<std::uint32_t>(r));
+  });
+  std::size_t capacity = 16;
+  while (capacity < 2 * flipped_.size()) capacity <<= 1;
+  pairing_.assign(capacity, Slot{});
+  const std::size_t mask = capacity - 1;
+  for (std::size_t i = 0; i < flipped_.size(); ++i) {
+    const std::uint64_t h = key_hash(keys_[flipped_[i]] ^ generator);
+    std::size_t j = h & mask;
+    while (pairing_[j].index >= 0) j = (j + 1) & mask;
+    pairing_[j] = {static_cast<std::int32_t>(i), static_cast<std::uint32_t>(h >> 32)};
+  }
+  paired_.assign(flipped_.size(), 0);
   const bool permutation = cos_theta == 0.0;
-  for (std::size_t i = 0; i < visit_.size(); ++i) {
-    if (i + kAhead < visit_.size()) prefetch(keys_[visit_[i + kAhead]] ^ generator);
-    const std::size_t r = visit_[i];
+  // A row whose partner is absent: it keeps cos θ of its coefficient and the partner appears.
+  auto alone = [&](std::size_t r) {
     const PauliString<W> key = keys_[r];
     const C c = coefficients_[r];
-    const bool flipped = ((pivot_on_z ? key.z[pivot_word] : key.x[pivot_word]) & pivot_bit) != 0;
-    const PauliString<W> partner = key ^ generator;
-    const std::int64_t found = find(partner);
     const double sign = product_phase(generator, key) == 3 ? 1.0 : -1.0;
-    if (!flipped && found >= 0) {
-      // v = key, w = partner: out_v = cos·c_v + σ(w)·sin·c_w, out_w = cos·c_w + σ(v)·sin·c_v.
-      const auto s = static_cast<std::size_t>(found);
-      const C c_w = coefficients_[s];
-      C out_v = C(0.0), out_w = C(0.0);
-      out_v += c * cos_theta;
-      out_v += c_w * (-sign * sin_signed);
-      out_w += c_w * cos_theta;
-      out_w += c * (sign * sin_signed);
-      store(r, out_v);
-      store(s, out_w);
-      continue;
-    }
-    if (found >= 0) continue;  // w whose v is present: handled from v
     C out_kept = C(0.0), out_new = C(0.0);
     out_kept += c * cos_theta;
     out_new += c * (sign * sin_signed);
     if (permutation && out_kept == C(0.0) && out_new != C(0.0) &&
-        (!test_terms || truncation.keep(partner, out_new))) {
-      // cos θ = 0: the row becomes its partner where it stands (no hole, no append).
-      move(r, generator, out_new);
-      continue;
+        (!test_terms || truncation.keep(key ^ generator, out_new))) {
+      move(r, generator, out_new);  // cos θ = 0: the row becomes its partner where it stands
+      return;
     }
     store(r, out_kept);
-    add(partner, out_new);
+    add(key ^ generator, out_new);
+  };
+  for (const std::uint32_t r : unflipped_) {
+    const PauliString<W> v = keys_[r];
+    const std::uint64_t h = key_hash(v);
+    const auto tag = static_cast<std::uint32_t>(h >> 32);
+    std::int32_t found = -1;
+    for (std::size_t j = h & mask; pairing_[j].index >= 0; j = (j + 1) & mask) {
+      const Slot slot = pairing_[j];
+      if (slot.tag == tag && (keys_[flipped_[static_cast<std::size_t>(slot.index)]] ^ generator) == v) {
+        found = slot.index;
+        break;
+      }
+    }
+    if (found < 0) {
+      alone(r);
+      continue;
+    }
+    paired_[static_cast<std::size_t>(found)] = 1;
+    // v = key, w = partner: out_v = cos·c_v + σ(w)·sin·c_w, out_w = cos·c_w + σ(v)·sin·c_v.
+    const std::size_t s = flipped_[static_cast<std::size_t>(found)];
+    const double sign = product_phase(generator, v) == 3 ? 1.0 : -1.0;
+    const C c = coefficients_[r], c_w = coefficients_[s];
+    C out_v = C(0.0), out_w = C(0.0);
+    out_v += c * cos_theta;
+    out_v += c_w * (-sign * sin_signed);
+    out_w += c_w * cos_theta;
+    out_w += c * (sign * sin_signed);
+    store(r, out_v);
+    store(s, out_w);
+  }
+  for (std::size_t i = 0; i < flipped_.size(); ++i) {
+    if (!paired_[i]) alone(flipped_[i]);
   }
   return dropped;
 }
@@ -489,16 +455,22 @@ double ColumnEngine<W, C>::local_layer(const PreparedChannel<W>& table, const Tr
     orbit.rows[p] = static_cast<std::uint32_t>(r);
     orbit.in[p] = coefficients_[r];
   });
-  // Rows that are I on the support join their orbit when another pattern feeds I.
-  if (identity_fixed && incoming[0].size() > 1) {
-    for (Orbit& orbit : orbits) {
-      const std::int64_t found = find(orbit.base);
-      if (found < 0) continue;
-      const auto r = static_cast<std::size_t>(found);
-      orbit.present |= 1u;
-      orbit.rows[0] = static_cast<std::uint32_t>(r);
-      orbit.in[0] = coefficients_[r];
-      flags_[r / 64] |= std::uint64_t{1} << (r % 64);
+  // Rows that are I on the support join their orbit when another pattern feeds I (a non-unital
+  // channel): found by one pass over the rows the columns did not flag.
+  if (identity_fixed && incoming[0].size() > 1 && !orbits.empty()) {
+    const std::vector<std::uint64_t> touched = flags_;
+    const auto live = index_.live_words();
+    for (std::size_t w = 0; w < live.size(); ++w) {
+      for (std::uint64_t word = live[w] & ~touched[w]; word != 0; word &= word - 1) {
+        const std::size_t r = 64 * w + static_cast<std::size_t>(std::countr_zero(word));
+        const auto it = orbit_of.find(keys_[r]);
+        if (it == orbit_of.end()) continue;
+        Orbit& orbit = orbits[it->second];
+        orbit.present |= 1u;
+        orbit.rows[0] = static_cast<std::uint32_t>(r);
+        orbit.in[0] = coefficients_[r];
+        flags_[w] |= std::uint64_t{1} << (r % 64);
+      }
     }
   }
   if (test_unchanged) dropped += test_unchanged_rows(flags_, truncation);
@@ -560,7 +532,6 @@ class ColumnEngine<W, C>::PassTarget {
     engine_.coefficients_.clear();
     engine_.index_.clear();
     engine_.live_rows_ = 0;
-    engine_.rebuild_hash(16);
     engine_.append(key, C(1.0));
   }
 
@@ -602,8 +573,6 @@ void ColumnEngine<W, C>::check_invariants() const {
     }
     ++live;
     if (coefficients_[r] == C(0.0)) fail("row " + std::to_string(r) + " is live with a zero coefficient");
-    if (find(keys_[r]) != static_cast<std::int64_t>(r))
-      fail("row " + std::to_string(r) + " not found by key");
     for (std::size_t q = 0; q < ColumnIndex<W>::kQubits; ++q) {
       const int code = keys_[r].code(q);
       for (int plane = 0; plane < 2; ++plane) {
@@ -630,16 +599,12 @@ void ColumnEngine<W, C>::check_invariants() const {
       }
     }
   }
-  std::size_t occupied = 0, tombs = 0;
-  for (const Slot& slot : slots_) {
-    if (slot.row == kTombstone) {
-      ++tombs;
-    } else if (slot.row != kEmpty) {
-      ++occupied;
-      if (slot.row >= keys_.size() || !index_.live(slot.row)) fail("hash slot names a dead row");
-    }
+  std::vector<PauliString<W>> keys;
+  for (std::size_t r = 0; r < keys_.size(); ++r) {
+    if (index_.live(r)) keys.push_back(keys_[r]);
   }
-  if (occupied != live_rows_ || tombs != tombstones_) fail("hash counts disagree with the rows");
+  std::sort(keys.begin(), keys.end());
+  if (std::adjacent_find(keys.begin(), keys.end()) != keys.end()) fail("a key is held by two rows");
 }
 
 }  // namespace paulistrings

@@ -1,11 +1,12 @@
 // The column-index engine beyond the engine-equivalence suite (column_engine_equivalence.test.cc): the
-// column index's anticommuting and touching rows against a direct check, and the index, the hash and the
+// column index's anticommuting and touching rows against a direct check, and the index and the
 // rows kept consistent through appends, removals and compactions, layer by layer against the reference.
 
 #include "paulistrings/cpu/column_engine.h"
 
 #include <gtest/gtest.h>
 
+#include <numbers>
 #include <random>
 #include <vector>
 
@@ -135,7 +136,7 @@ void check_layers_against_reference(std::size_t qubits, std::size_t offset, std:
   }
 }
 
-TEST(ColumnEngine, RowsIndexAndHashStayConsistentLayerByLayer) {
+TEST(ColumnEngine, RowsAndIndexStayConsistentLayerByLayer) {
   check_layers_against_reference<1, double>(7, 0, 11);
   check_layers_against_reference<2, double>(6, 61, 12);
   check_layers_against_reference<2, Complex>(6, 60, 13);
@@ -156,6 +157,31 @@ TEST(ColumnEngine, UnchangedRowsAreTestedAgainstANewPolicy) {
   EXPECT_DOUBLE_EQ(dropped, 1e-6);  // IIZ commutes with X1 and fails the new policy
   EXPECT_EQ(engine.size(), 2u);
   engine.check_invariants();
+}
+
+// cos θ = 0 turns a row into its partner where it stands; a non-unital channel feeds the rows that are I
+// on its support, which the columns do not flag.
+TEST(ColumnEngine, PermutationRotationsMoveRowsAndNonUnitalChannelsReachIdentityRows) {
+  auto expected =
+      PauliSum<1, double>::from_labels(3, {{"ZII", 1.0}, {"YIZ", 0.5}, {"III", 0.25}, {"IIX", 2.0}});
+  ColumnEngine<1, double> engine(expected);
+  const Truncation none;
+  for (const Channel& channel :
+       {Channel::rx(std::numbers::pi / 2, 0), Channel::amplitude_damping(0.3, 0),
+        Channel::amplitude_damping(0.4, 2), Channel::rzz(-std::numbers::pi / 2, 0, 2)}) {
+    SCOPED_TRACE(channel.description());
+    const PreparedChannel<1> table = prepare_channel<1>(channel, Direction::heisenberg);
+    const std::size_t rows = engine.rows();
+    apply_layer_reference(expected, table, none, 1024, 1);
+    engine.apply_layer(table, none);
+    engine.check_invariants();
+    if (table.form == PreparedChannel<1>::Form::rotation) {
+      EXPECT_EQ(engine.rows(), rows);  // moved in place: no row appended
+    }
+    PauliSum<1, double> actual(3);
+    engine.export_to(actual);
+    EXPECT_TRUE(testing::SumsMatch(actual, expected));
+  }
 }
 
 TEST(ColumnEngine, CollapseAndTopnPassesKeepTheIndexConsistent) {

@@ -24,8 +24,10 @@
 
 namespace paulistrings {
 
-/// The column index of a row store: a live bitset and, per qubit and plane (x, z), the bitset of live
-/// rows whose key has that bit. Columns of qubits no row ever used stay unallocated (all zero).
+/// The column index of a row store: a live bitset and, per qubit and plane (x, z), the bitset of the
+/// rows whose key has that bit. Columns of qubits no row ever used stay unallocated (all zero). A
+/// removed row keeps its column bits (clearing them would cost a cache miss per factor of its key):
+/// every query is masked by the live set, and clear() forgets them.
 template <int W>
 class ColumnIndex {
  public:
@@ -33,10 +35,10 @@ class ColumnIndex {
 
   /// Words that cover every row added so far (rows 0 … 64·words()−1).
   std::size_t words() const { return used_words_; }
-  /// Marks `row` live with `key` (the row must not be live).
+  /// Marks `row` live with `key`; rows are added in ascending order after a clear() (append-only).
   void add(std::size_t row, const PauliString<W>& key);
-  /// Marks `row` dead; `key` must be the key it was added with.
-  void remove(std::size_t row, const PauliString<W>& key);
+  /// Marks `row` dead.
+  void remove(std::size_t row) { live_[row / 64] &= ~(std::uint64_t{1} << (row % 64)); }
   /// A live row's key changes by XOR with `delta`: only the delta's columns are touched.
   void flip(std::size_t row, const PauliString<W>& delta);
   /// Forgets every row (allocated columns are kept, zeroed).
@@ -47,7 +49,8 @@ class ColumnIndex {
   void anticommuting(const PauliString<W>& generator, std::vector<std::uint64_t>& out) const;
   /// Bit r: row r is live and its key has a non-identity factor on some qubit of `support` (x | z).
   void touching(const PauliString<W>& support, std::vector<std::uint64_t>& out) const;
-  /// The column of (qubit, plane 0 = x, 1 = z), or empty when never allocated.
+  /// The column of (qubit, plane 0 = x, 1 = z), or empty when never allocated; bits of dead rows are
+  /// unspecified.
   std::span<const std::uint64_t> column(std::size_t qubit, int plane) const;
 
  private:
@@ -128,6 +131,7 @@ class ColumnEngine {
   std::vector<std::uint32_t> to_erase_;             // rows removed at the end of a layer
   std::vector<std::uint32_t> unflipped_, flipped_;  // anticommuting rows by the side of g's pivot bit
   std::vector<Slot> pairing_;                       // flipped_ by the key of their partner
+  std::vector<std::uint64_t> hashes_;
   std::vector<char> paired_;
   /// The policy every live row is known to pass (held, so its identity stays unique).
   Truncation tested_truncation_;

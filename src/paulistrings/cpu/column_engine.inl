@@ -73,15 +73,6 @@ void ColumnIndex<W>::add(std::size_t row, const PauliString<W>& key) {
 }
 
 template <int W>
-void ColumnIndex<W>::remove(std::size_t row, const PauliString<W>& key) {
-  const std::size_t w = row / 64;
-  const std::uint64_t keep = ~(std::uint64_t{1} << (row % 64));
-  live_[w] &= keep;
-  column_detail::for_each_qubit<W>(key.x, [&](std::size_t q) { columns_[2 * q][w] &= keep; });
-  column_detail::for_each_qubit<W>(key.z, [&](std::size_t q) { columns_[2 * q + 1][w] &= keep; });
-}
-
-template <int W>
 void ColumnIndex<W>::flip(std::size_t row, const PauliString<W>& delta) {
   const std::size_t w = row / 64;
   const std::uint64_t bit = std::uint64_t{1} << (row % 64);
@@ -109,7 +100,7 @@ std::span<const std::uint64_t> ColumnIndex<W>::column(std::size_t qubit, int pla
 template <int W>
 void ColumnIndex<W>::anticommuting(const PauliString<W>& generator, std::vector<std::uint64_t>& out) const {
   // M anticommutes with G iff Σ_q M.z_q·G.x_q + M.x_q·G.z_q is odd: an X or Y of G on q reads q's z
-  // column, a Z or Y its x column. Dead rows have no bits in any column.
+  // column, a Z or Y its x column.
   out.assign(used_words_, 0);
   const std::size_t words = used_words_;
   auto xor_in = [&](std::size_t q, int plane) {
@@ -121,6 +112,7 @@ void ColumnIndex<W>::anticommuting(const PauliString<W>& generator, std::vector<
   };
   column_detail::for_each_qubit<W>(generator.x, [&](std::size_t q) { xor_in(q, 1); });
   column_detail::for_each_qubit<W>(generator.z, [&](std::size_t q) { xor_in(q, 0); });
+  for (std::size_t w = 0; w < words; ++w) out[w] &= live_[w];
 }
 
 template <int W>
@@ -136,6 +128,7 @@ void ColumnIndex<W>::touching(const PauliString<W>& support, std::vector<std::ui
       for (std::size_t w = 0; w < words; ++w) out[w] |= column[w];
     }
   });
+  for (std::size_t w = 0; w < words; ++w) out[w] &= live_[w];
 }
 
 // ---- ColumnEngine: rows ----
@@ -184,7 +177,7 @@ void ColumnEngine<W, C>::move(std::size_t row, const PauliString<W>& delta, cons
 
 template <int W, Coefficient C>
 void ColumnEngine<W, C>::erase(std::size_t row) {
-  index_.remove(row, keys_[row]);
+  index_.remove(row);
   coefficients_[row] = C(0.0);
   --live_rows_;
 }
@@ -309,15 +302,20 @@ double ColumnEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const
     const bool flipped = ((pivot_on_z ? key.z[pivot_word] : key.x[pivot_word]) & pivot_bit) != 0;
     (flipped ? flipped_ : unflipped_).push_back(static_cast<std::uint32_t>(r));
   });
+  // The table outgrows the caches on large layers: hashes are computed first, and each slot (then the
+  // key it names) is fetched a few rows before it is read.
+  constexpr std::size_t kAhead = 16;
   std::size_t capacity = 16;
   while (capacity < 2 * flipped_.size()) capacity <<= 1;
   pairing_.assign(capacity, Slot{});
   const std::size_t mask = capacity - 1;
+  hashes_.resize(flipped_.size());
+  for (std::size_t i = 0; i < flipped_.size(); ++i) hashes_[i] = key_hash(keys_[flipped_[i]] ^ generator);
   for (std::size_t i = 0; i < flipped_.size(); ++i) {
-    const std::uint64_t h = key_hash(keys_[flipped_[i]] ^ generator);
-    std::size_t j = h & mask;
+    if (i + kAhead < flipped_.size()) __builtin_prefetch(&pairing_[hashes_[i + kAhead] & mask], 1);
+    std::size_t j = hashes_[i] & mask;
     while (pairing_[j].index >= 0) j = (j + 1) & mask;
-    pairing_[j] = {static_cast<std::int32_t>(i), static_cast<std::uint32_t>(h >> 32)};
+    pairing_[j] = {static_cast<std::int32_t>(i), static_cast<std::uint32_t>(hashes_[i] >> 32)};
   }
   paired_.assign(flipped_.size(), 0);
   const bool permutation = cos_theta == 0.0;
@@ -337,9 +335,17 @@ double ColumnEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const
     store(r, out_kept);
     add(key ^ generator, out_new);
   };
-  for (const std::uint32_t r : unflipped_) {
+  hashes_.resize(unflipped_.size());
+  for (std::size_t i = 0; i < unflipped_.size(); ++i) hashes_[i] = key_hash(keys_[unflipped_[i]]);
+  for (std::size_t i = 0; i < unflipped_.size(); ++i) {
+    if (i + kAhead < unflipped_.size()) __builtin_prefetch(&pairing_[hashes_[i + kAhead] & mask]);
+    if (i + kAhead / 2 < unflipped_.size()) {
+      const Slot ahead = pairing_[hashes_[i + kAhead / 2] & mask];
+      if (ahead.index >= 0) __builtin_prefetch(&keys_[flipped_[static_cast<std::size_t>(ahead.index)]]);
+    }
+    const std::size_t r = unflipped_[i];
     const PauliString<W> v = keys_[r];
-    const std::uint64_t h = key_hash(v);
+    const std::uint64_t h = hashes_[i];
     const auto tag = static_cast<std::uint32_t>(h >> 32);
     std::int32_t found = -1;
     for (std::size_t j = h & mask; pairing_[j].index >= 0; j = (j + 1) & mask) {
@@ -587,17 +593,9 @@ void ColumnEngine<W, C>::check_invariants() const {
   }
   if (live != live_rows_)
     fail("live count " + std::to_string(live_rows_) + " but " + std::to_string(live) + " live rows");
-  // Dead rows carry no column bits beyond the rows array.
-  for (std::size_t q = 0; q < ColumnIndex<W>::kQubits; ++q) {
-    for (int plane = 0; plane < 2; ++plane) {
-      const auto column = index_.column(q, plane);
-      for (std::size_t w = 0; w < column.size(); ++w) {
-        for (std::uint64_t word = column[w]; word != 0; word &= word - 1) {
-          const std::size_t r = 64 * w + static_cast<std::size_t>(std::countr_zero(word));
-          if (r >= keys_.size() || !index_.live(r)) fail("column bit at dead row " + std::to_string(r));
-        }
-      }
-    }
+  // No row beyond the rows array is live or has column bits.
+  for (std::size_t r = keys_.size(); r < 64 * index_.words(); ++r) {
+    if (index_.live(r)) fail("row " + std::to_string(r) + " past the rows is live");
   }
   std::vector<PauliString<W>> keys;
   for (std::size_t r = 0; r < keys_.size(); ++r) {

@@ -53,7 +53,7 @@ void check_index_against_direct_test(std::size_t qubits, std::uint64_t seed) {
     } else {
       const std::size_t r = rng() % keys.size();
       if (live[r]) {
-        index.remove(r, keys[r]);
+        index.remove(r);
         live[r] = 0;
       }
     }

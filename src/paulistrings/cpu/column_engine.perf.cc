@@ -44,7 +44,7 @@ Outcome run(const std::string& engine, const Workload& workload) {
   options.direction = Direction::heisenberg;
   options.truncation = Truncation::coeff(workload.atol);
   options.threads = 1;
-  options.keep_layer_records = false;
+  options.keep_layer_records = true;  // for the mean sum a gate sees
   Outcome out;
   const auto start = std::chrono::steady_clock::now();
   PropagationStats stats;
@@ -55,11 +55,22 @@ Outcome run(const std::string& engine, const Workload& workload) {
     column.export_to(sum);
     const ColumnEngineCounters& c = column.counters();
     const double layers = static_cast<double>(std::max<std::uint64_t>(c.layers, 1));
+    const double words = static_cast<double>(c.column_words) / layers;
+    const double visited = static_cast<double>(c.rows_visited) / layers;
+    // Bytes a gate reads: the CPU engine every key; this engine its columns and, per visited row, the
+    // key and coefficient (the partner's are another visited row's).
+    std::size_t in = 0;
+    for (const LayerRecord& r : stats.layers) in += r.terms_in;
+    const double mean =
+        static_cast<double>(in) / static_cast<double>(std::max<std::size_t>(stats.layers.size(), 1));
     std::printf(
-        "  column engine: %.1f column words and %.1f rows visited per gate, %llu rows appended, "
-        "%llu compactions\n",
-        static_cast<double>(c.column_words) / layers, static_cast<double>(c.rows_visited) / layers,
-        static_cast<unsigned long long>(c.rows_appended), static_cast<unsigned long long>(c.compactions));
+        "  column engine: %.1f column words and %.1f rows visited per gate (a gate sees %.0f terms on "
+        "average), "
+        "%llu rows appended, %llu compactions; bytes read per gate: every key %.0f KB, columns + visited "
+        "rows %.0f KB\n",
+        words, visited, mean, static_cast<unsigned long long>(c.rows_appended),
+        static_cast<unsigned long long>(c.compactions), mean * sizeof(PauliString<W>) / 1024,
+        (8 * words + visited * (sizeof(PauliString<W>) + sizeof(double))) / 1024);
   } else {
     CpuEngineOptions cpu;
     cpu.threads = 1;

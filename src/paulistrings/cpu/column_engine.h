@@ -94,7 +94,6 @@ class ColumnEngine {
   std::size_t rows() const { return keys_.size(); }  ///< rows including holes
   const ColumnIndex<W>& index() const { return index_; }
   const ColumnEngineCounters& counters() const { return counters_; }
-  const PauliString<W>& row_key(std::size_t row) const { return keys_[row]; }
   /// Throws std::logic_error when the columns or the live set disagree with the rows, or a key repeats.
   void check_invariants() const;
 
@@ -108,7 +107,7 @@ class ColumnEngine {
 
   static std::uint64_t key_hash(const PauliString<W>& key);
   std::size_t append(const PauliString<W>& key, const C& value);
-  /// Removes a row: a hole in the arrays, its bits cleared in the index.
+  /// Removes a row: a hole in the arrays (coefficient 0), dead in the index.
   void erase(std::size_t row);
   /// Gives a row the key key ⊕ delta (absent from the sum) and `value`, where it stands.
   void move(std::size_t row, const PauliString<W>& delta, const C& value);

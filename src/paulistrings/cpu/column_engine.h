@@ -37,6 +37,9 @@ class ColumnIndex {
   std::size_t words() const { return used_words_; }
   /// Marks `row` live with `key`; rows are added in ascending order after a clear() (append-only).
   void add(std::size_t row, const PauliString<W>& key);
+  /// add() for rows first … first + keys.size() − 1, 64 rows at a time: one bit-matrix transpose per
+  /// (plane, key word) instead of one column write per factor of every key.
+  void add_rows(std::size_t first, std::span<const PauliString<W>> keys);
   /// Marks `row` dead.
   void remove(std::size_t row) { live_[row / 64] &= ~(std::uint64_t{1} << (row % 64)); }
   /// A live row's key changes by XOR with `delta`: only the delta's columns are touched.
@@ -106,7 +109,9 @@ class ColumnEngine {
   };
 
   static std::uint64_t key_hash(const PauliString<W>& key);
+  /// A new row, indexed by the next index_appended() (a layer's appends are indexed together).
   std::size_t append(const PauliString<W>& key, const C& value);
+  void index_appended();
   /// Removes a row: a hole in the arrays (coefficient 0), dead in the index.
   void erase(std::size_t row);
   /// Gives a row the key key ⊕ delta (absent from the sum) and `value`, where it stands.
@@ -125,6 +130,7 @@ class ColumnEngine {
   std::vector<C> coefficients_;
   ColumnIndex<W> index_;
   std::size_t live_rows_ = 0;
+  std::size_t indexed_rows_ = 0;  // rows past this one are appended but not yet in index_
   // Scratch kept across layers.
   std::vector<std::uint64_t> flags_;                // the rows a layer reads
   std::vector<std::uint32_t> to_erase_;             // rows removed at the end of a layer

@@ -44,6 +44,22 @@ inline C amplitude_in(const Complex& amplitude) {
 
 // ---- ColumnIndex ----
 
+namespace column_detail {
+
+/// In place: bit j of a[b] becomes bit b of the old a[j] (a 64 × 64 bit-matrix transpose, bit 0 first).
+inline void transpose64(std::array<std::uint64_t, 64>& a) {
+  std::uint64_t m = 0x00000000ffffffffULL;
+  for (int j = 32; j != 0; j >>= 1, m ^= (m << j)) {
+    for (int k = 0; k < 64; k = ((k | j) + 1) & ~j) {
+      const std::uint64_t t = ((a[k] >> j) ^ a[k | j]) & m;
+      a[k | j] ^= t;
+      a[k] ^= t << j;
+    }
+  }
+}
+
+}  // namespace column_detail
+
 template <int W>
 void ColumnIndex<W>::grow_to(std::size_t words) {
   if (words <= capacity_words_) return;
@@ -70,6 +86,36 @@ void ColumnIndex<W>::add(std::size_t row, const PauliString<W>& key) {
   live_[w] |= bit;
   column_detail::for_each_qubit<W>(key.x, [&](std::size_t q) { column_for_write(q, 0)[w] |= bit; });
   column_detail::for_each_qubit<W>(key.z, [&](std::size_t q) { column_for_write(q, 1)[w] |= bit; });
+}
+
+template <int W>
+void ColumnIndex<W>::add_rows(std::size_t first, std::span<const PauliString<W>> keys) {
+  if (keys.empty()) return;
+  const std::size_t end = first + keys.size();
+  grow_to((end + 63) / 64);
+  used_words_ = std::max(used_words_, (end + 63) / 64);
+  std::array<std::uint64_t, 64> block;
+  for (std::size_t w = first / 64; 64 * w < end; ++w) {
+    const std::size_t lo = std::max(first, 64 * w), hi = std::min(end, 64 * w + 64);
+    const std::size_t bits = hi - lo;
+    live_[w] |= (bits == 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << bits) - 1)) << (lo - 64 * w);
+    for (int plane = 0; plane < 2; ++plane) {
+      for (int i = 0; i < W; ++i) {
+        block.fill(0);
+        std::uint64_t any = 0;
+        for (std::size_t r = lo; r < hi; ++r) {
+          const std::uint64_t word = plane == 0 ? keys[r - first].x[i] : keys[r - first].z[i];
+          block[r - 64 * w] = word;
+          any |= word;
+        }
+        if (any == 0) continue;
+        column_detail::transpose64(block);
+        for (int b = 0; b < 64; ++b) {
+          if (block[b] != 0) column_for_write(64 * static_cast<std::size_t>(i) + b, plane)[w] |= block[b];
+        }
+      }
+    }
+  }
 }
 
 template <int W>
@@ -139,6 +185,7 @@ ColumnEngine<W, C>::ColumnEngine(const PauliSum<W, C>& sum, const ColumnEngineOp
   keys_.reserve(sum.size());
   coefficients_.reserve(sum.size());
   for (std::size_t i = 0; i < sum.size(); ++i) append(sum.keys()[i], sum.coefficients()[i]);
+  index_appended();
   counters_ = {};
 }
 
@@ -163,9 +210,14 @@ std::size_t ColumnEngine<W, C>::append(const PauliString<W>& key, const C& value
   keys_.push_back(key);
   coefficients_.push_back(value);
   ++counters_.rows_appended;
-  index_.add(row, key);
   ++live_rows_;
   return row;
+}
+
+template <int W, Coefficient C>
+void ColumnEngine<W, C>::index_appended() {
+  index_.add_rows(indexed_rows_, std::span<const PauliString<W>>(keys_).subspan(indexed_rows_));
+  indexed_rows_ = keys_.size();
 }
 
 template <int W, Coefficient C>
@@ -197,7 +249,8 @@ void ColumnEngine<W, C>::compact_if_sparse() {
   keys_.resize(out);
   coefficients_.resize(out);
   index_.clear();
-  for (std::size_t r = 0; r < out; ++r) index_.add(r, keys_[r]);
+  indexed_rows_ = 0;
+  index_appended();
 }
 
 // ---- ColumnEngine: layers ----
@@ -212,6 +265,7 @@ double ColumnEngine<W, C>::apply_layer(const PreparedChannel<W>& table, const Tr
   const double discarded = table.form == PreparedChannel<W>::Form::rotation
                                ? rotation_layer(table, truncation, test_unchanged)
                                : local_layer(table, truncation, test_unchanged);
+  index_appended();
   for (std::uint32_t row : to_erase_) erase(row);
   to_erase_.clear();
   ++counters_.layers;
@@ -538,7 +592,9 @@ class ColumnEngine<W, C>::PassTarget {
     engine_.coefficients_.clear();
     engine_.index_.clear();
     engine_.live_rows_ = 0;
+    engine_.indexed_rows_ = 0;
     engine_.append(key, C(1.0));
+    engine_.index_appended();
   }
 
  private:

@@ -8,6 +8,7 @@
 
 #include <numbers>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "paulistrings/engine/reference_engine.h"
@@ -83,6 +84,38 @@ TEST(ColumnIndex, AnticommutingAndTouchingRowsMatchADirectTest) {
   check_index_against_direct_test<1>(20, 1);
   check_index_against_direct_test<2>(128, 2);
   check_index_against_direct_test<4>(200, 3);
+}
+
+// Rows added in blocks of any length and offset (the layer's appends, transposed 64 rows at a time) give
+// the columns that adding them one by one gives.
+template <int W>
+void check_blocks_against_single_adds(std::size_t qubits, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<PauliString<W>> keys;
+  for (int k = 0; k < 700; ++k) keys.push_back(random_key<W>(rng, qubits, 0.5));
+  ColumnIndex<W> single, blocks;
+  for (std::size_t r = 0; r < keys.size(); ++r) single.add(r, keys[r]);
+  for (std::size_t first = 0; first < keys.size();) {
+    const std::size_t length = std::min<std::size_t>(1 + rng() % 150, keys.size() - first);
+    blocks.add_rows(first, std::span<const PauliString<W>>(keys).subspan(first, length));
+    first += length;
+  }
+  ASSERT_EQ(blocks.words(), single.words());
+  for (std::size_t q = 0; q < qubits; ++q) {
+    for (int plane = 0; plane < 2; ++plane) {
+      const auto a = single.column(q, plane), b = blocks.column(q, plane);
+      ASSERT_EQ(a.size(), b.size()) << "qubit " << q << " plane " << plane;
+      for (std::size_t w = 0; w < a.size(); ++w) ASSERT_EQ(a[w], b[w]) << "qubit " << q << " plane " << plane;
+    }
+  }
+  for (std::size_t r = 0; r < keys.size() + 64; ++r)
+    ASSERT_EQ(blocks.live(r), r < keys.size()) << "row " << r;
+}
+
+TEST(ColumnIndex, RowsAddedInBlocksMatchRowsAddedOneByOne) {
+  check_blocks_against_single_adds<1>(64, 21);
+  check_blocks_against_single_adds<2>(128, 22);
+  check_blocks_against_single_adds<4>(256, 23);
 }
 
 TEST(ColumnIndex, ClearForgetsEveryRow) {

@@ -416,11 +416,19 @@ class TaskReader {
     return value.get<double>();
   }
 
-  /// A non-negative integer written as one (3, not 3.0 or true).
+  /// A non-negative integer written as one (3, not 3.0 or true). A count is never rounded: 2.5 is refused,
+  /// and so are 1e6 and 3.0 (the v1 schema's integers are integers), with the integer to write instead;
+  /// integers past 2^64 − 1 reach here as floats and are refused too.
   std::uint64_t read_unsigned(const Json& value, const std::string& path, std::string_view what) const {
     if (value.is_number_unsigned()) return value.get<std::uint64_t>();
     if (value.is_number_integer() && value.get<std::int64_t>() == 0) return 0;  // "-0"
-    fail(path, std::string("expected ") + std::string(what) + got(value));
+    std::string message = std::string("expected ") + std::string(what) + got(value);
+    if (value.is_number_float()) {
+      const double d = value.get<double>();
+      if (d >= 0.0 && d < 0x1p64 && d == std::floor(d))
+        message += " (write it as the integer " + std::to_string(static_cast<std::uint64_t>(d)) + ")";
+    }
+    fail(path, message);
   }
 
   const std::string& read_string(const Json& value, const std::string& path, std::string_view what) const {

@@ -18,7 +18,7 @@ import numpy as np
 from . import _core
 from ._circuit import TOO_WIDE, Circuit
 from ._system import numa_nodes
-from ._util import _U64_MAX, coefficient, index, qubit, qubit_list, real, type_name
+from ._util import coefficient, index, qubit, qubit_list, real, type_name
 from .truncation import Truncation
 
 __all__ = ["PauliString", "p", "PauliSum", "PropagationStats", "PartitionStats", "GpuPauliSum"]
@@ -844,7 +844,7 @@ class PauliSum:
         if resume is not None:
             options.resume = os.fspath(resume)
         if memory_limit is not None:
-            options.memory_limit = min(_parse_size(memory_limit), _U64_MAX)
+            options.memory_limit = _parse_size(memory_limit)
         # The run replaces it with the checkpoint's sum when it resumes.
         work = self._s.copy() if resume is None else _core.Sum(self.num_qubits)
 
@@ -1321,13 +1321,10 @@ def _device_with_partitions(device, partitions) -> str:
 
 def _threads(threads) -> int:
     if threads is None:
-        env = os.environ.get("RAYON_NUM_THREADS")  # the original's thread-count variable
-        if env:
-            try:
-                return max(0, int(env))
-            except ValueError:
-                return 0
-        return 0
+        # The original's thread-count variable, read as rayon reads it: a count, anything else (a
+        # sign, a fraction, "4_0", spaces) is ignored and every core is used.
+        env = os.environ.get("RAYON_NUM_THREADS", "")
+        return int(env) if env.isascii() and env.isdigit() and int(env) <= 2**31 - 1 else 0
     if isinstance(threads, bool):
         raise TypeError("threads must be an int (0 = every core)")
     n = index(threads, "threads", limit=2**31 - 1)
@@ -1350,19 +1347,13 @@ def _combine_fingerprints(fingerprints) -> int:
     return h
 
 
-_SIZE_SUFFIX = {"": 0, "B": 0, "K": 10, "M": 20, "G": 30, "T": 40}
-
-
 def _parse_size(value) -> int:
+    """Bytes: an int, or a str the way --memory-limit reads it ("2G", "1.5G", "1e9"; core/text.h)."""
     if isinstance(value, str):
-        text = value.strip()
-        digits = len(text) - len(text.lstrip("0123456789"))
-        number, suffix = text[:digits], text[digits:].upper()
-        if suffix.endswith("IB") or (len(suffix) == 2 and suffix.endswith("B")):
-            suffix = suffix[0]
-        if not number or suffix not in _SIZE_SUFFIX:
-            raise ValueError(f"memory_limit: bad size {value!r}: expected bytes or a number with K, M or G")
-        return int(number) << _SIZE_SUFFIX[suffix]
+        try:
+            return _core.parse_size(value)
+        except ValueError as e:
+            raise ValueError(f"memory_limit: {e}") from None
     if isinstance(value, bool):
         raise TypeError("memory_limit must be an int (bytes) or a str like '2G'")
     return index(value, "memory_limit")

@@ -29,7 +29,7 @@ from . import _core
 from . import truncation as _truncation
 from ._circuit import Circuit
 from ._sum import PauliSum
-from ._util import type_name
+from ._util import index, type_name
 
 __all__ = [
     "Task",
@@ -199,7 +199,7 @@ def circuit_from_qasm(src, *, num_qubits=None) -> Circuit:
     circuit. ``measure``, ``reset``, ``if`` and ``opaque`` are ``ValueError``s.
     """
     text, path = _source(src, "circuit_from_qasm")
-    n = None if num_qubits is None else int(num_qubits)
+    n = None if num_qubits is None else index(num_qubits, "num_qubits")
     core = _core.read_qasm(text, "<qasm>", n) if path is None else _core.load_qasm(path, n)
     return Circuit._wrap(core)
 
@@ -313,7 +313,7 @@ def stabilizers_from_stim(src, *, num_qubits=None) -> list:
             f"or stim program text / path; got {type_name(src)}"
         )
     count = len(paulis)
-    width = count if num_qubits is None else int(num_qubits)
+    width = count if num_qubits is None else index(num_qubits, "num_qubits")
     if width < count:
         raise ValueError(
             f"stabilizers_from_stim: num_qubits={width} is smaller than the {count} qubits of the "

@@ -1,5 +1,6 @@
 // _core readers: task JSON (schema v1 and extensions), stim circuit text and OpenQASM 2 — the same
-// readers the command line uses, so Python and the CLI agree on every file.
+// readers the command line uses, so Python and the CLI agree on every file — and the byte sizes of
+// --memory-limit (core/text.h's strict numbers).
 
 #include <pybind11/complex.h>
 #include <pybind11/pybind11.h>
@@ -10,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "paulistrings/core/text.h"
 #include "paulistrings/io/qasm.h"
 #include "paulistrings/io/stim.h"
 #include "paulistrings/io/task.h"
@@ -65,6 +67,8 @@ void register_io(py::module_& m) {
   m.def("read_qasm", &io::read_qasm, py::arg("text"), py::arg("file") = "<qasm>",
         py::arg("num_qubits") = py::none());
   m.def("load_qasm", &io::load_qasm, py::arg("path"), py::arg("num_qubits") = py::none());
+  m.def(
+      "parse_size", [](const std::string& text) { return parse_byte_size(text); }, py::arg("text"));
 }
 
 }  // namespace paulistrings::python

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <set>
 #include <stdexcept>
+#include <system_error>
 #include <utility>
 
 #include "paulistrings/core/label.h"
@@ -477,6 +478,10 @@ class TaskReader {
         read_string(value, "circuit.stim_file", "a path to a .stim file, relative to the task file");
     if (relative.empty()) fail("circuit.stim_file", "expected a path to a .stim file, got an empty string");
     const std::filesystem::path path = base_dir_ / std::filesystem::path(relative);
+    // A file beside the task, nothing else: a device such as /dev/zero would be read until memory ran out.
+    std::error_code error;
+    if (std::filesystem::exists(path, error) && !std::filesystem::is_regular_file(path, error))
+      fail("circuit.stim_file", path.string() + " is not a regular file");
     StimProgram program{Circuit(0), {}};
     try {
       program = load_stim(path.string(), num_qubits_);

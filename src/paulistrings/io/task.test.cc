@@ -978,6 +978,17 @@ TEST(TaskJson, StimFileCircuitsResolveAgainstTheTaskFile) {
   std::filesystem::remove(dir.path() / "sub" / "c.stim");
   EXPECT_TRUE(ThrowsParseError([&] { load_task(dir.path() / "own.json"); },
                                {"own.json: circuit.stim_file:", "c.stim"}));
+  // Only a regular file is read: a directory, or a device that never ends (/dev/zero would be read until
+  // memory runs out), is refused before reading.
+  std::filesystem::create_directories(dir.path() / "sub" / "c.stim");
+  EXPECT_TRUE(ThrowsParseError([&] { load_task(dir.path() / "own.json"); },
+                               {"own.json: circuit.stim_file:", "c.stim is not a regular file"}));
+  if (std::filesystem::exists("/dev/zero")) {
+    const std::string zero =
+        R"({"version": 1, "n_qubits": 5, "circuit": {"stim_file": "/dev/zero"}, "run": {"direction": "heisenberg"}})";
+    EXPECT_TRUE(ThrowsParseError([&] { parse_task(zero, "z.json"); },
+                                 {"z.json: circuit.stim_file: /dev/zero is not a regular file"}));
+  }
 }
 
 TEST(TaskJson, LoadTaskNamesTheFileAndResolvesNothingElse) {

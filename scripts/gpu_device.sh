@@ -98,10 +98,12 @@ awk 'NR > 1 { printf "%7.1f %s\n", ($2 - $1) / 1000, $4 }' build-gpu/.ninja_log 
 export OMP_PROC_BIND=close OMP_PLACES=cores
 
 if has tests; then
-  # Four shards at once: the reference engine the GPU is checked against runs on the CPU, one core each.
-  for shard in 0 1 2 3; do
-    GTEST_TOTAL_SHARDS=4 GTEST_SHARD_INDEX=$shard build-gpu/paulistrings-tests --gtest_filter='*Gpu*' \
-      --gtest_brief=1 > "$out/gpu_tests_$shard.txt" 2>&1 &
+  # Shards at once (GPU_TEST_SHARDS, 4): the reference engine the GPU is checked against runs on the CPU,
+  # one core each. GPU_TEST_FILTER (default *Gpu*) selects the tests.
+  shards=${GPU_TEST_SHARDS:-4}
+  for shard in $(seq 0 $((shards - 1))); do
+    GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$shard build-gpu/paulistrings-tests \
+      --gtest_filter="${GPU_TEST_FILTER:-*Gpu*}" --gtest_brief=1 > "$out/gpu_tests_$shard.txt" 2>&1 &
   done
   wait
   grep -h -E "^\[  (FAILED|PASSED|SKIPPED) |tests? from .* ran" "$out"/gpu_tests_*.txt | tee "$out/gpu_tests.txt"

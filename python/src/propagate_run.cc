@@ -54,6 +54,10 @@ const char* seed_type_name(const Channel& channel) {
       return "Depolarizing2Q";
     case ChannelKind::amplitude_damping:
       return "AmplitudeDamping";
+    case ChannelKind::measure:
+      return "Measurement";
+    case ChannelKind::reset:
+      return "Reset";
   }
   return "Channel";
 }

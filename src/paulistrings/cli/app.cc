@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <numbers>
 #include <optional>
 #include <stdexcept>
@@ -218,7 +219,11 @@ double parse_angle(const std::string& text) {
     if (!v) throw BadInput("bad angle '" + text + "': expected a number or k*pi/m");
     return *v;
   };
-  if (at == std::string::npos) return number(text, 0.0);
+  if (at == std::string::npos) {  // no π: the whole token is the number ("" and "-" are not 0)
+    const std::optional<double> v = parse_finite(text);
+    if (!v) throw BadInput("bad angle '" + text + "': expected a number or k*pi/m");
+    return *v;
+  }
   std::string head = text.substr(0, at), tail = text.substr(at + 2);
   if (!head.empty() && head.back() == '*') head.pop_back();
   double value = number(head, 1.0) * std::numbers::pi;
@@ -238,6 +243,20 @@ std::pair<std::string, Complex> parse_term(const std::string& text) {
   const std::optional<double> c = parse_finite(text.substr(0, star));
   if (!c) throw BadInput("bad --observable term '" + text + "': expected [COEFF*]LABEL, e.g. 0.5*Z0 Z1");
   return {text.substr(star + 1), *c};
+}
+
+/// --param NAME=VALUE (repeatable; VALUE a number or k*pi/m).
+std::map<std::string, double, std::less<>> parse_params(const std::vector<std::string>& params) {
+  std::map<std::string, double, std::less<>> out;
+  for (const std::string& p : params) {
+    const std::size_t eq = p.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw BadInput("bad --param '" + p + "': expected NAME=VALUE, e.g. theta=0.5");
+    const std::string name = p.substr(0, eq);
+    if (out.count(name)) throw BadInput("--param " + name + " is given twice");
+    out[name] = parse_angle(p.substr(eq + 1));
+  }
+  return out;
 }
 
 /// Runs a file reader; a file that cannot be read is bad input (exit 2), like a malformed one.
@@ -325,17 +344,23 @@ int main_entry(int argc, char** argv, Launch& launch) {
   app.set_version_flag("--version", std::string("paulistrings ") + PAULISTRINGS_VERSION_STRING);
 
   // run
-  CLI::App* run = app.add_subcommand("run", "run a task file, an OpenQASM 2 program or a stim circuit");
+  CLI::App* run = app.add_subcommand("run", "run a task file, an OpenQASM 2 or 3 program or a stim circuit");
   std::optional<std::string> task_path, qasm_path, stim_path, state, direction;
-  std::vector<std::string> observable_terms;
+  std::vector<std::string> observable_terms, params;
+  bool ignore_measure = false;
   std::optional<double> coeff;
   std::optional<std::size_t> weight, top_n, approx_top_n;
   CommonOptions common;
   run->add_option("task", task_path, "task JSON file (schema v1 and extensions)");
-  run->add_option("--qasm", qasm_path, "OpenQASM 2.0 program");
+  run->add_option("--qasm", qasm_path, "OpenQASM 2 or 3 program");
   run->add_option("--stim", stim_path, "stim circuit");
-  run->add_option("--observable", observable_terms,
-                  "observable term [COEFF*]LABEL (dense or sparse label, repeatable; terms add up)");
+  run->add_option(
+      "--observable", observable_terms,
+      "observable term [COEFF*]LABEL (dense or sparse label, repeatable; terms add up; a qubit of an "
+      "OpenQASM register as Zq[3])");
+  run->add_option("--param", params, "value of an OpenQASM 3 input parameter, NAME=VALUE (repeatable)");
+  run->add_flag("--ignore-measure", ignore_measure,
+                "propagate the unmeasured observable: drop the circuit's measurements (resets stay)");
   run->add_option("--state", state, "product state: z+ x+ y+ or one of 0 1 + - r l per qubit (default z+)");
   run->add_option("--direction", direction, "heisenberg (default for --qasm/--stim) or forward");
   run->add_option("--coeff", coeff, "drop terms with |c| below this after every gate")
@@ -401,6 +426,10 @@ int main_entry(int argc, char** argv, Launch& launch) {
       const int sources = (task_path ? 1 : 0) + (qasm_path ? 1 : 0) + (stim_path ? 1 : 0);
       if (sources != 1) throw BadInput("run: give exactly one of TASK.json, --qasm FILE or --stim FILE");
       RunSpec spec;
+      if (!params.empty() && !qasm_path) {
+        throw BadInput(
+            "--param gives OpenQASM 3 inputs with --qasm (a task file has them in circuit.params)");
+      }
       if (task_path) {
         if (state || direction || coeff || weight || top_n || approx_top_n) {
           throw BadInput("run TASK.json: --state, --direction and truncation flags belong in the task file");
@@ -411,7 +440,12 @@ int main_entry(int argc, char** argv, Launch& launch) {
         spec.source = qasm_path ? *qasm_path : *stim_path;
         io::Task& task = spec.task;
         if (qasm_path) {
-          task.circuit = reading([&] { return io::load_qasm(*qasm_path); });
+          io::QasmOptions options;
+          options.inputs = parse_params(params);
+          io::QasmProgram program = reading([&] { return io::load_qasm_program(*qasm_path, options); });
+          task.circuit = std::move(program.circuit);
+          task.registers = std::move(program.registers);
+          task.warnings = std::move(program.warnings);
         } else {
           io::StimProgram program = reading([&] { return io::load_stim(*stim_path); });
           task.circuit = std::move(program.circuit);
@@ -429,8 +463,21 @@ int main_entry(int argc, char** argv, Launch& launch) {
       }
       if (!observable_terms.empty()) {
         io::ObservableTerms terms;
-        for (const std::string& t : observable_terms) terms.push_back(parse_term(t));
+        for (const std::string& t : observable_terms) {
+          auto [label, coefficient] = parse_term(t);
+          try {
+            label = io::resolve_register_label(label, spec.task.registers);
+          } catch (const std::invalid_argument& e) {
+            throw BadInput("bad --observable term '" + t + "': " + e.what());
+          }
+          terms.emplace_back(std::move(label), coefficient);
+        }
         spec.task.observables = {{"observable", terms}};
+      }
+      spec.task.ignore_measure = spec.task.ignore_measure || ignore_measure;
+      io::apply_ignore_measure(spec.task);
+      if (launch.writer()) {
+        for (const std::string& warning : spec.task.warnings) std::fprintf(stderr, "%s\n", warning.c_str());
       }
       return run_spec(std::move(spec), common, launch);
     }

@@ -225,10 +225,12 @@ Json complex_value(Complex v) {
 }
 
 /// Test hook: PAULISTRINGS_FAULT="SIGNAL@LAYER" (SIGKILL, SIGINT or SIGTERM) makes the process
-/// signal itself right after that layer, so tests can kill a run mid-way deterministically.
+/// signal itself right after that layer, so tests can kill a run mid-way deterministically;
+/// "SIGNAL@LAYER:mid" signals inside the next layer instead (at its first interrupt poll).
 struct FaultInjection {
   int signal = 0;
   std::size_t layer = 0;
+  bool mid_layer = false;
 };
 
 FaultInjection fault_injection() {
@@ -240,8 +242,13 @@ FaultInjection fault_injection() {
   const std::string name = spec.substr(0, at);
   FaultInjection fault;
   fault.signal = name == "SIGKILL" ? SIGKILL : name == "SIGINT" ? SIGINT : name == "SIGTERM" ? SIGTERM : 0;
+  std::string layer = spec.substr(at + 1);
+  if (layer.ends_with(":mid")) {
+    fault.mid_layer = true;
+    layer.resize(layer.size() - 4);
+  }
   try {
-    fault.layer = static_cast<std::size_t>(parse_count(spec.substr(at + 1)));
+    fault.layer = static_cast<std::size_t>(parse_count(layer));
   } catch (const std::invalid_argument&) {
     fault.signal = 0;
   }
@@ -436,11 +443,21 @@ int execute(const RunSpec& spec, const RunControl& control) {
   Progress progress(!control.quiet && writer, task.circuit.size(), task.observables.size());
   Trace trace(writer ? control.trace_path : std::nullopt);
   const io::NamedObservable* current = nullptr;
+  std::atomic<std::size_t> layers_done_now{0};  // the last layer finished, for the interruption message
+  std::atomic<bool> fault_raised{false};
   on_layer = [&](const LayerRecord& record) {
     progress.update(record);
     if (trace.enabled()) trace.add(current->name, record);
-    if (fault.signal != 0 && record.application_index + 1 == fault.layer) ::raise(fault.signal);
+    layers_done_now.store(record.application_index + 1);
+    if (fault.signal != 0 && !fault.mid_layer && record.application_index + 1 == fault.layer) ::raise(fault.signal);
   };
+  // A signal stops a long layer at once (the CPU engine polls this between cosets); the run then keeps
+  // the state it had when the segment began (run/orchestrate.h).
+  run.set_layer_interrupt([&] {
+    if (fault.signal != 0 && fault.mid_layer && layers_done_now.load() == fault.layer && !fault_raised.exchange(true))
+      ::raise(fault.signal);
+    return g_signal.load() != 0;
+  });
   const auto start = Clock::now();
 
   Json observables = Json::object();
@@ -450,6 +467,7 @@ int execute(const RunSpec& spec, const RunControl& control) {
     const io::NamedObservable& observable = task.observables[i];
     AnyPauliSum sum = make_sum(observable);
     current = &observable;
+    layers_done_now.store(run.start_layer(i));
     progress.begin_observable(i, run.start_layer(i));
     // Under mpirun every rank passes the whole observable; a rank resuming from a checkpoint in parts
     // passes the parts it read; after a checkpoint segment each rank holds exactly its own share.
@@ -458,6 +476,12 @@ int execute(const RunSpec& spec, const RunControl& control) {
     if (partitions > 1 && trace.enabled()) trace.attach_partitions(observable.name, result.partitions.layers);
     if (result.interrupted) {
       trace.write();
+      const std::string when =
+          result.abandoned_layer
+              ? "interrupted inside layer " + std::to_string(layers_done_now.load() + 1) + " of " +
+                    std::to_string(task.circuit.size())
+              : "interrupted after layer " + std::to_string(stats.layers_done) + " of " +
+                    std::to_string(task.circuit.size());
       if (writer && result.checkpoint_written) {  // rank 0 tells, once for the run
         const std::string where =
             transport != nullptr
@@ -467,12 +491,10 @@ int execute(const RunSpec& spec, const RunControl& control) {
                       " (one part per rank)"
                 : *control.checkpoint_path;
         std::fprintf(stderr,
-                     "\npaulistrings: interrupted after layer %zu of %zu; checkpoint written to %s "
-                     "(continue with --resume %s)\n",
-                     stats.layers_done, task.circuit.size(), where.c_str(), control.checkpoint_path->c_str());
+                     "\npaulistrings: %s; checkpoint after layer %zu written to %s (continue with --resume %s)\n",
+                     when.c_str(), stats.layers_done, where.c_str(), control.checkpoint_path->c_str());
       } else if (writer) {
-        std::fprintf(stderr, "\npaulistrings: interrupted after layer %zu of %zu (no --checkpoint given)\n",
-                     stats.layers_done, task.circuit.size());
+        std::fprintf(stderr, "\npaulistrings: %s (no --checkpoint given)\n", when.c_str());
       }
       return kExitInterrupted;
     }
@@ -526,6 +548,14 @@ int execute(const RunSpec& spec, const RunControl& control) {
   results["source"] = spec.source;
   results["num_qubits"] = task.num_qubits;
   results["layers"] = task.circuit.size();
+  std::size_t measurements = task.ignored_measurements, resets = 0;
+  for (const Channel& channel : task.circuit) {
+    measurements += channel.is_measurement() ? 1 : 0;
+    resets += channel.is_reset() ? 1 : 0;
+  }
+  results["measurements"] = measurements;
+  results["resets"] = resets;
+  if (task.ignore_measure) results["ignore_measure"] = true;
   results["direction"] = task.direction == Direction::forward ? "forward" : "heisenberg";
   results["state"] = task.state;
   results["truncation"] = task.truncation.policy().description();

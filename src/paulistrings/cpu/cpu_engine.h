@@ -14,7 +14,9 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
+#include <stdexcept>
 #include <vector>
 
 #include "paulistrings/channels/prepared_channel.h"
@@ -23,6 +25,7 @@
 #include "paulistrings/cpu/coset_plan.h"
 #include "paulistrings/engine/layer_engine.h"
 #include "paulistrings/engine/options.h"
+#include "paulistrings/engine/stats.h"
 #include "paulistrings/truncation/truncation.h"
 
 namespace paulistrings {
@@ -36,7 +39,12 @@ struct CpuEngineOptions {
   /// the orbit path that rewrites every bucket (kept for measurement).
   bool in_place_rotations = true;
   GeneralLayer general_layer = GeneralLayer::orbit;
+  /// Polled between the cosets (buckets) of a layer, from any thread: when it returns true the layer is
+  /// abandoned and apply_layer throws LayerInterrupted; the engine's contents are then unspecified
+  /// (discard it). Empty: never. Lets Ctrl-C stop a long layer at once (cli/runner.cc).
+  std::function<bool()> interrupt;
 };
+
 
 /// Number of CPUs in the process's affinity mask (at least 1).
 int available_cpus();
@@ -65,6 +73,10 @@ class CpuEngine {
   struct Scratch;
   class PassTarget;
 
+  bool interrupted() const { return options_.interrupt && options_.interrupt(); }
+  void throw_if_interrupted() const {
+    if (interrupted()) throw LayerInterrupted();
+  }
   double rescale_layer(const PreparedChannel<W>& table, const Truncation& truncation);
   /// Where coset_layer sends an output: everything stays (apply_layer); CpuPartitionEngine routes
   /// outputs by the partition offset of their delta (its ExportRoute).

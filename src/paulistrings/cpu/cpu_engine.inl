@@ -359,6 +359,7 @@ double CpuEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const Tr
     Scratch& scratch = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 1)
     for (std::size_t coset = 0; coset < cosets; ++coset) {
+      if (interrupted()) continue;  // the layer is abandoned (throw_if_interrupted below)
       const std::uint64_t rep = plan.representative(coset);
       double dropped = 0.0;
       unsigned dirty = 0;  // locals whose bucket holds a removed (zeroed) term
@@ -483,6 +484,7 @@ double CpuEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const Tr
       discarded[coset] = dropped;
     }
   }
+  throw_if_interrupted();
   size_ = static_cast<std::size_t>(static_cast<std::ptrdiff_t>(size_) + change);
   // The keys scanned (a superset of those kept) plus the generator's support (appended partners).
   support_.fill(0);
@@ -505,6 +507,7 @@ double CpuEngine<W, C>::rescale_layer(const PreparedChannel<W>& table, const Tru
   std::size_t total = 0;
 #pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) reduction(+ : total) if (parallel_worthwhile())
   for (std::size_t b = 0; b < buckets; ++b) {
+    if (interrupted()) continue;  // the layer is abandoned (throw_if_interrupted below)
     Bucket<W, C>& bucket = store_.bucket(b);
     std::size_t out = 0;
     double dropped = 0.0;
@@ -532,6 +535,7 @@ double CpuEngine<W, C>::rescale_layer(const PreparedChannel<W>& table, const Tru
     discarded[b] = dropped;
     total += out;
   }
+  throw_if_interrupted();
   size_ = total;
   double sum = 0.0;
   for (double d : discarded) sum += d;
@@ -565,6 +569,7 @@ double CpuEngine<W, C>::coset_layer(const PreparedChannel<W>& table, const Trunc
     Scratch& scratch = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 1)
     for (std::size_t coset = 0; coset < cosets; ++coset) {
+      if (interrupted()) continue;  // the layer is abandoned (throw_if_interrupted below)
       const std::uint64_t rep = plan.representative(coset);
       scratch.clear_outputs(locals);
       if constexpr (Route::kRoutes) scratch.clear_leaving(route.groups);
@@ -758,6 +763,7 @@ double CpuEngine<W, C>::coset_layer(const PreparedChannel<W>& table, const Trunc
       discarded[coset] = dropped;
     }
   }
+  throw_if_interrupted();
   size_ = total;
   double sum = 0.0;
   for (double d : discarded) sum += d;

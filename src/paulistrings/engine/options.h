@@ -52,6 +52,11 @@ struct PropagateOptions {
   /// there, leaving the sum in that state (PropagationStats::stopped). Checkpoints, Ctrl-C and
   /// cancellation from Python use it.
   std::function<bool(std::size_t layers_done)> should_stop;
+  /// Polled inside the CPU engine's layers (between cosets, from any of its threads): returning true
+  /// abandons the layer in progress and propagate() throws LayerInterrupted (engine/stats.h), leaving
+  /// the sum as it was when propagate() was called. A signal in a layer of many seconds stops the run at
+  /// once. Other engines poll should_stop between layers only.
+  std::function<bool()> interrupt;
   /// Memory budget in terms (0 = none): between layers the sum holds at most max_terms, and no
   /// layer's output can exceed 2·max_terms. After a layer that left more, and before a layer whose
   /// full branching (size × largest fanout) could pass 2·max_terms, approx_topn shrinks the sum;

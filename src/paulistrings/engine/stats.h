@@ -27,6 +27,14 @@ class MemoryBudgetExceeded : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Thrown by an engine that PropagateOptions::interrupt stopped inside a layer (the CPU engine polls it
+/// between cosets). The engine's contents are then unspecified; the sum propagate() was given is
+/// unchanged (the CPU engine works on its own copy).
+class LayerInterrupted : public std::runtime_error {
+ public:
+  LayerInterrupted() : std::runtime_error("the layer was interrupted") {}
+};
+
 struct PropagationStats {
   std::vector<LayerRecord> layers;
   std::size_t layers_done = 0;           ///< application steps completed (absolute, counting start_layer)

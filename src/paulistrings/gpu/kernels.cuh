@@ -2,7 +2,7 @@
 // The GPU engine's kernels and the definitions of Launch<W, Cx>'s members (see kernels.h for the data
 // layout and device_sum_layers.cc for the pipeline). Included only by kernels_instance.cu, which nvcc
 // compiles once for each (width, coefficient type): ten translation units built in parallel instead of
-// one, the longest edge of the build (docs/PERFORMANCE.md, "2026-12-02 (third session)", "Device build").
+// one, the longest edge of the build (docs/PERFORMANCE.md, "2026-12-02 — device build split; GPU general-table fusion A/B with repeats; key equality without memcmp", "Device build").
 // Everything here but Launch's members is in an anonymous namespace, so each unit has its own copy.
 //
 // Compiled by nvcc for sm_90 (+ PTX) with -fmad=false, so every product and sum rounds exactly as the

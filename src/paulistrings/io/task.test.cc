@@ -440,6 +440,31 @@ TEST(TaskJson, GatesToJsonRoundTripsRandomCircuitsExactly) {
   }
 }
 
+TEST(TaskJson, MeasureAndResetGatesReadAndWriteBack) {
+  const Task task = parse_task(WrapGates(R"([
+    {"name": "h", "qubits": [0]},
+    {"name": "measure", "qubits": [0, 1]},
+    {"name": "measure_pauli", "pauli": "XYZ", "qubits": [4, 2, 0]},
+    {"name": "reset", "qubits": [3]},
+    {"name": "reset_x", "qubits": [1]},
+    {"name": "reset_y", "qubits": [2]}
+  ])"));
+  ASSERT_EQ(task.circuit.size(), 7u);
+  EXPECT_EQ(task.circuit[1].description(), "measure [0]");
+  EXPECT_EQ(task.circuit[2].description(), "measure [1]");
+  EXPECT_EQ(task.circuit[3].description(), "measure_pauli(pauli=XYZ) [4, 2, 0]");
+  EXPECT_TRUE(task.circuit[4].is_reset());
+  EXPECT_EQ(task.circuit[5].pauli(), "X");
+  EXPECT_EQ(task.circuit[6].pauli(), "Y");
+  const Task back = parse_task(WrapGates(gates_to_json(task.circuit)));
+  ExpectSameCircuit(back.circuit, task.circuit);
+  EXPECT_EQ(back.circuit.fingerprint(), task.circuit.fingerprint());
+  EXPECT_THROW(parse_task(WrapGates(R"([{"name": "measure_pauli", "pauli": "XQ", "qubits": [0, 1]}])")),
+               ParseError);
+  EXPECT_THROW(parse_task(WrapGates(R"([{"name": "measure_pauli", "pauli": "XX", "qubits": [0]}])")),
+               ParseError);
+}
+
 TEST(TaskJson, DoublesRoundTripBitForBit) {
   std::mt19937_64 rng(99);
   std::vector<double> values = {0.1,
@@ -728,7 +753,11 @@ TEST(TaskJson, MalformedTasksNameTheFieldAndWhatWasExpected) {
       {gates(R"({"name": 5, "qubits": [0]})"),
        {"circuit.gates[0].name: expected a gate name, got the integer 5"}},
       {circuit(R"({"gates": [], "stim_file": "a.stim"})"),
-       {"circuit: expected exactly one of \"gates\" and \"stim_file\", got both"}},
+       {"circuit: expected exactly one of \"gates\", \"stim_file\" and \"qasm_file\""}},
+      {circuit(R"({"gates": [], "params": {"t": 1}})"),
+       {"circuit.params: parameters belong to a \"qasm_file\""}},
+      {run(R"({"direction": "forward", "ignore_measure": 1})"),
+       {"run.ignore_measure: expected true or false"}},
       {R"({"version": 1, "n_qubits": 3, "circuit": {"stim_file": 3}, "run": {"direction": "forward"}})",
        {"circuit.stim_file: expected a path to a .stim file", "got the integer 3"}},
       {run(R"({"direction": "backward"})"),
@@ -971,7 +1000,7 @@ TEST(TaskJson, StimFileCircuitsResolveAgainstTheTaskFile) {
   EXPECT_EQ(own.observables[0].terms, (ObservableTerms{{"ZIIII", 2.0}}));
 
   // The stim reader's located errors pass through unchanged; a missing file names the field.
-  WriteText(dir.path() / "sub" / "c.stim", "H 0\nM 1\n");
+  WriteText(dir.path() / "sub" / "c.stim", "H 0\nM X1\n");
   EXPECT_TRUE(ThrowsParseError([&] { load_task(dir.path() / "own.json"); }, {"c.stim:2:"}));
   WriteText(dir.path() / "sub" / "c.stim", "H 7\n");
   EXPECT_TRUE(ThrowsParseError([&] { load_task(dir.path() / "own.json"); }, {"c.stim:1:", "7"}));
@@ -1007,6 +1036,36 @@ TEST(TaskJson, LoadTaskNamesTheFileAndResolvesNothingElse) {
   WriteText(bad, "{\n  \"version\": 1,\n  oops\n}");
   EXPECT_TRUE(ThrowsParseError([&] { load_task(bad); }, {bad.string() + ":3:3: invalid JSON"}));
   EXPECT_THROW(load_task(dir / "missing.json"), std::runtime_error);
+}
+
+TEST(TaskJson, QasmFileCircuitsWithParametersRegistersAndIgnoreMeasure) {
+  const TempDir dir("qasm");
+  WriteText(dir.path() / "c.qasm",
+            "OPENQASM 3;\ninclude \"stdgates.inc\";\ninput float[64] t;\nqubit[2] a;\nqubit[1] b;\n"
+            "rz(t) b[0];\nmeasure a[1];\nreset a[0];\n");
+  WriteText(dir.path() / "t.json", R"({"version": 1, "n_qubits": 4,
+    "circuit": {"qasm_file": "c.qasm", "params": {"t": 0.25}},
+    "observable": {"Zb[0] Xa[1]": 1.0, "Z3": 0.5},
+    "run": {"direction": "heisenberg", "ignore_measure": true}})");
+  Task task = load_task(dir.path() / "t.json");
+  EXPECT_EQ(task.circuit.num_qubits(), 4u);
+  ASSERT_EQ(task.circuit.size(), 3u);
+  EXPECT_EQ(task.circuit[0].theta(), 0.25);
+  ASSERT_EQ(task.registers.size(), 2u);
+  EXPECT_EQ(task.observables[0].terms, (ObservableTerms{{"Z2 X1", 1.0}, {"Z3", 0.5}}));
+  EXPECT_TRUE(task.ignore_measure);
+  apply_ignore_measure(task);
+  EXPECT_EQ(task.ignored_measurements, 1u);
+  ASSERT_EQ(task.circuit.size(), 2u);
+  EXPECT_TRUE(task.circuit[1].is_reset());
+  const Task back = parse_task(task_to_json(task));
+  EXPECT_TRUE(back.ignore_measure);
+  ExpectSameCircuit(back.circuit, task.circuit);
+  // Located errors of the OpenQASM file pass through; a missing input names the file's line.
+  WriteText(dir.path() / "u.json", R"({"version": 1, "n_qubits": 4, "circuit": {"qasm_file": "c.qasm"},
+    "run": {"direction": "heisenberg"}})");
+  EXPECT_TRUE(ThrowsParseError([&] { load_task(dir.path() / "u.json"); },
+                               {"c.qasm:3:17:", "input 't' has no value"}));
 }
 
 }  // namespace

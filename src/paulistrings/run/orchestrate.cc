@@ -2,6 +2,7 @@
 #include "paulistrings/run/orchestrate.h"
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
 #include <span>
 #include <stdexcept>
@@ -131,10 +132,14 @@ RunResult Orchestration::propagate(std::size_t index, AnyPauliSum& sum) {
   }
   RunResult result;
   if (options_.memory_limit) options.max_terms = result.max_terms = term_budget(sum);
+  using Clock = std::chrono::steady_clock;
   const std::size_t every = options_.checkpoint_every;
+  const bool by_time = checkpointing && every == 0 && options_.checkpoint_interval.count() > 0;
+  Clock::time_point last_saved = Clock::now();
+  Clock::duration interval = options_.checkpoint_interval;
   options.should_stop = [&](std::size_t done) {
     return (options_.interrupted && options_.interrupted()) ||
-           (checkpointing && every > 0 && done % every == 0);
+           (checkpointing && every > 0 && done % every == 0) || (by_time && Clock::now() - last_saved >= interval);
   };
   // A distributed run that checkpoints keeps its result distributed between segments: each rank writes
   // its share as its part and passes exactly that share to the next segment; a gathered result is
@@ -143,10 +148,20 @@ RunResult Orchestration::propagate(std::size_t index, AnyPauliSum& sum) {
   const PartitionResult wanted = partition.result;
   if (in_segments) partition.result = PartitionResult::local;
 
+  std::optional<std::size_t> saved_layers;  // layers done at the last checkpoint this run wrote
   for (bool first = true;; first = false) {
     Propagation segment = [&] {
       try {
         return paulistrings::propagate(sum, circuit_, options, partition);
+      } catch (const LayerInterrupted&) {
+        // Stopped inside a layer: `sum` still holds the state the segment began with.
+        Propagation abandoned;
+        abandoned.engine = choose_engine(options, partition);
+        abandoned.stats.layers_done = options.start_layer;
+        abandoned.stats.stopped = true;
+        abandoned.stats.final_terms = sum.size();
+        result.abandoned_layer = true;
+        return abandoned;
       } catch (...) {
         // The partitioned driver agrees on errors: every rank throws here together.
         if (transport != nullptr && options_.on_shared_ending) options_.on_shared_ending();
@@ -154,12 +169,20 @@ RunResult Orchestration::propagate(std::size_t index, AnyPauliSum& sum) {
       }
     }();
     const std::size_t layers_done = segment.stats.layers_done;
-    const bool stopped = segment.stats.stopped;
+    // A signal in the last layer is an interruption too, not a completed run (in one process: under a
+    // transport the ranks would first have to agree on it).
+    const bool stopped =
+        segment.stats.stopped || (transport == nullptr && options_.interrupted && options_.interrupted());
     add_segment(result, std::move(segment), first);
     if (!stopped) break;
     if (transport != nullptr) partition.input = PartitionInput::share;  // each rank now holds its share
-    if (checkpointing) {
+    // After an abandoned layer the state may be the one this run saved when the segment began.
+    if (checkpointing && saved_layers != layers_done) {
+      const Clock::time_point began = Clock::now();
       write_checkpoint(*options_.checkpoint, circuit_, fingerprints_[index], layers_done, sum, transport);
+      saved_layers = layers_done;
+      last_saved = Clock::now();
+      interval = std::max<Clock::duration>(options_.checkpoint_interval, 10 * (last_saved - began));
     }
     result.checkpoint_written = checkpointing;
     bool interrupted = options_.interrupted && options_.interrupted();

@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -44,7 +45,12 @@ struct RunResult {
   /// interrupted() stopped the run (on some rank of a distributed run): the sum holds the state after
   /// stats.layers_done steps.
   bool interrupted = false;
-  /// The last stop wrote a checkpoint (with interrupted: the run can go on from it).
+  /// interrupted inside a layer (PropagateOptions::interrupt, single-process engines): the layers of the
+  /// segment in progress were abandoned, so the sum holds the state the segment began with — the last
+  /// checkpoint written, or the start of the run.
+  bool abandoned_layer = false;
+  /// The last stop wrote a checkpoint, or found the state already saved (with interrupted: the run can go
+  /// on from it).
   bool checkpoint_written = false;
   /// The term budget the memory limit gave (0: no limit).
   std::size_t max_terms = 0;
@@ -59,6 +65,10 @@ class Orchestration {
   /// load_resume and check_budget_room throw. options.partition.transport is ignored here (join()).
   Orchestration(const Circuit& circuit, std::size_t num_qubits, RunOptions options,
                 std::vector<std::uint64_t> fingerprints = {}, std::size_t rank = 0, std::size_t ranks = 1);
+
+  /// Polled inside long layers from the engine's threads (PropagateOptions::interrupt): true abandons the
+  /// layer and ends the run as interrupted. Single-process runs only: partitions stop between layers.
+  void set_layer_interrupt(std::function<bool()> interrupt) { options_.propagate.interrupt = std::move(interrupt); }
 
   /// Distributed runs, collective (every rank once, before propagate); nullptr: nothing (one process).
   /// The run's transport from now on. The ranks agree that the parts they resume from were written after

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <exception>
 #include <filesystem>
 #include <string>
@@ -165,6 +166,77 @@ TEST_F(Orchestrate, AnInterruptStopsAfterTheLayerAndTheResumedRunIsBitwiseTheWho
   EXPECT_EQ(rest.stats.layers.front().application_index, 17u);
 }
 
+TEST_F(Orchestrate, WithoutALayerScheduleCheckpointsAreWrittenByTime) {
+  // An interval shorter than any layer: a checkpoint at the first boundary (and at later ones once the
+  // interval, at least ten times the last write's time, has passed), and still the uninterrupted run's bits.
+  const AnyPauliSum full = Full();
+  RunOptions options = base_options();
+  options.checkpoint = dir_ / "run.ckpt";
+  options.checkpoint_interval = std::chrono::nanoseconds(1);
+  AnyPauliSum sum = observable();
+  const RunResult result = orchestrate(sum, circuit_, options);
+  EXPECT_TRUE(Bitwise(sum, full));
+  EXPECT_FALSE(result.interrupted);
+  EXPECT_TRUE(result.checkpoint_written);
+  EXPECT_EQ(result.stats.layers.size(), circuit_.size());
+  // The first boundary always stops; later ones as the interval (at least ten times a write) allows.
+  const io::Checkpoint last = io::load_checkpoint(dir_ / "run.ckpt");
+  EXPECT_GE(last.layers_done, 1u);
+  EXPECT_LT(last.layers_done, circuit_.size());
+
+  // The default interval (ten minutes) writes nothing in a run this short.
+  RunOptions quick = base_options();
+  quick.checkpoint = dir_ / "quick.ckpt";
+  AnyPauliSum again = observable();
+  EXPECT_FALSE(orchestrate(again, circuit_, quick).checkpoint_written);
+  EXPECT_FALSE(fs::exists(dir_ / "quick.ckpt"));
+}
+
+TEST_F(Orchestrate, AStopInsideALayerKeepsTheStateOfTheLastCheckpointAndResumesBitwise) {
+  const AnyPauliSum full = Full();
+  RunOptions options = base_options();
+  options.checkpoint = dir_ / "run.ckpt";
+  options.checkpoint_every = 10;
+  options.propagate.parallel_threshold = 0;  // the engine polls between cosets even on small sums
+  std::atomic<std::size_t> done{0};
+  options.propagate.on_layer = [&](const LayerRecord& r) { done = r.application_index + 1; };
+  std::atomic<bool> stop{false};
+  options.interrupted = [&] { return stop.load(); };
+  options.propagate.interrupt = [&] {
+    if (done.load() >= 23) stop = true;  // a signal arriving inside layer 24
+    return stop.load();
+  };
+  AnyPauliSum sum = observable();
+  const RunResult stopped = orchestrate(sum, circuit_, options);
+  EXPECT_TRUE(stopped.interrupted);
+  EXPECT_TRUE(stopped.abandoned_layer);
+  EXPECT_TRUE(stopped.checkpoint_written);
+  EXPECT_EQ(stopped.stats.layers_done, 20u);  // the segment that began after layer 20 was abandoned
+  const io::Checkpoint saved = io::load_checkpoint(dir_ / "run.ckpt");
+  EXPECT_EQ(saved.layers_done, 20u);
+  EXPECT_TRUE(Bitwise(saved.sum, sum));
+
+  RunOptions resume = base_options();
+  resume.resume = dir_ / "run.ckpt";
+  AnyPauliSum resumed = observable();
+  orchestrate(resumed, circuit_, resume);
+  EXPECT_TRUE(Bitwise(resumed, full));
+}
+
+TEST_F(Orchestrate, ASignalDuringTheLastLayerIsAnInterruptionNotACompletedRun) {
+  RunOptions options = base_options();
+  options.checkpoint = dir_ / "run.ckpt";
+  std::size_t done = 0;
+  options.propagate.on_layer = [&](const LayerRecord& r) { done = r.application_index + 1; };
+  options.interrupted = [&] { return done == circuit_.size(); };  // raised while the last layer ran
+  AnyPauliSum sum = observable();
+  const RunResult result = orchestrate(sum, circuit_, options);
+  EXPECT_TRUE(result.interrupted);
+  EXPECT_TRUE(result.checkpoint_written);
+  EXPECT_EQ(io::load_checkpoint(dir_ / "run.ckpt").layers_done, circuit_.size());
+  EXPECT_TRUE(Bitwise(io::load_checkpoint(dir_ / "run.ckpt").sum, sum));
+}
+
 TEST_F(Orchestrate, AnInterruptWithoutACheckpointLeavesTheStateItReached) {
   InterruptAfter interrupt(5);
   RunOptions options = base_options();
@@ -228,7 +300,7 @@ TEST_F(Orchestrate, ATaskOfSeveralObservablesResumesTheOneItsCheckpointCarries) 
   const auto make = [](std::size_t i) { return observable(1.0 + static_cast<double>(i)); };
   RunOptions options = base_options();
   options.checkpoint = dir_ / "task.ckpt";
-  InterruptAfter interrupt(circuit_.size());  // never: should_stop is not asked after the last layer
+  InterruptAfter interrupt(SIZE_MAX);  // observable 0: never
   {
     RunOptions first = options;
     interrupt.install(first);

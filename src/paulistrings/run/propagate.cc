@@ -45,6 +45,7 @@ CpuEngineOptions cpu_engine_options(const PropagateOptions& options) {
   cpu.parallel_threshold = options.parallel_threshold;
   cpu.in_place_rotations = options.in_place_rotations;
   cpu.general_layer = options.general_layer;
+  cpu.interrupt = options.interrupt;
   return cpu;
 }
 

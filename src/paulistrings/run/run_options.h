@@ -4,6 +4,7 @@
 // front end's stop flag (docs/design.md §3, run/). Plain data: the front ends (the command line, the
 // Python package) fill it, run/orchestrate.h carries it out.
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -34,7 +35,12 @@ struct RunOptions {
   /// Checkpoints: the file written at every stop (every `checkpoint_every` layers, and when interrupted);
   /// a distributed run writes one part per rank (io::checkpoint_part_path). Empty: none.
   std::optional<std::filesystem::path> checkpoint;
-  std::size_t checkpoint_every = 0;  ///< 0: only when interrupted
+  std::size_t checkpoint_every = 0;  ///< 0: by time (checkpoint_interval) and when interrupted
+  /// Without a layer schedule (checkpoint_every = 0) a checkpoint is also written at the first layer
+  /// boundary this long after the last one (or the start), and never sooner than ten times the last
+  /// write took: a signal inside a long layer abandons that layer's segment (RunResult::abandoned_layer),
+  /// so this bounds the work it can lose. Zero: only when interrupted.
+  std::chrono::nanoseconds checkpoint_interval = std::chrono::minutes(10);
   /// Resume from the checkpoint here (one file or parts; a rank of a distributed run reads its share).
   std::optional<std::filesystem::path> resume;
   /// What must match to resume, computed by the front end (circuit, direction, truncation, observable,

@@ -489,6 +489,16 @@ class TaskReader {
     return circuit;
   }
 
+  /// A circuit file named by the task, relative to the task file. Only a regular file: a device such as
+  /// /dev/zero would be read until memory ran out.
+  std::filesystem::path circuit_file(const std::string& relative, const std::string& field) const {
+    const std::filesystem::path path = base_dir_ / std::filesystem::path(relative);
+    std::error_code error;
+    if (std::filesystem::exists(path, error) && !std::filesystem::is_regular_file(path, error))
+      fail(field, path.string() + " is not a regular file");
+    return path;
+  }
+
   /// An OpenQASM file (relative to the task file), its input parameters from "params"; its registers name
   /// qubits in the task's observables.
   Circuit read_qasm_circuit(const Json& value, const Json* params, Task& task) {
@@ -504,7 +514,7 @@ class TaskReader {
         task.params[it.key()] = options.inputs[it.key()];
       }
     }
-    const std::filesystem::path path = base_dir_ / std::filesystem::path(relative);
+    const std::filesystem::path path = circuit_file(relative, "circuit.qasm_file");
     QasmProgram program;
     try {
       program = load_qasm_program(path.string(), options);
@@ -523,11 +533,7 @@ class TaskReader {
     const std::string& relative =
         read_string(value, "circuit.stim_file", "a path to a .stim file, relative to the task file");
     if (relative.empty()) fail("circuit.stim_file", "expected a path to a .stim file, got an empty string");
-    const std::filesystem::path path = base_dir_ / std::filesystem::path(relative);
-    // A file beside the task, nothing else: a device such as /dev/zero would be read until memory ran out.
-    std::error_code error;
-    if (std::filesystem::exists(path, error) && !std::filesystem::is_regular_file(path, error))
-      fail("circuit.stim_file", path.string() + " is not a regular file");
+    const std::filesystem::path path = circuit_file(relative, "circuit.stim_file");
     StimProgram program{Circuit(0), {}};
     try {
       program = load_stim(path.string(), num_qubits_);

@@ -1066,6 +1066,16 @@ TEST(TaskJson, QasmFileCircuitsWithParametersRegistersAndIgnoreMeasure) {
     "run": {"direction": "heisenberg"}})");
   EXPECT_TRUE(ThrowsParseError([&] { load_task(dir.path() / "u.json"); },
                                {"c.qasm:3:17:", "input 't' has no value"}));
+  // Parameters are JSON numbers, not text; the file is a regular file (like circuit.stim_file).
+  WriteText(dir.path() / "s.json", R"({"version": 1, "n_qubits": 4,
+    "circuit": {"qasm_file": "c.qasm", "params": {"t": "0.25"}}, "run": {"direction": "heisenberg"}})");
+  EXPECT_TRUE(ThrowsParseError([&] { load_task(dir.path() / "s.json"); },
+                               {"circuit.params.t: expected a finite number"}));
+  std::filesystem::create_directories(dir.path() / "d.qasm");
+  WriteText(dir.path() / "d.json", R"({"version": 1, "n_qubits": 4, "circuit": {"qasm_file": "d.qasm"},
+    "run": {"direction": "heisenberg"}})");
+  EXPECT_TRUE(ThrowsParseError([&] { load_task(dir.path() / "d.json"); },
+                               {"circuit.qasm_file:", "d.qasm is not a regular file"}));
 }
 
 }  // namespace

@@ -31,6 +31,10 @@ if [[ ${#targets[@]} -eq 0 ]]; then
 fi
 
 if [[ ! -f $build/build.ninja ]]; then
+  if ! command -v clang++ >/dev/null; then
+    echo "fuzz.sh: needs clang with libFuzzer: apt-get install clang libclang-rt-14-dev (Debian 12)" >&2
+    exit 1
+  fi
   mkdir -p "$build"
   launcher=()
   command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)

@@ -88,6 +88,7 @@ void register_io(py::module_& m) {
   m.def("load_qasm", &io::load_qasm, py::arg("path"), py::arg("num_qubits") = py::none());
   m.def(
       "parse_size", [](const std::string& text) { return parse_byte_size(text); }, py::arg("text"));
+  m.def(
       "read_qasm_program",
       [](const std::string& text, const std::string& file, std::optional<std::size_t> num_qubits,
          const std::map<std::string, double>& inputs) {

@@ -45,12 +45,24 @@ void require(bool condition, const char* what) {
 }
 
 void fuzz_qasm(std::string_view input) {
-  const QasmOptions options = guessed_inputs(input);
+  QasmOptions options = guessed_inputs(input);
   QasmProgram program;
   try {
     program = read_qasm_program(input, "fuzz.qasm", options);
   } catch (const ParseError&) {
     return;
+  } catch (const std::invalid_argument&) {
+    // Documented (qasm.h) for a value given to a name that is no input — a guess that was wrong, e.g. a
+    // word after "input" in a comment. Then the program read without values must be refused with a
+    // ParseError (an input without a value) or declare no inputs at all.
+    if (options.inputs.empty()) throw;
+    options.inputs.clear();
+    try {
+      program = read_qasm_program(input, "fuzz.qasm", options);
+    } catch (const ParseError&) {
+      return;
+    }
+    require(program.inputs.empty(), "a declared input was refused as undeclared");
   }
   require(program.version == 2 || program.version == 3, "a version other than 2 or 3");
   std::size_t next = 0;

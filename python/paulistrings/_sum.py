@@ -684,7 +684,8 @@ class PauliSum:
         ``resume``, ``memory_limit``/``auto_truncate`` (on a GPU, in bytes of device memory) and
         ``memory_guard`` (default True: a run on the CPU stops with ``HostMemoryExceeded``, a
         ``MemoryError``, before a layer that could outgrow the memory the process may use, writing its
-        checkpoint when one is asked for; False turns the guard off).
+        checkpoint when one is asked for; False turns the guard off; a byte count, such as 4_000_000
+        or ``"8G"``, is the memory the guard lets the run use instead of what the host has free).
 
         Partitioned runs (the library's ``propagate_partitioned``): ``partitions=P`` (a power of two
         up to 64) splits the sum into P partitions run as threads of this process, each with
@@ -850,9 +851,16 @@ class PauliSum:
             options.resume = os.fspath(resume)
         if memory_limit is not None:
             options.memory_limit = min(_parse_size(memory_limit), _U64_MAX)
-        if not isinstance(memory_guard, bool):
-            raise TypeError(f"memory_guard must be a bool, got {type_name(memory_guard)}")
-        options.memory_guard = memory_guard
+        if isinstance(memory_guard, bool):
+            options.memory_guard = memory_guard
+        elif isinstance(memory_guard, int) or isinstance(memory_guard, str):
+            allowance = _parse_size(memory_guard, "memory_guard")
+            if allowance <= 0:
+                raise ValueError(f"memory_guard: the allowance must be more than 0 bytes, got {memory_guard!r}")
+            options.memory_guard = True
+            options.memory_guard_bytes = min(allowance, _U64_MAX)
+        else:
+            raise TypeError(f"memory_guard must be a bool or a byte count, got {type_name(memory_guard)}")
         # The run replaces it with the checkpoint's sum when it resumes.
         work = self._s.copy() if resume is None else _core.Sum(self.num_qubits)
 
@@ -1368,7 +1376,7 @@ def _combine_fingerprints(fingerprints) -> int:
 _SIZE_SUFFIX = {"": 0, "B": 0, "K": 10, "M": 20, "G": 30, "T": 40}
 
 
-def _parse_size(value) -> int:
+def _parse_size(value, name="memory_limit") -> int:
     if isinstance(value, str):
         text = value.strip()
         digits = len(text) - len(text.lstrip("0123456789"))
@@ -1376,11 +1384,11 @@ def _parse_size(value) -> int:
         if suffix.endswith("IB") or (len(suffix) == 2 and suffix.endswith("B")):
             suffix = suffix[0]
         if not number or suffix not in _SIZE_SUFFIX:
-            raise ValueError(f"memory_limit: bad size {value!r}: expected bytes or a number with K, M or G")
+            raise ValueError(f"{name}: bad size {value!r}: expected bytes or a number with K, M or G")
         return int(number) << _SIZE_SUFFIX[suffix]
     if isinstance(value, bool):
-        raise TypeError("memory_limit must be an int (bytes) or a str like '2G'")
-    return index(value, "memory_limit")
+        raise TypeError(f"{name} must be an int (bytes) or a str like '2G'")
+    return index(value, name)
 
 
 def _log_layer(k, n, name, terms_in, terms_out, nanos, discarded):

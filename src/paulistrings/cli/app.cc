@@ -32,7 +32,7 @@ namespace {
 
 /// Options shared by every subcommand that runs something.
 struct CommonOptions {
-  std::optional<std::string> out, trace, checkpoint, resume, memory_limit, device;
+  std::optional<std::string> out, trace, checkpoint, resume, memory_limit, host_memory, device;
   std::size_t every = 0;
   std::optional<int> threads;
   std::optional<std::size_t> partitions;
@@ -67,7 +67,19 @@ void add_common(CLI::App& command, CommonOptions& o) {
                    "with --memory-limit: stop with a message instead of truncating to fit");
   command.add_flag("--no-memory-guard", o.no_memory_guard,
                    "do not stop before a layer that could outgrow the host's memory (docs/cli.md)");
+  command.add_option("--host-memory", o.host_memory,
+                     "the memory guard lets the run use this many bytes (K/M/G suffixes) instead of what "
+                     "the host has free at the start");
   command.add_flag("--quiet,-q", o.quiet, "no progress bar");
+}
+
+/// A byte count given to `flag` (parse_size), its errors naming the flag.
+std::size_t size_option(const std::string& text, const std::string& flag) {
+  try {
+    return parse_size(text);
+  } catch (const std::invalid_argument& e) {
+    throw BadInput(flag + ": " + e.what());
+  }
 }
 
 RunControl control_from(const CommonOptions& o) {
@@ -77,9 +89,14 @@ RunControl control_from(const CommonOptions& o) {
   control.checkpoint_path = o.checkpoint;
   control.every = o.every;
   control.resume_path = o.resume;
-  if (o.memory_limit) control.memory_limit_bytes = parse_size(*o.memory_limit);
+  if (o.memory_limit) control.memory_limit_bytes = size_option(*o.memory_limit, "--memory-limit");
   control.auto_truncate = !o.no_auto_truncate;
   control.memory_guard = !o.no_memory_guard;
+  if (o.host_memory) {
+    if (o.no_memory_guard) throw BadInput("--host-memory sets the memory guard's allowance: not with --no-memory-guard");
+    control.memory_guard_bytes = size_option(*o.host_memory, "--host-memory");
+    if (*control.memory_guard_bytes == 0) throw BadInput("--host-memory must be more than 0 bytes");
+  }
   control.quiet = o.quiet;
   if (o.no_auto_truncate && !o.memory_limit) throw BadInput("--no-auto-truncate needs --memory-limit");
   return control;

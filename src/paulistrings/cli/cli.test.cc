@@ -744,10 +744,10 @@ TEST_F(Cli, TheMemoryGuardStopsBeforeALayerWithOneLineAndTheCheckpoint) {
   // 4 MB for the run's terms (80 bytes an output term): this run passes 25 000 terms in its last step.
   const std::string arguments = "kicked-ising --steps 5 --theta-h 0.9 --coeff 1e-7 -q --threads 2";
   const Result stopped =
-      run(arguments + " --checkpoint " + path("run.ckpt"), "PAULISTRINGS_TEST_HOST_MEMORY=4000000");
+      run(arguments + " --checkpoint " + path("run.ckpt") + " --host-memory 4000000");
   ASSERT_EQ(stopped.exit_code, 1) << stopped.err;
   EXPECT_EQ(std::count(stopped.err.begin(), stopped.err.end(), '\n'), 1) << stopped.err;
-  for (const char* part : {"memory guard: layer ", " terms, about ", "PAULISTRINGS_TEST_HOST_MEMORY",
+  for (const char* part : {"memory guard: layer ", " terms, about ", "the memory guard's allowance",
                            "checkpoint ", " written after layer ", "--memory-limit", "--coeff"}) {
     EXPECT_NE(stopped.err.find(part), std::string::npos) << "\"" << part << "\" not in: " << stopped.err;
   }
@@ -759,7 +759,14 @@ TEST_F(Cli, TheMemoryGuardStopsBeforeALayerWithOneLineAndTheCheckpoint) {
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   EXPECT_EQ(parse(resumed.out)["resumed_from_layer"].get<std::size_t>(), layer);
   // Off, the run is not stopped.
-  EXPECT_EQ(run(arguments + " --no-memory-guard", "PAULISTRINGS_TEST_HOST_MEMORY=4000000").exit_code, 0);
+  EXPECT_EQ(run(arguments + " --no-memory-guard").exit_code, 0);
+  // The allowance is a byte count above zero, and means nothing without the guard.
+  for (const char* bad : {" --host-memory 0", " --host-memory 4X", " --host-memory -5",
+                          " --host-memory 4000000 --no-memory-guard"}) {
+    const Result refused = run(arguments + bad);
+    EXPECT_EQ(refused.exit_code, 2) << bad << ": " << refused.err;
+    EXPECT_NE(refused.err.find("--host-memory"), std::string::npos) << bad << ": " << refused.err;
+  }
 }
 
 TEST_F(Cli, AnAddressSpaceLimitEndsInTheMemoryErrorNeverASignal) {

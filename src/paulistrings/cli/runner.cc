@@ -424,6 +424,7 @@ int execute(const RunSpec& spec, const RunControl& control) {
   options.memory_limit_name = "--memory-limit";
   options.stricter_truncation_name = "--coeff, or a larger min_abs_coeff in the task";
   options.memory_guard = control.memory_guard;
+  options.memory_guard_bytes = control.memory_guard_bytes;
   options.fingerprint_covers = "task (circuit, direction, truncation, state or observable differ)";
   std::vector<std::uint64_t> fingerprints;
   for (std::size_t i = 0; i < task.observables.size(); ++i) fingerprints.push_back(task_fingerprint(task, i));

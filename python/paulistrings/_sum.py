@@ -668,6 +668,7 @@ class PauliSum:
         resume=None,
         memory_limit=None,
         auto_truncate=True,
+        memory_guard=True,
         engine=None,
         small_sum_threshold=None,
         nccl=False,
@@ -680,7 +681,11 @@ class PauliSum:
         ``"heisenberg"`` (U†·O·U, last gate first). ``policy`` is a ``truncation`` policy (None:
         only exact zeros are dropped). See docs/python.md for every option; added by this
         implementation: ``threads`` (0 = every core), ``checkpoint``/``checkpoint_every``/
-        ``resume`` and ``memory_limit``/``auto_truncate``.
+        ``resume``, ``memory_limit``/``auto_truncate`` (on a GPU, in bytes of device memory) and
+        ``memory_guard`` (default True: a run on the CPU stops with ``HostMemoryExceeded``, a
+        ``MemoryError``, before a layer that could outgrow the memory the process may use, writing its
+        checkpoint when one is asked for; False turns the guard off; a byte count, such as 4_000_000
+        or ``"8G"``, is the memory the guard lets the run use instead of what the host has free).
 
         Partitioned runs (the library's ``propagate_partitioned``): ``partitions=P`` (a power of two
         up to 64) splits the sum into P partitions run as threads of this process, each with
@@ -731,7 +736,7 @@ class PauliSum:
                            partition_row_seed, partition_row_blocks, partition_row_exclude, comm, result, device,
                            threads, checkpoint, checkpoint_every, resume, memory_limit, auto_truncate, engine,
                            small_sum_threshold, keep_records=False, nccl=nccl, input=input,
-                           route_orbits_from=route_orbits_from)
+                           route_orbits_from=route_orbits_from, memory_guard=memory_guard)
         return out
 
     def propagate_with_stats(
@@ -756,6 +761,7 @@ class PauliSum:
         resume=None,
         memory_limit=None,
         auto_truncate=True,
+        memory_guard=True,
         engine=None,
         small_sum_threshold=None,
         nccl=False,
@@ -767,12 +773,12 @@ class PauliSum:
                          partition_row_seed, partition_row_blocks, partition_row_exclude, comm, result, device,
                          threads, checkpoint, checkpoint_every, resume, memory_limit, auto_truncate, engine,
                          small_sum_threshold, keep_records=True, nccl=nccl, input=input,
-                         route_orbits_from=route_orbits_from)
+                         route_orbits_from=route_orbits_from, memory_guard=memory_guard)
 
     def _run(self, circuit, policy, direction, target_bucket_len, min_buckets, partitions, pin_memory,
              partition_row_seed, partition_row_blocks, partition_row_exclude, comm, result, device, threads,
              checkpoint, checkpoint_every, resume, memory_limit, auto_truncate, engine, small_sum_threshold,
-             keep_records, nccl=False, input="replicated", route_orbits_from=None):
+             keep_records, nccl=False, input="replicated", route_orbits_from=None, memory_guard=True):
         if not isinstance(circuit, Circuit):
             raise TypeError(f"propagate expects a Circuit, got {type_name(circuit)}")
         if policy is not None and not isinstance(policy, Truncation):
@@ -845,6 +851,16 @@ class PauliSum:
             options.resume = os.fspath(resume)
         if memory_limit is not None:
             options.memory_limit = _parse_size(memory_limit)
+        if isinstance(memory_guard, bool):
+            options.memory_guard = memory_guard
+        elif isinstance(memory_guard, int) or isinstance(memory_guard, str):
+            allowance = _parse_size(memory_guard, "memory_guard")
+            if allowance <= 0:
+                raise ValueError(f"memory_guard: the allowance must be more than 0 bytes, got {memory_guard!r}")
+            options.memory_guard = True
+            options.memory_guard_bytes = allowance
+        else:
+            raise TypeError(f"memory_guard must be a bool or a byte count, got {type_name(memory_guard)}")
         # The run replaces it with the checkpoint's sum when it resumes.
         work = self._s.copy() if resume is None else _core.Sum(self.num_qubits)
 
@@ -978,19 +994,25 @@ class GpuPauliSum:
 
     # ---- propagation ----
 
-    def propagate(self, circuit, policy=None, direction=None, target_bucket_len=None, min_buckets=None) -> None:
+    def propagate(self, circuit, policy=None, direction=None, target_bucket_len=None, min_buckets=None, *,
+                  memory_limit=None, auto_truncate=True) -> None:
         """Propagate through ``circuit`` in place on the device (returns None). ``policy`` and
         ``direction`` as in ``PauliSum.propagate``; ``target_bucket_len`` and ``min_buckets`` are
-        checked and ignored (the GPU engine has no buckets). Ctrl-C stops after the current layer,
-        leaving that layer's output on the device."""
-        self._run(circuit, policy, direction, target_bucket_len, min_buckets, keep_records=False)
+        checked and ignored (the GPU engine has no buckets). ``memory_limit`` (bytes of device memory,
+        or ``"512M"``) and ``auto_truncate`` as in ``PauliSum.propagate(device=...)``. Ctrl-C stops after
+        the current layer, leaving that layer's output on the device; ``MemoryError`` when the device
+        runs out of memory leaves the output of the layer before the one that could not run."""
+        self._run(circuit, policy, direction, target_bucket_len, min_buckets, keep_records=False,
+                  memory_limit=memory_limit, auto_truncate=auto_truncate)
 
     def propagate_with_stats(self, circuit, policy=None, direction=None, target_bucket_len=None,
-                             min_buckets=None) -> PropagationStats:
+                             min_buckets=None, *, memory_limit=None, auto_truncate=True) -> PropagationStats:
         """``propagate`` in place, returning its ``PropagationStats``."""
-        return self._run(circuit, policy, direction, target_bucket_len, min_buckets, keep_records=True)
+        return self._run(circuit, policy, direction, target_bucket_len, min_buckets, keep_records=True,
+                         memory_limit=memory_limit, auto_truncate=auto_truncate)
 
-    def _run(self, circuit, policy, direction, target_bucket_len, min_buckets, keep_records) -> PropagationStats:
+    def _run(self, circuit, policy, direction, target_bucket_len, min_buckets, keep_records, memory_limit=None,
+             auto_truncate=True) -> PropagationStats:
         if not isinstance(circuit, Circuit):
             raise TypeError(f"propagate expects a Circuit, got {type_name(circuit)}")
         if policy is not None and not isinstance(policy, Truncation):
@@ -1017,8 +1039,9 @@ class GpuPauliSum:
             )
         began = time.perf_counter()
         gates = circuit._c.copy()  # a snapshot: other threads may keep editing `circuit` meanwhile
+        limit = None if memory_limit is None else _parse_size(memory_limit)
         res = self._d.propagate(gates, core_policy, direction, target_bucket_len, min_buckets, keep_records,
-                                callback, poll)
+                                callback, poll, limit, bool(auto_truncate))
         if res["exception"] is not None:
             if info:
                 _log.info("propagate: interrupted after layer %d of %d", res["layers_done"], len(circuit))
@@ -1347,16 +1370,16 @@ def _combine_fingerprints(fingerprints) -> int:
     return h
 
 
-def _parse_size(value) -> int:
+def _parse_size(value, name="memory_limit") -> int:
     """Bytes: an int, or a str the way --memory-limit reads it ("2G", "1.5G", "1e9"; core/text.h)."""
     if isinstance(value, str):
         try:
             return _core.parse_size(value)
         except ValueError as e:
-            raise ValueError(f"memory_limit: {e}") from None
+            raise ValueError(f"{name}: {e}") from None
     if isinstance(value, bool):
-        raise TypeError("memory_limit must be an int (bytes) or a str like '2G'")
-    return index(value, "memory_limit")
+        raise TypeError(f"{name} must be an int (bytes) or a str like '2G'")
+    return index(value, name)
 
 
 def _log_layer(k, n, name, terms_in, terms_out, nanos, discarded):

@@ -66,7 +66,7 @@ constexpr std::uint64_t kMaxInt = std::numeric_limits<int>::max();
 
 /// Options shared by every subcommand that runs something.
 struct CommonOptions {
-  std::optional<std::string> out, trace, checkpoint, resume, memory_limit, device;
+  std::optional<std::string> out, trace, checkpoint, resume, memory_limit, host_memory, device;
   std::size_t every = 0;
   std::optional<int> threads;
   std::optional<std::size_t> partitions;
@@ -74,6 +74,7 @@ struct CommonOptions {
   bool nccl = false;
   std::optional<std::uint64_t> route_orbits_from;
   bool no_auto_truncate = false;
+  bool no_memory_guard = false;
   bool quiet = false;
 };
 
@@ -105,7 +106,21 @@ void add_common(CLI::App& command, CommonOptions& o) {
                      "stay under this many bytes (K/M/G/T suffixes, e.g. 1.5G)");
   command.add_flag("--no-auto-truncate", o.no_auto_truncate,
                    "with --memory-limit: stop with a message instead of truncating to fit");
+  command.add_flag("--no-memory-guard", o.no_memory_guard,
+                   "do not stop before a layer that could outgrow the host's memory (docs/cli.md)");
+  command.add_option("--host-memory", o.host_memory,
+                     "the memory guard lets the run use this many bytes (K/M/G suffixes) instead of what "
+                     "the host has free at the start");
   command.add_flag("--quiet,-q", o.quiet, "no progress bar");
+}
+
+/// A byte count given to `flag` (parse_byte_size), its errors naming the flag.
+std::size_t size_option(const std::string& text, const std::string& flag) {
+  try {
+    return parse_byte_size(text);
+  } catch (const std::invalid_argument& e) {
+    throw BadInput(flag + ": " + e.what());
+  }
 }
 
 RunControl control_from(const CommonOptions& o) {
@@ -115,14 +130,14 @@ RunControl control_from(const CommonOptions& o) {
   control.checkpoint_path = o.checkpoint;
   control.every = o.every;
   control.resume_path = o.resume;
-  if (o.memory_limit) {
-    try {
-      control.memory_limit_bytes = parse_byte_size(*o.memory_limit);
-    } catch (const std::invalid_argument& e) {
-      throw BadInput("--memory-limit: " + std::string(e.what()));
-    }
-  }
+  if (o.memory_limit) control.memory_limit_bytes = size_option(*o.memory_limit, "--memory-limit");
   control.auto_truncate = !o.no_auto_truncate;
+  control.memory_guard = !o.no_memory_guard;
+  if (o.host_memory) {
+    if (o.no_memory_guard) throw BadInput("--host-memory sets the memory guard's allowance: not with --no-memory-guard");
+    control.memory_guard_bytes = size_option(*o.host_memory, "--host-memory");
+    if (*control.memory_guard_bytes == 0) throw BadInput("--host-memory must be more than 0 bytes");
+  }
   control.quiet = o.quiet;
   if (o.no_auto_truncate && !o.memory_limit) throw BadInput("--no-auto-truncate needs --memory-limit");
   return control;

@@ -1,10 +1,12 @@
 // End-to-end tests of the `paulistrings` command: every subcommand, task files with every v1 gate
 // name against the library called directly, QASM and stim runs, exit codes and located one-line
 // messages for bad input, traces, checkpoint/resume after SIGKILL and SIGINT, corrupted checkpoints,
-// and the memory budget (peak resident memory measured by the process itself).
+// the memory budget (peak resident memory measured by the process itself), the host memory guard (its
+// stop and checkpoint, an address-space limit) and the OpenMP wait policy the command chooses.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -16,13 +18,14 @@
 #include <sstream>
 #include <string>
 
-#include "paulistrings/run/propagate.h"
 #include "paulistrings/gpu/device_sum.h"
 #include "paulistrings/io/atomic_file.h"
+#include "paulistrings/io/checkpoint.h"
 #include "paulistrings/io/qasm.h"
 #include "paulistrings/io/stim.h"
 #include "paulistrings/io/task.h"
 #include "paulistrings/readout/product_state.h"
+#include "paulistrings/run/propagate.h"
 
 namespace paulistrings {
 namespace {
@@ -808,6 +811,79 @@ TEST_F(Cli, MemoryLimitKeepsTheRunUnderItOrStops) {
   const Result strict = run(arguments + " --memory-limit " + limit + " --no-auto-truncate");
   EXPECT_EQ(strict.exit_code, 1);
   EXPECT_NE(strict.err.find("memory budget"), std::string::npos) << strict.err;
+}
+
+TEST_F(Cli, TheMemoryGuardStopsBeforeALayerWithOneLineAndTheCheckpoint) {
+  // 4 MB for the run's terms (80 bytes an output term): this run passes 25 000 terms in its last step.
+  const std::string arguments = "kicked-ising --steps 5 --theta-h 0.9 --coeff 1e-7 -q --threads 2";
+  const Result stopped =
+      run(arguments + " --checkpoint " + path("run.ckpt") + " --host-memory 4000000");
+  ASSERT_EQ(stopped.exit_code, 1) << stopped.err;
+  EXPECT_EQ(std::count(stopped.err.begin(), stopped.err.end(), '\n'), 1) << stopped.err;
+  for (const char* part : {"memory guard: layer ", " terms, about ", "the memory guard's allowance",
+                           "checkpoint ", " written after layer ", "--memory-limit", "--coeff"}) {
+    EXPECT_NE(stopped.err.find(part), std::string::npos) << "\"" << part << "\" not in: " << stopped.err;
+  }
+  const std::size_t at = stopped.err.find(" written after layer ") + 21;
+  const std::size_t layer = std::stoul(stopped.err.substr(at));
+  EXPECT_EQ(io::load_checkpoint(path("run.ckpt")).layers_done, layer);
+  // The checkpoint goes on, within memory, under --memory-limit (or once there is more memory).
+  const Result resumed = run(arguments + " --resume " + path("run.ckpt") + " --memory-limit 64M");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_EQ(parse(resumed.out)["resumed_from_layer"].get<std::size_t>(), layer);
+  // Off, the run is not stopped.
+  EXPECT_EQ(run(arguments + " --no-memory-guard").exit_code, 0);
+  // The allowance is a byte count above zero, and means nothing without the guard.
+  for (const char* bad : {" --host-memory 0", " --host-memory 4X", " --host-memory -5",
+                          " --host-memory 4000000 --no-memory-guard"}) {
+    const Result refused = run(arguments + bad);
+    EXPECT_EQ(refused.exit_code, 2) << bad << ": " << refused.err;
+    EXPECT_NE(refused.err.find("--host-memory"), std::string::npos) << bad << ": " << refused.err;
+  }
+}
+
+TEST_F(Cli, AnAddressSpaceLimitEndsInTheMemoryErrorNeverASignal) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP()
+      << "AddressSanitizer reserves terabytes of address space: no run fits under an address-space limit";
+#else
+  if (std::system("prlimit --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "no prlimit (util-linux)";
+  // Unbounded this run passes 2·10^6 terms within its first five steps and needs gigabytes after; the
+  // process starts at a few hundred megabytes of address space (shared libraries), so 600 and 450 MB
+  // are passed mid-run wherever it starts.
+  const std::string arguments = " kicked-ising --steps 6 --theta-h 0.9 --coeff 1e-7 -q --threads 2";
+  const auto one_line = [](const std::string& text) {
+    return std::count(text.begin(), text.end(), '\n') == 1;
+  };
+  // The guard sees the limit and stops before a layer that would not fit (or, should the untracked
+  // address space — thread stacks, allocator arenas — outgrow its margin, an allocation is refused).
+  const Result stopped = run(arguments, "prlimit --as=" + std::to_string(std::size_t{600} << 20));
+  ASSERT_EQ(stopped.exit_code, 1) << stopped.err;
+  EXPECT_TRUE(one_line(stopped.err)) << stopped.err;
+  EXPECT_TRUE(stopped.err.find("memory guard: layer ") != std::string::npos ||
+              stopped.err.find("out of host memory") != std::string::npos)
+      << stopped.err;
+  // Without the guard an allocation is refused inside a layer: the same error, not a signal.
+  const Result refused =
+      run(arguments + " --no-memory-guard", "prlimit --as=" + std::to_string(std::size_t{450} << 20));
+  ASSERT_EQ(refused.exit_code, 1) << refused.err;
+  EXPECT_TRUE(one_line(refused.err)) << refused.err;
+  EXPECT_NE(refused.err.find("out of host memory: an allocation was refused"), std::string::npos)
+      << refused.err;
+#endif
+}
+
+TEST_F(Cli, TheCommandChoosesPassiveOpenMpWaitingUnlessTheUserDid) {
+  const std::string arguments = "kicked-ising --steps 1 --theta-h 0.25 -q --threads 2";
+  const Result chosen = run(arguments, "env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT");
+  ASSERT_EQ(chosen.exit_code, 0) << chosen.err;
+  EXPECT_EQ(parse(chosen.out)["openmp_wait_policy"], "passive");
+  const Result user = run(arguments, "OMP_WAIT_POLICY=active");
+  ASSERT_EQ(user.exit_code, 0) << user.err;
+  EXPECT_EQ(parse(user.out)["openmp_wait_policy"], "active");
+  const Result spins = run(arguments, "env -u OMP_WAIT_POLICY GOMP_SPINCOUNT=1000");
+  ASSERT_EQ(spins.exit_code, 0) << spins.err;
+  EXPECT_EQ(parse(spins.out)["openmp_wait_policy"], "GOMP_SPINCOUNT=1000");
 }
 
 }  // namespace

@@ -408,6 +408,9 @@ int execute(const RunSpec& spec, const RunControl& control) {
   options.interrupted = [] { return g_signal.load() != 0; };
   if (launch != nullptr) options.on_shared_ending = [launch] { launch->note_shared_ending(); };
   options.memory_limit_name = "--memory-limit";
+  options.stricter_truncation_name = "--coeff, or a larger min_abs_coeff in the task";
+  options.memory_guard = control.memory_guard;
+  options.memory_guard_bytes = control.memory_guard_bytes;
   options.fingerprint_covers = "task (circuit, direction, truncation, state or observable differ)";
   std::vector<std::uint64_t> fingerprints;
   for (std::size_t i = 0; i < task.observables.size(); ++i) fingerprints.push_back(task_fingerprint(task, i));
@@ -565,6 +568,12 @@ int execute(const RunSpec& spec, const RunControl& control) {
   results["discarded_weight"] = discarded;
   results["wall_time_s"] = wall;
   results["peak_resident_bytes"] = peak_resident_bytes();
+  // What OpenMP's waiting threads did (wait_policy.h): the policy the process started with.
+  if (const char* policy = std::getenv("OMP_WAIT_POLICY")) {
+    results["openmp_wait_policy"] = policy;
+  } else if (const char* spins = std::getenv("GOMP_SPINCOUNT")) {
+    results["openmp_wait_policy"] = std::string("GOMP_SPINCOUNT=") + spins;
+  }
   results["engine"] = device >= 0 || !devices.empty() ? "gpu" : "cpu";
   results["device"] = device >= 0 ? gpu::describe_device(device) : "cpu";
   results["threads"] = threads;  // per rank in a distributed run

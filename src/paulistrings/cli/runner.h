@@ -42,6 +42,8 @@ struct RunControl {
   std::optional<std::string> resume_path;
   std::optional<std::size_t> memory_limit_bytes;
   bool auto_truncate = true;
+  bool memory_guard = true;  ///< RunOptions::memory_guard (--no-memory-guard turns it off)
+  std::optional<std::size_t> memory_guard_bytes;  ///< RunOptions::memory_guard_bytes (--host-memory)
   bool quiet = false;
   /// The launch (launch.h; not owned). Several ranks: one distributed run over them, partitions =
   /// ranks, with rank 0 alone writing stdout and files. nullptr: this process alone.

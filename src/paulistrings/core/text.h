@@ -1,5 +1,5 @@
 #pragma once
-// Numbers and index lists as text.
+// Numbers, byte counts and index lists as text.
 //
 // Strict numbers (docs/cli.md, "Numbers"): every count, size and real that a reader or a program takes
 // from text goes through parse_count, parse_byte_size or parse_real, so one token means one thing
@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,6 +50,22 @@ double parse_real(std::string_view text);
 /// "MiB", lower case), "1.5G" and "1e9" when the bytes come out whole. Throws std::invalid_argument
 /// quoting the token, like parse_count.
 std::uint64_t parse_byte_size(std::string_view text);
+/// "512 bytes", "37.50 MiB", "1.50 GiB": a byte count for messages (binary units, two decimals; as
+/// format_double, independent of the locale).
+inline std::string format_bytes(std::size_t bytes) {
+  if (bytes < 1024) return std::to_string(bytes) + " bytes";
+  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double value = static_cast<double>(bytes) / 1024.0;
+  std::size_t unit = 0;
+  while (value >= 1024.0 && unit + 1 < std::size(kUnits)) {
+    value /= 1024.0;
+    ++unit;
+  }
+  char buffer[32];
+  const std::to_chars_result r =
+      std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::fixed, 2);
+  return std::string(buffer, r.ptr).append(" ").append(kUnits[unit]);
+}
 
 /// "42" → 42: a decimal index of 1 to 9 digits and nothing else (no sign, no spaces); nullopt otherwise.
 std::optional<std::size_t> parse_index(std::string_view text);

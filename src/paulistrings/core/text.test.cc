@@ -37,6 +37,16 @@ TEST(FormatDouble, WritesWhatPrintfG17Writes) {
   EXPECT_EQ(format_double(std::nan("")), "nan");
 }
 
+TEST(FormatBytes, BinaryUnitsWithTwoDecimals) {
+  EXPECT_EQ(format_bytes(0), "0 bytes");
+  EXPECT_EQ(format_bytes(1023), "1023 bytes");
+  EXPECT_EQ(format_bytes(1024), "1.00 KiB");
+  EXPECT_EQ(format_bytes(std::size_t{3} << 19), "1.50 MiB");
+  EXPECT_EQ(format_bytes((std::size_t{1} << 30) * 24 + (std::size_t{1} << 28)), "24.25 GiB");
+  EXPECT_EQ(format_bytes(std::size_t{1} << 50), "1.00 PiB");
+  EXPECT_EQ(format_bytes(~std::size_t{0}), "16.00 EiB");
+}
+
 TEST(FormatDouble, RoundTripsEveryValue) {
   for (double v : {0.1, 2.0 / 3.0, 1e-300, 6.02214076e23, -1.0 / 7.0}) {
     EXPECT_EQ(std::stod(format_double(v)), v);

@@ -11,6 +11,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "paulistrings/core/parallel_errors.h"
+
 namespace paulistrings {
 namespace cpu_detail {
 
@@ -354,136 +356,142 @@ double CpuEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const Tr
   std::vector<double> discarded(cosets, 0.0);
   std::ptrdiff_t change = 0;
   for (Scratch& scratch : scratch_) scratch.support.fill(0);
+  ParallelErrors errors;
 #pragma omp parallel num_threads(threads_) reduction(+ : change) if (parallel_worthwhile())
   {
     Scratch& scratch = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 1)
     for (std::size_t coset = 0; coset < cosets; ++coset) {
-      if (interrupted()) continue;  // the layer is abandoned (throw_if_interrupted below)
-      const std::uint64_t rep = plan.representative(coset);
-      double dropped = 0.0;
-      unsigned dirty = 0;  // locals whose bucket holds a removed (zeroed) term
-      std::ptrdiff_t removed = 0;
-      // A new value for the term at (local, index): kept, or zeroed to be compacted away.
-      auto store_value = [&](unsigned local, C& slot, const PauliString<W>& key, const C& value) {
-        if (value != C(0.0) && (!test_terms || truncation.keep(key, value))) {
-          slot = value;
-          return;
-        }
-        dropped += magnitude_squared(value);
-        slot = C(0.0);
-        dirty |= 1u << local;
-        ++removed;
-      };
-      auto append = [&](unsigned local, const PauliString<W>& key, const C& value) {
-        if (value == C(0.0)) return;
-        if (test_terms && !truncation.keep(key, value)) {
-          dropped += magnitude_squared(value);
-          return;
-        }
-        scratch.pending.push_back({local, key, value});
-      };
-      scratch.flipped.clear();
-      scratch.unflipped.clear();
-      scratch.pending.clear();
-      // Kernel fields in locals: the stores below could alias them, which would force a reload
-      // of every field (and of the support accumulator) per term.
-      const bool pivot_on_z = kernel.pivot_on_z;
-      const int pivot_word = kernel.pivot_word;
-      const std::uint64_t pivot_bit = kernel.pivot_bit;
-      std::array<std::uint64_t, W> support{};
-      for (unsigned local = 0; local < locals; ++local) {
-        Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
-        const std::size_t size = bucket.size();
-        const PauliString<W>* keys = bucket.keys.data();
-        for (std::size_t t = 0; t < size; ++t) {
-          const PauliString<W>& key = keys[t];
-          for (int w = 0; w < W; ++w) support[w] |= key.x[w] | key.z[w];
-          if (key.commutes_with(generator)) {
-            if (test_unchanged) store_value(local, bucket.coefficients[t], key, bucket.coefficients[t]);
-            continue;
+      if (errors.failed() || interrupted()) continue;  // a failure or an interrupt abandons the layer
+      try {
+        const std::uint64_t rep = plan.representative(coset);
+        double dropped = 0.0;
+        unsigned dirty = 0;  // locals whose bucket holds a removed (zeroed) term
+        std::ptrdiff_t removed = 0;
+        // A new value for the term at (local, index): kept, or zeroed to be compacted away.
+        auto store_value = [&](unsigned local, C& slot, const PauliString<W>& key, const C& value) {
+          if (value != C(0.0) && (!test_terms || truncation.keep(key, value))) {
+            slot = value;
+            return;
           }
-          const std::uint64_t word = pivot_on_z ? key.z[pivot_word] : key.x[pivot_word];
-          auto& side = (word & pivot_bit) ? scratch.flipped : scratch.unflipped;
-          side.push_back({local, static_cast<std::uint32_t>(t)});
+          dropped += magnitude_squared(value);
+          slot = C(0.0);
+          dirty |= 1u << local;
+          ++removed;
+        };
+        auto append = [&](unsigned local, const PauliString<W>& key, const C& value) {
+          if (value == C(0.0)) return;
+          if (test_terms && !truncation.keep(key, value)) {
+            dropped += magnitude_squared(value);
+            return;
+          }
+          scratch.pending.push_back({local, key, value});
+        };
+        scratch.flipped.clear();
+        scratch.unflipped.clear();
+        scratch.pending.clear();
+        // Kernel fields in locals: the stores below could alias them, which would force a reload
+        // of every field (and of the support accumulator) per term.
+        const bool pivot_on_z = kernel.pivot_on_z;
+        const int pivot_word = kernel.pivot_word;
+        const std::uint64_t pivot_bit = kernel.pivot_bit;
+        std::array<std::uint64_t, W> support{};
+        for (unsigned local = 0; local < locals; ++local) {
+          Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+          const std::size_t size = bucket.size();
+          const PauliString<W>* keys = bucket.keys.data();
+          for (std::size_t t = 0; t < size; ++t) {
+            const PauliString<W>& key = keys[t];
+            for (int w = 0; w < W; ++w) support[w] |= key.x[w] | key.z[w];
+            if (key.commutes_with(generator)) {
+              if (test_unchanged) store_value(local, bucket.coefficients[t], key, bucket.coefficients[t]);
+              continue;
+            }
+            const std::uint64_t word = pivot_on_z ? key.z[pivot_word] : key.x[pivot_word];
+            auto& side = (word & pivot_bit) ? scratch.flipped : scratch.unflipped;
+            side.push_back({local, static_cast<std::uint32_t>(t)});
+          }
         }
-      }
-      for (int w = 0; w < W; ++w) scratch.support[w] |= support[w];
-      // Index the flipped side w by its representative v = w ⊕ g.
-      scratch.reset_slots(scratch.flipped.size());
-      scratch.paired.assign(scratch.flipped.size(), 0);
-      for (std::size_t i = 0; i < scratch.flipped.size(); ++i) {
-        const auto [local, index] = scratch.flipped[i];
-        scratch.insert_slot(store_.bucket(plan.member(rep, local)).keys[index] ^ generator,
-                            static_cast<std::int32_t>(i));
-      }
-      // v = representative, w = v ⊕ g: out_v = cos·c_v + σ(w)·sin·c_w, out_w = cos·c_w + σ(v)·sin·c_v.
-      for (const auto [local, index] : scratch.unflipped) {
-        Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
-        const PauliString<W> v = bucket.keys[index];
-        const C c_v = bucket.coefficients[index];
-        const double sign_v = product_phase(generator, v) == 3 ? 1.0 : -1.0;
-        const std::int32_t found = scratch.find_slot(v, [&](std::int32_t i) {
-          const auto& w = scratch.flipped[static_cast<std::size_t>(i)];
-          return (store_.bucket(plan.member(rep, w.local)).keys[w.index] ^ generator) == v;
-        });
-        if (found >= 0) {
-          scratch.paired[static_cast<std::size_t>(found)] = 1;
-          const auto& w = scratch.flipped[static_cast<std::size_t>(found)];
-          Bucket<W, C>& w_bucket = store_.bucket(plan.member(rep, w.local));
-          const C c_w = w_bucket.coefficients[w.index];
-          C out_v = C(0.0), out_w = C(0.0);
-          out_v += c_v * cos_theta;
-          out_v += c_w * (-sign_v * sin_signed);
-          out_w += c_w * cos_theta;
-          out_w += c_v * (sign_v * sin_signed);
-          store_value(local, bucket.coefficients[index], v, out_v);
-          store_value(w.local, w_bucket.coefficients[w.index], w_bucket.keys[w.index], out_w);
-        } else {
-          C out_v = C(0.0);
-          out_v += c_v * cos_theta;
-          store_value(local, bucket.coefficients[index], v, out_v);
+        for (int w = 0; w < W; ++w) scratch.support[w] |= support[w];
+        // Index the flipped side w by its representative v = w ⊕ g.
+        scratch.reset_slots(scratch.flipped.size());
+        scratch.paired.assign(scratch.flipped.size(), 0);
+        for (std::size_t i = 0; i < scratch.flipped.size(); ++i) {
+          const auto [local, index] = scratch.flipped[i];
+          scratch.insert_slot(store_.bucket(plan.member(rep, local)).keys[index] ^ generator,
+                              static_cast<std::int32_t>(i));
+        }
+        // v = representative, w = v ⊕ g: out_v = cos·c_v + σ(w)·sin·c_w, out_w = cos·c_w + σ(v)·sin·c_v.
+        for (const auto [local, index] : scratch.unflipped) {
+          Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+          const PauliString<W> v = bucket.keys[index];
+          const C c_v = bucket.coefficients[index];
+          const double sign_v = product_phase(generator, v) == 3 ? 1.0 : -1.0;
+          const std::int32_t found = scratch.find_slot(v, [&](std::int32_t i) {
+            const auto& w = scratch.flipped[static_cast<std::size_t>(i)];
+            return (store_.bucket(plan.member(rep, w.local)).keys[w.index] ^ generator) == v;
+          });
+          if (found >= 0) {
+            scratch.paired[static_cast<std::size_t>(found)] = 1;
+            const auto& w = scratch.flipped[static_cast<std::size_t>(found)];
+            Bucket<W, C>& w_bucket = store_.bucket(plan.member(rep, w.local));
+            const C c_w = w_bucket.coefficients[w.index];
+            C out_v = C(0.0), out_w = C(0.0);
+            out_v += c_v * cos_theta;
+            out_v += c_w * (-sign_v * sin_signed);
+            out_w += c_w * cos_theta;
+            out_w += c_v * (sign_v * sin_signed);
+            store_value(local, bucket.coefficients[index], v, out_v);
+            store_value(w.local, w_bucket.coefficients[w.index], w_bucket.keys[w.index], out_w);
+          } else {
+            C out_v = C(0.0);
+            out_v += c_v * cos_theta;
+            store_value(local, bucket.coefficients[index], v, out_v);
+            C out_w = C(0.0);
+            out_w += c_v * (sign_v * sin_signed);
+            append(local ^ kernel.generator_local, v ^ generator, out_w);
+          }
+        }
+        for (std::size_t i = 0; i < scratch.flipped.size(); ++i) {
+          if (scratch.paired[i]) continue;
+          const auto [local, index] = scratch.flipped[i];
+          Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+          const PauliString<W> w = bucket.keys[index];
+          const C c_w = bucket.coefficients[index];
+          const double sign_w = product_phase(generator, w) == 3 ? 1.0 : -1.0;
           C out_w = C(0.0);
-          out_w += c_v * (sign_v * sin_signed);
-          append(local ^ kernel.generator_local, v ^ generator, out_w);
+          out_w += c_w * cos_theta;
+          store_value(local, bucket.coefficients[index], w, out_w);
+          C out_v = C(0.0);
+          out_v += c_w * (sign_w * sin_signed);
+          append(local ^ kernel.generator_local, w ^ generator, out_v);
         }
-      }
-      for (std::size_t i = 0; i < scratch.flipped.size(); ++i) {
-        if (scratch.paired[i]) continue;
-        const auto [local, index] = scratch.flipped[i];
-        Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
-        const PauliString<W> w = bucket.keys[index];
-        const C c_w = bucket.coefficients[index];
-        const double sign_w = product_phase(generator, w) == 3 ? 1.0 : -1.0;
-        C out_w = C(0.0);
-        out_w += c_w * cos_theta;
-        store_value(local, bucket.coefficients[index], w, out_w);
-        C out_v = C(0.0);
-        out_v += c_w * (sign_w * sin_signed);
-        append(local ^ kernel.generator_local, w ^ generator, out_v);
-      }
-      for (unsigned local = 0; dirty != 0 && local < locals; ++local) {
-        if (!((dirty >> local) & 1)) continue;
-        Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
-        std::size_t out = 0;
-        for (std::size_t t = 0; t < bucket.size(); ++t) {
-          if (bucket.coefficients[t] == C(0.0)) continue;
-          bucket.keys[out] = bucket.keys[t];
-          bucket.coefficients[out] = bucket.coefficients[t];
-          ++out;
+        for (unsigned local = 0; dirty != 0 && local < locals; ++local) {
+          if (!((dirty >> local) & 1)) continue;
+          Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+          std::size_t out = 0;
+          for (std::size_t t = 0; t < bucket.size(); ++t) {
+            if (bucket.coefficients[t] == C(0.0)) continue;
+            bucket.keys[out] = bucket.keys[t];
+            bucket.coefficients[out] = bucket.coefficients[t];
+            ++out;
+          }
+          bucket.keys.resize(out);
+          bucket.coefficients.resize(out);
         }
-        bucket.keys.resize(out);
-        bucket.coefficients.resize(out);
+        for (const auto& p : scratch.pending) {
+          Bucket<W, C>& bucket = store_.bucket(plan.member(rep, p.local));
+          bucket.keys.push_back(p.key);
+          bucket.coefficients.push_back(p.coefficient);
+        }
+        change += static_cast<std::ptrdiff_t>(scratch.pending.size()) - removed;
+        discarded[coset] = dropped;
+      } catch (...) {
+        errors.capture();
       }
-      for (const auto& p : scratch.pending) {
-        Bucket<W, C>& bucket = store_.bucket(plan.member(rep, p.local));
-        bucket.keys.push_back(p.key);
-        bucket.coefficients.push_back(p.coefficient);
-      }
-      change += static_cast<std::ptrdiff_t>(scratch.pending.size()) - removed;
-      discarded[coset] = dropped;
     }
   }
+  errors.rethrow();
   throw_if_interrupted();
   size_ = static_cast<std::size_t>(static_cast<std::ptrdiff_t>(size_) + change);
   // The keys scanned (a superset of those kept) plus the generator's support (appended partners).
@@ -564,205 +572,211 @@ double CpuEngine<W, C>::coset_layer(const PreparedChannel<W>& table, const Trunc
   }
   std::vector<double> discarded(cosets, 0.0);
   std::size_t total = 0;
+  ParallelErrors errors;
 #pragma omp parallel num_threads(threads_) reduction(+ : total) if (parallel_worthwhile())
   {
     Scratch& scratch = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 1)
     for (std::size_t coset = 0; coset < cosets; ++coset) {
-      if (interrupted()) continue;  // the layer is abandoned (throw_if_interrupted below)
-      const std::uint64_t rep = plan.representative(coset);
-      scratch.clear_outputs(locals);
-      if constexpr (Route::kRoutes) scratch.clear_leaving(route.groups);
-      double dropped = 0.0;
-      // `group`: the output's export group under an ExportRoute (ignored otherwise).
-      // The per-term test sees leaving outputs too (only apply_out_final passes a policy with a test).
-      auto emit = [&](unsigned local, const PauliString<W>& key, const C& value, std::uint32_t group) {
-        if (value == C(0.0)) return;
-        if (test_terms && !truncation.keep(key, value)) {
-          dropped += magnitude_squared(value);
-          return;
-        }
-        if constexpr (Route::kRoutes) {
-          if (group < route.groups) {
-            scratch.emit_leaving(group, local, key, value);
+      if (errors.failed() || interrupted()) continue;  // a failure or an interrupt abandons the layer
+      try {
+        const std::uint64_t rep = plan.representative(coset);
+        scratch.clear_outputs(locals);
+        if constexpr (Route::kRoutes) scratch.clear_leaving(route.groups);
+        double dropped = 0.0;
+        // `group`: the output's export group under an ExportRoute (ignored otherwise).
+        // The per-term test sees leaving outputs too (only apply_out_final passes a policy with a test).
+        auto emit = [&](unsigned local, const PauliString<W>& key, const C& value, std::uint32_t group) {
+          if (value == C(0.0)) return;
+          if (test_terms && !truncation.keep(key, value)) {
+            dropped += magnitude_squared(value);
             return;
           }
-        }
-        scratch.emit(local, key, value);
-      };
-      std::size_t inputs = 0;
-      for (unsigned local = 0; local < locals; ++local)
-        inputs += store_.bucket(plan.member(rep, local)).size();
+          if constexpr (Route::kRoutes) {
+            if (group < route.groups) {
+              scratch.emit_leaving(group, local, key, value);
+              return;
+            }
+          }
+          scratch.emit(local, key, value);
+        };
+        std::size_t inputs = 0;
+        for (unsigned local = 0; local < locals; ++local)
+          inputs += store_.bucket(plan.member(rep, local)).size();
 
-      if (permutation) {
-        for (unsigned local = 0; local < locals; ++local) {
-          const Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
-          for (std::size_t t = 0; t < bucket.size(); ++t) {
-            const PauliString<W>& key = bucket.keys[t];
-            const C c = bucket.coefficients[t];
-            if (kernel.rotation) {
-              if (key.commutes_with(kernel.generator)) {
-                emit(local, key, c, stays);
+        if (permutation) {
+          for (unsigned local = 0; local < locals; ++local) {
+            const Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+            for (std::size_t t = 0; t < bucket.size(); ++t) {
+              const PauliString<W>& key = bucket.keys[t];
+              const C c = bucket.coefficients[t];
+              if (kernel.rotation) {
+                if (key.commutes_with(kernel.generator)) {
+                  emit(local, key, c, stays);
+                } else {
+                  const double sign = product_phase(kernel.generator, key) == 3 ? 1.0 : -1.0;
+                  emit(local ^ kernel.generator_local, key ^ kernel.generator, c * (sign * kernel.sin_signed),
+                       generator_group);
+                }
               } else {
-                const double sign = product_phase(kernel.generator, key) == 3 ? 1.0 : -1.0;
-                emit(local ^ kernel.generator_local, key ^ kernel.generator, c * (sign * kernel.sin_signed),
-                     generator_group);
+                const int p = kernel.pattern_of(key);
+                if (!kernel.has_image[p]) continue;
+                const int d = p ^ kernel.image[p];
+                emit(local ^ kernel.local_of_pattern[d], key ^ kernel.pattern_mask[d],
+                     c * kernel.image_amplitude[p], pattern_group[d]);
               }
-            } else {
+            }
+          }
+        } else if (kernel.rotation) {
+          scratch.reset_groups(inputs);
+          for (unsigned local = 0; local < locals; ++local) {
+            const Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+            for (std::size_t t = 0; t < bucket.size(); ++t) {
+              const PauliString<W>& key = bucket.keys[t];
+              if (key.commutes_with(kernel.generator)) {
+                emit(local, key, bucket.coefficients[t], stays);
+                continue;
+              }
+              const std::uint64_t word =
+                  kernel.pivot_on_z ? key.z[kernel.pivot_word] : key.x[kernel.pivot_word];
+              const bool flipped = (word & kernel.pivot_bit) != 0;
+              Group& g = scratch.group_of(flipped ? key ^ kernel.generator : key, 0,
+                                          flipped ? local ^ kernel.generator_local : local);
+              g.in[flipped] = bucket.coefficients[t];
+              g.present |= static_cast<std::uint16_t>(1u << flipped);
+            }
+          }
+          for (const Group& g : scratch.groups) {
+            // v = representative, w = v ⊕ g: out_v = cos·c_v + σ(w)·sin·c_w, out_w = cos·c_w + σ(v)·sin·c_v.
+            const double sign_v = product_phase(kernel.generator, g.representative) == 3 ? 1.0 : -1.0;
+            const double sign_w = -sign_v;
+            C out_v = C(0.0), out_w = C(0.0);
+            if (g.present & 1) out_v += g.in[0] * kernel.cos_theta;
+            if (g.present & 2) out_v += g.in[1] * (sign_w * kernel.sin_signed);
+            if (g.present & 2) out_w += g.in[1] * kernel.cos_theta;
+            if (g.present & 1) out_w += g.in[0] * (sign_v * kernel.sin_signed);
+            // Every input lies in one partition: the member present decides which output crosses.
+            const bool v_here = (g.present & 1) != 0;
+            emit(g.representative_local, g.representative, out_v, v_here ? stays : generator_group);
+            emit(g.representative_local ^ kernel.generator_local, g.representative ^ kernel.generator, out_w,
+                 v_here ? generator_group : stays);
+          }
+        } else if (options_.general_layer == GeneralLayer::sort_merge) {
+          // Formulation (a): every output of every input into one stream, sorted by (bucket, key),
+          // duplicates summed in input order.
+          auto& stream = scratch.stream;
+          stream.clear();
+          std::uint32_t order = 0;
+          for (unsigned local = 0; local < locals; ++local) {
+            const Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+            for (std::size_t t = 0; t < bucket.size(); ++t, order += 16) {
+              const PauliString<W>& key = bucket.keys[t];
               const int p = kernel.pattern_of(key);
-              if (!kernel.has_image[p]) continue;
-              const int d = p ^ kernel.image[p];
-              emit(local ^ kernel.local_of_pattern[d], key ^ kernel.pattern_mask[d],
-                   c * kernel.image_amplitude[p], pattern_group[d]);
+              for (int k = 0; k < table.fanout[p]; ++k) {
+                const auto& o = table.outputs[p][k];
+                const int d = p ^ o.pattern;
+                const PauliString<W> out = key ^ kernel.pattern_mask[d];
+                stream.push_back(
+                    {out, bucket.coefficients[t] * cpu_detail::amplitude_as<C>(o.amplitude),
+                     (std::uint64_t{local ^ kernel.local_of_pattern[d]} << 59) | (Scratch::key_hash(out) >> 5),
+                     order + static_cast<std::uint32_t>(k)});
+              }
+            }
+          }
+          // Sort (bucket ⧺ key hash, stream index) handles, not the 56-byte records: one integer
+          // compare each, and the index (= input order) fixes the summation order of duplicates. Runs
+          // of equal hash are checked key by key; a hash collision between different keys (rare)
+          // sorts that run by key, keeping the index order inside each key.
+          auto& handles = scratch.handles;
+          handles.resize(stream.size());
+          for (std::size_t i = 0; i < stream.size(); ++i)
+            handles[i] = {stream[i].sort_key, static_cast<std::uint32_t>(i)};
+          std::sort(handles.begin(), handles.end());
+          for (std::size_t i = 0; i < handles.size();) {
+            std::size_t end = i + 1;
+            bool one_key = true;
+            while (end < handles.size() && handles[end].first == handles[i].first) {
+              one_key = one_key && stream[handles[end].second].key == stream[handles[i].second].key;
+              ++end;
+            }
+            if (!one_key) {
+              std::sort(handles.begin() + static_cast<std::ptrdiff_t>(i),
+                        handles.begin() + static_cast<std::ptrdiff_t>(end),
+                        [&stream](const auto& a, const auto& b) {
+                          const auto& x = stream[a.second].key;
+                          const auto& y = stream[b.second].key;
+                          return x != y ? x < y : a.second < b.second;
+                        });
+            }
+            while (i < end) {
+              const auto& head = stream[handles[i].second];
+              C value = head.coefficient;
+              std::size_t j = i + 1;
+              for (; j < end && stream[handles[j].second].key == head.key; ++j)
+                value += stream[handles[j].second].coefficient;
+              emit(static_cast<unsigned>(handles[i].first >> 59), head.key, value, stays);
+              i = j;
+            }
+          }
+        } else {
+          scratch.reset_groups(inputs);
+          for (unsigned local = 0; local < locals; ++local) {
+            const Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+            for (std::size_t t = 0; t < bucket.size(); ++t) {
+              const PauliString<W>& key = bucket.keys[t];
+              const int p = kernel.pattern_of(key);
+              const std::uint8_t r = kernel.representative[p];
+              const int s = p ^ r;
+              Group& g = scratch.group_of(key ^ kernel.pattern_mask[s], r, local ^ kernel.local_of_pattern[s]);
+              g.in[p] = bucket.coefficients[t];
+              g.present |= static_cast<std::uint16_t>(1u << p);
+            }
+          }
+          for (const Group& g : scratch.groups) {
+            // An output's delta from any present input routes it when all inputs lie in one partition
+            // (apply_out), its delta s from the representative when the orbit is owned (apply_out_final).
+            const int p0 = orbits_owned ? g.representative_pattern : std::countr_zero(static_cast<unsigned>(g.present));
+            for (std::uint8_t s : kernel.span_patterns) {
+              const int q = g.representative_pattern ^ s;
+              C value = C(0.0);
+              const auto& list = kernel.incoming[q];
+              for (int k = 0; k < kernel.incoming_count[q]; ++k) {
+                if ((g.present >> list[k].pattern) & 1) value += g.in[list[k].pattern] * list[k].amplitude;
+              }
+              emit(g.representative_local ^ kernel.local_of_pattern[s],
+                   g.representative ^ kernel.pattern_mask[s], value, pattern_group[q ^ p0]);
             }
           }
         }
-      } else if (kernel.rotation) {
-        scratch.reset_groups(inputs);
+        // Every read of this coset is done: rewrite its buckets in place.
+        std::size_t written = 0;
         for (unsigned local = 0; local < locals; ++local) {
-          const Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
-          for (std::size_t t = 0; t < bucket.size(); ++t) {
-            const PauliString<W>& key = bucket.keys[t];
-            if (key.commutes_with(kernel.generator)) {
-              emit(local, key, bucket.coefficients[t], stays);
-              continue;
-            }
-            const std::uint64_t word =
-                kernel.pivot_on_z ? key.z[kernel.pivot_word] : key.x[kernel.pivot_word];
-            const bool flipped = (word & kernel.pivot_bit) != 0;
-            Group& g = scratch.group_of(flipped ? key ^ kernel.generator : key, 0,
-                                        flipped ? local ^ kernel.generator_local : local);
-            g.in[flipped] = bucket.coefficients[t];
-            g.present |= static_cast<std::uint16_t>(1u << flipped);
-          }
-        }
-        for (const Group& g : scratch.groups) {
-          // v = representative, w = v ⊕ g: out_v = cos·c_v + σ(w)·sin·c_w, out_w = cos·c_w + σ(v)·sin·c_v.
-          const double sign_v = product_phase(kernel.generator, g.representative) == 3 ? 1.0 : -1.0;
-          const double sign_w = -sign_v;
-          C out_v = C(0.0), out_w = C(0.0);
-          if (g.present & 1) out_v += g.in[0] * kernel.cos_theta;
-          if (g.present & 2) out_v += g.in[1] * (sign_w * kernel.sin_signed);
-          if (g.present & 2) out_w += g.in[1] * kernel.cos_theta;
-          if (g.present & 1) out_w += g.in[0] * (sign_v * kernel.sin_signed);
-          // Every input lies in one partition: the member present decides which output crosses.
-          const bool v_here = (g.present & 1) != 0;
-          emit(g.representative_local, g.representative, out_v, v_here ? stays : generator_group);
-          emit(g.representative_local ^ kernel.generator_local, g.representative ^ kernel.generator, out_w,
-               v_here ? generator_group : stays);
-        }
-      } else if (options_.general_layer == GeneralLayer::sort_merge) {
-        // Formulation (a): every output of every input into one stream, sorted by (bucket, key),
-        // duplicates summed in input order.
-        auto& stream = scratch.stream;
-        stream.clear();
-        std::uint32_t order = 0;
-        for (unsigned local = 0; local < locals; ++local) {
-          const Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
-          for (std::size_t t = 0; t < bucket.size(); ++t, order += 16) {
-            const PauliString<W>& key = bucket.keys[t];
-            const int p = kernel.pattern_of(key);
-            for (int k = 0; k < table.fanout[p]; ++k) {
-              const auto& o = table.outputs[p][k];
-              const int d = p ^ o.pattern;
-              const PauliString<W> out = key ^ kernel.pattern_mask[d];
-              stream.push_back(
-                  {out, bucket.coefficients[t] * cpu_detail::amplitude_as<C>(o.amplitude),
-                   (std::uint64_t{local ^ kernel.local_of_pattern[d]} << 59) | (Scratch::key_hash(out) >> 5),
-                   order + static_cast<std::uint32_t>(k)});
+          Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+          // Swap, not copy: the bucket takes the freshly written vectors and the scratch keeps the old
+          // ones (with their capacity) for the next coset.
+          bucket.keys.swap(scratch.out_keys[local]);
+          bucket.coefficients.swap(scratch.out_coefficients[local]);
+          written += bucket.size();
+          if constexpr (Route::kRoutes) {
+            // The leaving rows wait at the bucket's end, group by group, for apply_out's second pass.
+            const std::size_t b = static_cast<std::size_t>(plan.member(rep, local));
+            for (std::uint32_t group = 0; group < route.groups; ++group) {
+              const auto& keys = scratch.leaving_keys[16 * group + local];
+              const auto& values = scratch.leaving_coefficients[16 * group + local];
+              bucket.keys.insert(bucket.keys.end(), keys.begin(), keys.end());
+              bucket.coefficients.insert(bucket.coefficients.end(), values.begin(), values.end());
+              route.counts[group * route.buckets + b] = keys.size();
             }
           }
         }
-        // Sort (bucket ⧺ key hash, stream index) handles, not the 56-byte records: one integer
-        // compare each, and the index (= input order) fixes the summation order of duplicates. Runs
-        // of equal hash are checked key by key; a hash collision between different keys (rare)
-        // sorts that run by key, keeping the index order inside each key.
-        auto& handles = scratch.handles;
-        handles.resize(stream.size());
-        for (std::size_t i = 0; i < stream.size(); ++i)
-          handles[i] = {stream[i].sort_key, static_cast<std::uint32_t>(i)};
-        std::sort(handles.begin(), handles.end());
-        for (std::size_t i = 0; i < handles.size();) {
-          std::size_t end = i + 1;
-          bool one_key = true;
-          while (end < handles.size() && handles[end].first == handles[i].first) {
-            one_key = one_key && stream[handles[end].second].key == stream[handles[i].second].key;
-            ++end;
-          }
-          if (!one_key) {
-            std::sort(handles.begin() + static_cast<std::ptrdiff_t>(i),
-                      handles.begin() + static_cast<std::ptrdiff_t>(end),
-                      [&stream](const auto& a, const auto& b) {
-                        const auto& x = stream[a.second].key;
-                        const auto& y = stream[b.second].key;
-                        return x != y ? x < y : a.second < b.second;
-                      });
-          }
-          while (i < end) {
-            const auto& head = stream[handles[i].second];
-            C value = head.coefficient;
-            std::size_t j = i + 1;
-            for (; j < end && stream[handles[j].second].key == head.key; ++j)
-              value += stream[handles[j].second].coefficient;
-            emit(static_cast<unsigned>(handles[i].first >> 59), head.key, value, stays);
-            i = j;
-          }
-        }
-      } else {
-        scratch.reset_groups(inputs);
-        for (unsigned local = 0; local < locals; ++local) {
-          const Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
-          for (std::size_t t = 0; t < bucket.size(); ++t) {
-            const PauliString<W>& key = bucket.keys[t];
-            const int p = kernel.pattern_of(key);
-            const std::uint8_t r = kernel.representative[p];
-            const int s = p ^ r;
-            Group& g = scratch.group_of(key ^ kernel.pattern_mask[s], r, local ^ kernel.local_of_pattern[s]);
-            g.in[p] = bucket.coefficients[t];
-            g.present |= static_cast<std::uint16_t>(1u << p);
-          }
-        }
-        for (const Group& g : scratch.groups) {
-          // An output's delta from any present input routes it when all inputs lie in one partition
-          // (apply_out), its delta s from the representative when the orbit is owned (apply_out_final).
-          const int p0 = orbits_owned ? g.representative_pattern : std::countr_zero(static_cast<unsigned>(g.present));
-          for (std::uint8_t s : kernel.span_patterns) {
-            const int q = g.representative_pattern ^ s;
-            C value = C(0.0);
-            const auto& list = kernel.incoming[q];
-            for (int k = 0; k < kernel.incoming_count[q]; ++k) {
-              if ((g.present >> list[k].pattern) & 1) value += g.in[list[k].pattern] * list[k].amplitude;
-            }
-            emit(g.representative_local ^ kernel.local_of_pattern[s],
-                 g.representative ^ kernel.pattern_mask[s], value, pattern_group[q ^ p0]);
-          }
-        }
+        total += written;
+        discarded[coset] = dropped;
+      } catch (...) {
+        errors.capture();
       }
-      // Every read of this coset is done: rewrite its buckets in place.
-      std::size_t written = 0;
-      for (unsigned local = 0; local < locals; ++local) {
-        Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
-        // Swap, not copy: the bucket takes the freshly written vectors and the scratch keeps the old
-        // ones (with their capacity) for the next coset.
-        bucket.keys.swap(scratch.out_keys[local]);
-        bucket.coefficients.swap(scratch.out_coefficients[local]);
-        written += bucket.size();
-        if constexpr (Route::kRoutes) {
-          // The leaving rows wait at the bucket's end, group by group, for apply_out's second pass.
-          const std::size_t b = static_cast<std::size_t>(plan.member(rep, local));
-          for (std::uint32_t group = 0; group < route.groups; ++group) {
-            const auto& keys = scratch.leaving_keys[16 * group + local];
-            const auto& values = scratch.leaving_coefficients[16 * group + local];
-            bucket.keys.insert(bucket.keys.end(), keys.begin(), keys.end());
-            bucket.coefficients.insert(bucket.coefficients.end(), values.begin(), values.end());
-            route.counts[group * route.buckets + b] = keys.size();
-          }
-        }
-      }
-      total += written;
-      discarded[coset] = dropped;
     }
   }
+  errors.rethrow();
   throw_if_interrupted();
   size_ = total;
   double sum = 0.0;

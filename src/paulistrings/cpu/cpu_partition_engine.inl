@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "paulistrings/core/parallel_errors.h"
+
 namespace paulistrings {
 namespace cpu_detail {
 
@@ -130,39 +132,46 @@ void CpuPartitionEngine<W, C>::merge_by_bucket(bool parallel, Count&& count, Row
   const std::size_t buckets = store_.num_buckets();
   std::size_t added = 0, removed = 0;
   std::array<std::uint64_t, W> support{};
+  ParallelErrors errors;
 #pragma omp parallel num_threads(threads_) reduction(+ : added, removed) if (parallel)
   {
     Scratch& scratch = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
     std::array<std::uint64_t, W> seen{};  // x | z of the new keys this thread added
 #pragma omp for schedule(dynamic, 16)
     for (std::size_t b = 0; b < buckets; ++b) {
-      const std::size_t incoming = count(b);
-      Bucket<W, C>& bucket = store_.bucket(b);
-      if (incoming == 0) {
-        removed += finish(b, bucket);
-        continue;
-      }
-      scratch.reset_slots(bucket.size() + incoming);
-      for (std::size_t t = 0; t < bucket.size(); ++t)
-        scratch.insert_slot(bucket.keys[t], static_cast<std::int32_t>(t));
-      rows(b, [&](const PauliString<W>& key, const C& c) {
-        const std::int32_t found = scratch.find_slot(
-            key, [&](std::int32_t t) { return bucket.keys[static_cast<std::size_t>(t)] == key; });
-        if (found >= 0) {
-          bucket.coefficients[static_cast<std::size_t>(found)] += c;
-          return;
+      if (errors.failed()) continue;
+      try {
+        const std::size_t incoming = count(b);
+        Bucket<W, C>& bucket = store_.bucket(b);
+        if (incoming == 0) {
+          removed += finish(b, bucket);
+          continue;
         }
-        scratch.insert_slot(key, static_cast<std::int32_t>(bucket.size()));
-        bucket.keys.push_back(key);
-        bucket.coefficients.push_back(c);
-        for (int w = 0; w < W; ++w) seen[static_cast<std::size_t>(w)] |= key.x[w] | key.z[w];
-        ++added;
-      });
-      removed += finish(b, bucket);
+        scratch.reset_slots(bucket.size() + incoming);
+        for (std::size_t t = 0; t < bucket.size(); ++t)
+          scratch.insert_slot(bucket.keys[t], static_cast<std::int32_t>(t));
+        rows(b, [&](const PauliString<W>& key, const C& c) {
+          const std::int32_t found = scratch.find_slot(
+              key, [&](std::int32_t t) { return bucket.keys[static_cast<std::size_t>(t)] == key; });
+          if (found >= 0) {
+            bucket.coefficients[static_cast<std::size_t>(found)] += c;
+            return;
+          }
+          scratch.insert_slot(key, static_cast<std::int32_t>(bucket.size()));
+          bucket.keys.push_back(key);
+          bucket.coefficients.push_back(c);
+          for (int w = 0; w < W; ++w) seen[static_cast<std::size_t>(w)] |= key.x[w] | key.z[w];
+          ++added;
+        });
+        removed += finish(b, bucket);
+      } catch (...) {
+        errors.capture();
+      }
     }
 #pragma omp critical(paulistrings_merge_support)
     for (int w = 0; w < W; ++w) support[static_cast<std::size_t>(w)] |= seen[static_cast<std::size_t>(w)];
   }
+  errors.rethrow();
   for (int w = 0; w < W; ++w) support_[w] |= support[static_cast<std::size_t>(w)];
   size_ = size_ + added - removed;
   tested_valid_ = false;  // merged coefficients were never tested against any policy
@@ -342,28 +351,35 @@ void CpuPartitionEngine<W, C>::append_bucketed(std::span<const BucketedRows> run
   }
   std::array<std::uint64_t, W> support{};
   const std::size_t buckets = store_.num_buckets();
+  ParallelErrors errors;
 #pragma omp parallel num_threads(threads_) if (threads_ > 1 && size_ + incoming >= options_.parallel_threshold)
   {
     std::array<std::uint64_t, W> seen{};  // x | z of the keys this thread appended
 #pragma omp for schedule(dynamic, 16)
     for (std::size_t b = 0; b < buckets; ++b) {
-      Bucket<W, C>& bucket = store_.bucket(b);
-      for (const BucketedRows* run : direct) {
-        const std::size_t first = run->offsets[b], n = run->offsets[b + 1] - first;
-        if (n == 0) continue;
-        const std::size_t at = bucket.size();
-        bucket.keys.resize(at + n);
-        bucket.coefficients.resize(at + n);
-        std::memcpy(bucket.keys.data() + at, run->keys + first * sizeof(PauliString<W>), n * sizeof(PauliString<W>));
-        std::memcpy(bucket.coefficients.data() + at, run->coefficients + first * sizeof(C), n * sizeof(C));
-        for (std::size_t t = at; t < at + n; ++t) {
-          for (int w = 0; w < W; ++w) seen[static_cast<std::size_t>(w)] |= bucket.keys[t].x[w] | bucket.keys[t].z[w];
+      if (errors.failed()) continue;
+      try {
+        Bucket<W, C>& bucket = store_.bucket(b);
+        for (const BucketedRows* run : direct) {
+          const std::size_t first = run->offsets[b], n = run->offsets[b + 1] - first;
+          if (n == 0) continue;
+          const std::size_t at = bucket.size();
+          bucket.keys.resize(at + n);
+          bucket.coefficients.resize(at + n);
+          std::memcpy(bucket.keys.data() + at, run->keys + first * sizeof(PauliString<W>), n * sizeof(PauliString<W>));
+          std::memcpy(bucket.coefficients.data() + at, run->coefficients + first * sizeof(C), n * sizeof(C));
+          for (std::size_t t = at; t < at + n; ++t) {
+            for (int w = 0; w < W; ++w) seen[static_cast<std::size_t>(w)] |= bucket.keys[t].x[w] | bucket.keys[t].z[w];
+          }
         }
+      } catch (...) {
+        errors.capture();
       }
     }
 #pragma omp critical(paulistrings_append_support)
     for (int w = 0; w < W; ++w) support[static_cast<std::size_t>(w)] |= seen[static_cast<std::size_t>(w)];
   }
+  errors.rethrow();
   // A coarser run (a partner that had not refined yet): every row hashed.
   for (const BucketedRows& run : runs) {
     if (run.bits == store_.bits()) continue;

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
 
 #include "paulistrings/channels/channel.h"
 #include "paulistrings/engine/gpu_options.h"
@@ -25,6 +26,19 @@ enum class Engine : std::uint8_t { cpu, reference };
 /// `sort_merge` — every output into one stream per coset, sorted, duplicates summed
 /// (docs/design.md §4.3).
 enum class GeneralLayer : std::uint8_t { orbit, sort_merge };
+
+/// The host memory guard of a run (docs/design.md §2.8): before each layer the driver predicts what the
+/// layer's output could reach — the terms now times the layer's largest fanout — and stops the run with
+/// HostMemoryExceeded, before the layer, when those terms at `bytes_per_term` each would pass
+/// `allowed_bytes`. One multiply and one compare a layer. The run's orchestration fills it
+/// (run/memory_budget.h: what the process may use, by engine); allowed_bytes = 0 is no guard.
+struct MemoryGuard {
+  std::size_t allowed_bytes = 0;   ///< bytes the run's terms may take on top of the process at its start
+  std::size_t bytes_per_term = 0;  ///< bytes one output term costs the engine, working set included
+  /// How the message names the limit the bytes come from ("the memory available at the start, less a
+  /// margin", …).
+  std::string source;
+};
 
 struct PropagateOptions {
   Direction direction = Direction::forward;
@@ -64,6 +78,8 @@ struct PropagateOptions {
   /// MemoryBudgetExceeded instead of cutting.
   std::size_t max_terms = 0;
   bool auto_truncate = true;
+  /// The host memory guard (none by default; the orchestration sets it for host engines).
+  MemoryGuard memory_guard;
   /// Called after every layer (a trace sink); may be empty.
   std::function<void(const LayerRecord&)> on_layer;
   /// Keep every LayerRecord in PropagationStats::layers.

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace paulistrings {
@@ -25,6 +26,32 @@ struct LayerRecord {
 class MemoryBudgetExceeded : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+/// Thrown when a run stops for want of host memory: the memory guard (PropagateOptions::memory_guard)
+/// found that a layer could grow the sum past the bytes the process may use and stopped before it, or
+/// the host refused an allocation inside a layer (std::bad_alloc, e.g. under an address-space limit).
+class HostMemoryExceeded : public std::runtime_error {
+ public:
+  struct Details {
+    std::size_t layers_done = 0;  ///< layers complete (absolute): the layer that did not run is the next
+    std::string gate;             ///< that layer's channel
+    std::size_t terms = 0;        ///< terms before it
+    /// The guard: what the layer's output could reach (terms × its largest fanout), those terms'
+    /// bytes, and the bytes the process may still add (both 0 for std::bad_alloc).
+    std::size_t predicted_terms = 0;
+    std::size_t bytes_needed = 0;
+    std::size_t bytes_allowed = 0;
+    /// The engine still held the state after layers_done layers (the guard stops before a layer);
+    /// false after std::bad_alloc inside a layer, which leaves an engine's state half-written.
+    bool state_kept = true;
+  };
+  HostMemoryExceeded(const std::string& what, Details details)
+      : std::runtime_error(what), details_(std::move(details)) {}
+  const Details& details() const { return details_; }
+
+ private:
+  Details details_;
 };
 
 /// Thrown by an engine that PropagateOptions::interrupt stopped inside a layer (the CPU engine polls it

@@ -188,7 +188,28 @@ double DeviceSum<W, C>::drop_below(double value, bool keep_equal) {
 template <int W, Coefficient C>
 PropagationStats propagate(DeviceSum<W, C>& sum, const Circuit& circuit, const PropagateOptions& options) {
   validate_run(sum.num_qubits(), PauliSum<W, C>::kIsComplex, circuit, options);
-  return run_layers<W>(sum, circuit, options);
+  // The layers done so far, to say where the device ran out of memory.
+  std::size_t done = options.start_layer;
+  PropagateOptions counted = options;
+  counted.on_layer = [&](const LayerRecord& record) {
+    done = record.application_index + 1;
+    if (options.on_layer) options.on_layer(record);
+  };
+  try {
+    return run_layers<W>(sum, circuit, counted);
+  } catch (const GpuOutOfMemory& e) {
+    const std::size_t layers = circuit.size();
+    if (done >= layers) throw;
+    const std::size_t index = options.direction == Direction::forward ? done : layers - 1 - done;
+    throw GpuOutOfMemory(std::string(e.what())
+                             .append(" in layer ")
+                             .append(std::to_string(done + 1))
+                             .append(" of ")
+                             .append(std::to_string(layers))
+                             .append(" (")
+                             .append(circuit[index].name())
+                             .append(")"));
+  }
 }
 
 template <int W, Coefficient C>

@@ -18,9 +18,11 @@
 // collapse_sample runs on the host (download, pass, upload).
 //
 // Limits: 2^32 − 2 stored terms per device (term indices are 32-bit); a layer that needs more device
-// memory than is free throws GpuOutOfMemory before it changes the sum, which then still holds the
-// previous layer's result. Built without CUDA, or on a machine without a device, every constructor
-// throws GpuUnavailable with the reason.
+// memory than is free throws GpuOutOfMemory (naming what it allocated, the bytes, the device's free
+// memory and the sum's terms) before it changes the sum, which then still holds the previous layer's
+// result, and the device stays usable. Every device allocation goes through one allocator, into which
+// tests inject failures (allocation_faults.h). Built without CUDA, or on a machine without a device,
+// every constructor throws GpuUnavailable with the reason.
 
 #include <cstddef>
 #include <cstdint>
@@ -204,11 +206,12 @@ class DeviceSum {
 static_assert(LayerEngine<DeviceSum<2, double>, 2>);
 
 /// Propagates a resident sum through `circuit` (options.device is ignored: the sum's device is used).
+/// GpuOutOfMemory names the layer that could not run; the sum holds the state before it.
 template <int W, Coefficient C>
 PropagationStats propagate(DeviceSum<W, C>& sum, const Circuit& circuit, const PropagateOptions& options = {});
 
 /// A host sum propagated on device options.device (≥ 0): upload, propagate, download into `sum`.
-/// Without CUDA it throws GpuUnavailable.
+/// Without CUDA it throws GpuUnavailable; GpuOutOfMemory leaves `sum` as it was given.
 template <int W, Coefficient C>
 PropagationStats propagate_on_device(PauliSum<W, C>& sum, const Circuit& circuit, const PropagateOptions& options);
 

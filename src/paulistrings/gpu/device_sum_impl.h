@@ -98,16 +98,25 @@ struct DeviceSum<W, C>::Impl {
   ~Impl();
   void release();
   void activate() const { check(cudaSetDevice(device), "cudaSetDevice"); }
-  /// Throws GpuOutOfMemory (naming `what`, the bytes asked for and free) when the device has no room.
+  /// The error of an allocation that failed: the bytes asked for and for what, the device's free and
+  /// total memory, the terms and bytes the sum holds. `where`: "memory" or "pinned host memory".
+  GpuOutOfMemory out_of_memory(std::size_t bytes, const char* what, const char* where) const;
+  /// Replaces `buffer` by a fresh block of `bytes` (contents not kept). Throws GpuOutOfMemory (see
+  /// out_of_memory) when the device has no room, leaving `buffer` as it was. Every device allocation of
+  /// the engine goes through here, and asks AllocationFaults first (tests inject failures there).
   void allocate(Buffer& buffer, std::size_t bytes, const char* what);
+  /// cudaMallocHost, with the same errors and fault injection.
+  void allocate_pinned(void** ptr, std::size_t bytes, const char* what);
   void free(Buffer& buffer);
   Key* key_ptr() const { return static_cast<Key*>(keys.ptr); }
   void upload(const PauliSum<W, C>& host);
   /// A host copy (canonical order).
   PauliSum<W, C> download();
-  /// Grows the term arrays to hold `terms` (keeping the first `stored` when `keep`).
+  /// Grows the term arrays to hold `terms` (keeping the first `stored` when `keep`). GpuOutOfMemory
+  /// leaves the arrays holding the sum as before.
   void reserve(std::size_t terms, bool keep);
-  /// Join table with room for `terms` entries (load ≤ 2/3) and orbits of `orbit` members.
+  /// Join table with room for `terms` entries (load ≤ 2/3) and orbits of `orbit` members, empty.
+  /// GpuOutOfMemory leaves it empty and usable at its former size (or a larger one).
   void reserve_table(std::size_t terms, int orbit);
   void reserve_scan(std::size_t n);
   /// Empties the join table after a layer that stopped between insert and write.
@@ -119,8 +128,15 @@ struct DeviceSum<W, C>::Impl {
   kernels::LayerCounters settle_counters();
   /// Removes the holes when they pile up (or always with `force`). In place (the live terms past the
   /// first stored − holes fill the holes below: no allocation) unless the arrays are over four times
-  /// what the live terms need, in which case they are copied into smaller ones to give memory back.
+  /// what the live terms need, in which case they are copied into smaller ones to give memory back
+  /// (in place when those cannot be allocated). Only the scan buffers (reserve_scan(stored)) must be
+  /// allocated: when they are already, a forced compaction cannot fail for memory. GpuOutOfMemory
+  /// (only with `force`) leaves the sum as it was.
   void compact_if_worthwhile(bool force);
+  /// The two forms, with the scan buffers reserved for `stored`; the second returns false, changing
+  /// nothing, when its arrays cannot be allocated.
+  void compact_in_place();
+  bool compact_into_smaller_arrays();
   unsigned long long* histogram() const { return static_cast<unsigned long long*>(scratch.ptr); }
   /// Reads the first `bins` words of the device histogram into host_scratch (a synchronization).
   void fetch_histogram(std::size_t bins);

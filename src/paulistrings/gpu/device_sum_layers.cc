@@ -221,14 +221,21 @@ template <int W, Coefficient C>
 void DeviceSum<W, C>::Impl::rotation_layer(const PreparedChannel<W>& table, const Truncation& truncation) {
   const auto t = rotation_table(table);
   reserve_table(stored, 2);
-  kernels::LayerArgs<W> a = args(truncation);
-  a.test_unchanged = !tested_for(truncation);  // commuting terms are not rewritten
-  Launch::join_insert_rotation(a, t, stream);
+  Launch::join_insert_rotation(args(truncation), t, stream);  // writes only the table
   profile.mark(stream, "rotation insert");
   make_room_for_join(2, [&] { Launch::join_count_rotation(args(truncation), t, stream); });
   profile.mark(stream, "join room");
-  Launch::join_write_rotation(args(truncation), t, stream);  // args again: the arrays may have moved
+  // Nothing of the sum has changed up to here, so a failed growth leaves it as it was.
+  const kernels::LayerArgs<W> a = args(truncation);  // args again: the arrays may have moved
+  Launch::join_write_rotation(a, t, stream);
   profile.mark(stream, "rotation write");
+  if (!tested_for(truncation)) {
+    // Commuting terms are not rewritten: a policy new to the sum tests them here, after the write. The
+    // test runs over the terms that were there before the layer (a.size); the outputs among them were
+    // tested as they were written and pass again unchanged.
+    Launch::term_test(a, stream);
+    profile.mark(stream, "unchanged term test");
+  }
 }
 
 template <int W, Coefficient C>
@@ -276,7 +283,12 @@ double DeviceSum<W, C>::Impl::apply_layer(const PreparedChannel<W>& table, const
     const kernels::LocalTable t = local_table(table);
     bool vanishing = false;  // a pattern with no image: its terms vanish and their keys must go
     for (int s = 0; s < (table.support_size == 2 ? 16 : 4); ++s) vanishing |= t.image[s] == 0xff;
-    if (vanishing) compact_if_worthwhile(true);
+    if (vanishing) {
+      compact_if_worthwhile(true);
+      // The compaction after the permutation then needs no allocation, so it cannot fail for memory
+      // once the sum has changed.
+      reserve_scan(stored);
+    }
     Launch::permute(args(truncation), t, stream);
     profile.mark(stream, "permute");
     if (vanishing) {

@@ -3,6 +3,8 @@
 
 #include "paulistrings/gpu/device_sum_impl.h"
 
+#include "paulistrings/gpu/allocation_faults.h"
+
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -30,10 +32,10 @@ DeviceSum<W, C>::Impl::Impl(const PauliSum<W, C>& host, int ordinal, const GpuEn
   try {
     allocate(counters, sizeof(kernels::LayerCounters), "layer counters");
     allocate(scratch, (kConeWord + W) * sizeof(unsigned long long), "pass scratch");
-    check(cudaMallocHost(reinterpret_cast<void**>(&host_counters), sizeof(kernels::LayerCounters)),
-          "cudaMallocHost");
-    check(cudaMallocHost(reinterpret_cast<void**>(&host_scratch), (kConeWord + W) * sizeof(unsigned long long)),
-          "cudaMallocHost");
+    allocate_pinned(reinterpret_cast<void**>(&host_counters), sizeof(kernels::LayerCounters),
+                    "layer counters");
+    allocate_pinned(reinterpret_cast<void**>(&host_scratch), (kConeWord + W) * sizeof(unsigned long long),
+                    "pass scratch");
     upload(host);
   } catch (...) {
     release();
@@ -65,26 +67,37 @@ void DeviceSum<W, C>::Impl::release() {
 }
 
 template <int W, Coefficient C>
+GpuOutOfMemory DeviceSum<W, C>::Impl::out_of_memory(std::size_t bytes, const char* what,
+                                                    const char* where) const {
+  std::size_t free_bytes = 0, total_bytes = 0;  // 0 in the message when the query fails
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) cudaGetLastError();
+  return GpuOutOfMemory(std::string("GPU ")
+                            .append(std::to_string(device))
+                            .append(": out of ")
+                            .append(where)
+                            .append(" allocating ")
+                            .append(gib(bytes))
+                            .append(" for ")
+                            .append(what)
+                            .append(" (")
+                            .append(gib(free_bytes))
+                            .append(" free of ")
+                            .append(gib(total_bytes))
+                            .append("; the sum holds ")
+                            .append(std::to_string(stored - holes))
+                            .append(" terms in ")
+                            .append(gib(bytes_now))
+                            .append(" of device memory)"));
+}
+
+template <int W, Coefficient C>
 void DeviceSum<W, C>::Impl::allocate(Buffer& buffer, std::size_t bytes, const char* what) {
   void* ptr = nullptr;
-  const cudaError_t status = cudaMalloc(&ptr, std::max<std::size_t>(bytes, 8));
+  const cudaError_t status = AllocationFaults::next() ? cudaErrorMemoryAllocation
+                                                      : cudaMalloc(&ptr, std::max<std::size_t>(bytes, 8));
   if (status == cudaErrorMemoryAllocation) {
-    cudaGetLastError();
-    std::size_t free_bytes = 0, total_bytes = 0;  // 0 in the message when the query fails
-    if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) cudaGetLastError();
-    throw GpuOutOfMemory(std::string("GPU ")
-                             .append(std::to_string(device))
-                             .append(": out of memory allocating ")
-                             .append(gib(bytes))
-                             .append(" for ")
-                             .append(what)
-                             .append(" (")
-                             .append(gib(free_bytes))
-                             .append(" free of ")
-                             .append(gib(total_bytes))
-                             .append("; the sum holds ")
-                             .append(std::to_string(stored - holes))
-                             .append(" terms)"));
+    cudaGetLastError();  // not sticky: the device stays usable
+    throw out_of_memory(bytes, what, "memory");
   }
   check(status, "cudaMalloc");
   free(buffer);
@@ -92,6 +105,17 @@ void DeviceSum<W, C>::Impl::allocate(Buffer& buffer, std::size_t bytes, const ch
   buffer.bytes = bytes;
   bytes_now += bytes;
   bytes_peak = std::max(bytes_peak, bytes_now);
+}
+
+template <int W, Coefficient C>
+void DeviceSum<W, C>::Impl::allocate_pinned(void** ptr, std::size_t bytes, const char* what) {
+  const cudaError_t status =
+      AllocationFaults::next() ? cudaErrorMemoryAllocation : cudaMallocHost(ptr, bytes);
+  if (status == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    throw out_of_memory(bytes, what, "pinned host memory");
+  }
+  check(status, "cudaMallocHost");
 }
 
 template <int W, Coefficient C>
@@ -132,31 +156,36 @@ void DeviceSum<W, C>::Impl::reserve(std::size_t terms, bool keep) {
                          " stored terms; this layer needs " + std::to_string(terms));
   }
   std::size_t grown = std::min(kMaxStoredTerms, std::max(terms, capacity + capacity / 2));
-  // One array at a time, so the peak is the sum plus one array, not two sums.
+  // One array at a time, so the peak is the sum plus one array, not two sums. Each array is replaced
+  // only once its larger copy holds the same terms: a failure leaves both arrays holding the sum (the
+  // keys possibly already in a larger array, capacity the smaller of the two).
   auto regrow = [&](Buffer& buffer, std::size_t width, const char* what) {
+    if (buffer.ptr && buffer.bytes >= terms * width) return;  // grown already by a failed earlier call
     Buffer fresh;
-    std::swap(fresh, buffer);  // `buffer` empty, the old block in `fresh`
     try {
-      allocate(buffer, grown * width, what);
+      allocate(fresh, grown * width, what);
     } catch (const GpuOutOfMemory&) {
-      if (grown == terms) {
-        std::swap(fresh, buffer);
-        throw;
-      }
+      if (grown == terms) throw;
       grown = terms;  // retry without headroom
-      allocate(buffer, grown * width, what);
+      allocate(fresh, grown * width, what);
     }
-    if (keep && stored) {
-      check(cudaMemcpyAsync(buffer.ptr, fresh.ptr, stored * width, cudaMemcpyDeviceToDevice, stream), "grow copy");
+    try {
+      if (keep && stored) {
+        check(cudaMemcpyAsync(fresh.ptr, buffer.ptr, stored * width, cudaMemcpyDeviceToDevice, stream),
+              "grow copy");
+      }
+      check(cudaStreamSynchronize(stream), "grow");
+    } catch (...) {
+      free(fresh);
+      throw;
     }
-    check(cudaStreamSynchronize(stream), "grow");
-    free(fresh);
+    std::swap(buffer, fresh);
+    free(fresh);  // the old block
   };
-  regrow(keys, sizeof(Key), "term keys");
   try {
+    regrow(keys, sizeof(Key), "term keys");
     regrow(coef, sizeof(C), "coefficients");
   } catch (...) {
-    // The keys already moved; capacity stays at the smaller of the two arrays.
     capacity = std::min(keys.bytes / sizeof(Key), coef.bytes / sizeof(C));
     throw;
   }
@@ -166,14 +195,30 @@ void DeviceSum<W, C>::Impl::reserve(std::size_t terms, bool keep) {
 template <int W, Coefficient C>
 void DeviceSum<W, C>::Impl::reserve_table(std::size_t terms, int orbit) {
   const std::size_t want = std::bit_ceil(std::max<std::size_t>(terms + terms / 2, 1024));
-  if (want > table_capacity) {
-    allocate(owner, want * sizeof(std::uint32_t), "join table");
-    check(cudaMemsetAsync(owner.ptr, 0, want * sizeof(std::uint32_t), stream), "memset");
-    allocate(groups, want * sizeof(std::uint32_t), "join group list");
+  const std::size_t orbit_size = static_cast<std::size_t>(orbit);
+  // The table only grows, except when a layer would need new members for a table sized by an earlier,
+  // larger sum (orbit entries per slot: a dense two-qubit layer after a cut): then it is sized for
+  // this layer, so the members follow the sum and not its history.
+  const bool members_grow = table_capacity * orbit_size > members_capacity;
+  if (want > table_capacity || (members_grow && want < table_capacity)) {
+    // Both arrays are allocated before either is replaced: a failure leaves the table as it was.
+    Buffer new_owner, new_groups;
+    try {
+      allocate(new_owner, want * sizeof(std::uint32_t), "join table");
+      allocate(new_groups, want * sizeof(std::uint32_t), "join group list");
+    } catch (...) {
+      free(new_owner);
+      throw;
+    }
+    check(cudaMemsetAsync(new_owner.ptr, 0, want * sizeof(std::uint32_t), stream), "memset");
+    free(owner);
+    free(groups);
+    owner = new_owner;
+    groups = new_groups;
     table_capacity = want;
-    members_capacity = 0;  // re-zeroed below at the new size
   }
-  const std::size_t member_entries = table_capacity * static_cast<std::size_t>(orbit);
+  // Members are empty between layers at any size: a larger block from before stays in use.
+  const std::size_t member_entries = table_capacity * orbit_size;
   if (member_entries > members_capacity) {
     allocate(members, member_entries * sizeof(std::uint32_t), "join members");
     check(cudaMemsetAsync(members.ptr, 0, member_entries * sizeof(std::uint32_t), stream), "memset");
@@ -228,51 +273,64 @@ template <int W, Coefficient C>
 void DeviceSum<W, C>::Impl::compact_if_worthwhile(bool force) {
   if (holes == 0 || (!force && holes * 8 < stored)) return;
   const std::size_t live = stored - holes;
-  if (capacity <= 4 * std::max<std::size_t>(live, 1024)) {
-    try {
-      reserve_scan(stored);
-      auto* flags = static_cast<std::uint32_t*>(counts.ptr);
-      auto* ranks = static_cast<std::uint32_t*>(offsets.ptr);
-      Launch::misplaced_flags(coef.ptr, live, stored, flags, stream);
-      std::size_t bytes = scan_temp.bytes;
-      kernels::exclusive_sum(scan_temp.ptr, bytes, flags, ranks, stored, stream);
-      Launch::fill_holes(key_ptr(), coef.ptr, live, stored, ranks, flags, stream);
-      check(cudaStreamSynchronize(stream), "compact");
-      stored = live;
-      holes = 0;
-    } catch (const GpuOutOfMemory&) {
-      if (force) throw;
-    }
-    return;
-  }
   try {
     reserve_scan(stored);
+    // Arrays over four times what the live terms need are gathered into smaller ones to give memory
+    // back; when those cannot be allocated, the holes are filled in place all the same.
+    if (capacity > 4 * std::max<std::size_t>(live, 1024) && compact_into_smaller_arrays()) return;
+    compact_in_place();
+  } catch (const GpuOutOfMemory&) {
+    if (force) throw;  // holes are harmless; compaction is only worth it when memory allows
+  }
+}
+
+template <int W, Coefficient C>
+void DeviceSum<W, C>::Impl::compact_in_place() {
+  const std::size_t live = stored - holes;
+  auto* flags = static_cast<std::uint32_t*>(counts.ptr);
+  auto* ranks = static_cast<std::uint32_t*>(offsets.ptr);
+  Launch::misplaced_flags(coef.ptr, live, stored, flags, stream);
+  std::size_t bytes = scan_temp.bytes;
+  kernels::exclusive_sum(scan_temp.ptr, bytes, flags, ranks, stored, stream);
+  Launch::fill_holes(key_ptr(), coef.ptr, live, stored, ranks, flags, stream);
+  check(cudaStreamSynchronize(stream), "compact");
+  stored = live;
+  holes = 0;
+}
+
+template <int W, Coefficient C>
+bool DeviceSum<W, C>::Impl::compact_into_smaller_arrays() {
+  const std::size_t live = stored - holes;
+  const std::size_t cap = std::max<std::size_t>(live + live / 4, 1024);
+  Buffer new_keys, new_coef;
+  try {
+    allocate(new_keys, cap * sizeof(Key), "compacted keys");
+    allocate(new_coef, cap * sizeof(C), "compacted coefficients");
+  } catch (const GpuOutOfMemory&) {
+    free(new_keys);
+    return false;
+  }
+  try {
     Launch::live_flags(coef.ptr, stored, static_cast<std::uint32_t*>(counts.ptr), stream);
     std::size_t bytes = scan_temp.bytes;
     kernels::exclusive_sum(scan_temp.ptr, bytes, static_cast<std::uint32_t*>(counts.ptr),
                            static_cast<std::uint32_t*>(offsets.ptr), stored, stream);
-    Buffer new_keys, new_coef;
-    const std::size_t cap = std::max<std::size_t>(live + live / 4, 1024);
-    allocate(new_keys, cap * sizeof(Key), "compacted keys");
-    try {
-      allocate(new_coef, cap * sizeof(C), "compacted coefficients");
-    } catch (...) {
-      free(new_keys);
-      throw;
-    }
     Launch::compact(key_ptr(), coef.ptr, stored, static_cast<std::uint32_t*>(offsets.ptr),
                     static_cast<Key*>(new_keys.ptr), new_coef.ptr, stream);
     check(cudaStreamSynchronize(stream), "compact");
-    free(keys);
-    free(coef);
-    keys = new_keys;
-    coef = new_coef;
-    capacity = cap;
-    stored = live;
-    holes = 0;
-  } catch (const GpuOutOfMemory&) {
-    if (force) throw;  // holes are harmless; compaction is only worth it when memory allows
+  } catch (...) {
+    free(new_keys);
+    free(new_coef);
+    throw;
   }
+  free(keys);
+  free(coef);
+  keys = new_keys;
+  coef = new_coef;
+  capacity = cap;
+  stored = live;
+  holes = 0;
+  return true;
 }
 
 template <int W, Coefficient C>
@@ -304,24 +362,29 @@ PauliSum<W, C> DeviceSum<W, C>::Impl::download() {
   return result;
 }
 
-#define PAULISTRINGS_INSTANTIATE_IMPL_MEMORY(W, C) \
-  template DeviceSum<W, C>::Impl::Impl(const PauliSum<W, C>& host, int ordinal, \
-                                       const GpuEngineOptions& options); \
-  template DeviceSum<W, C>::Impl::~Impl(); \
-  template void DeviceSum<W, C>::Impl::release(); \
-  template void DeviceSum<W, C>::Impl::allocate(Buffer& buffer, std::size_t bytes, const char* what); \
-  template void DeviceSum<W, C>::Impl::free(Buffer& buffer); \
-  template void DeviceSum<W, C>::Impl::upload(const PauliSum<W, C>& host); \
-  template void DeviceSum<W, C>::Impl::reserve(std::size_t terms, bool keep); \
-  template void DeviceSum<W, C>::Impl::reserve_table(std::size_t terms, int orbit); \
-  template void DeviceSum<W, C>::Impl::reserve_scan(std::size_t n); \
-  template void DeviceSum<W, C>::Impl::clear_table(); \
-  template void DeviceSum<W, C>::Impl::zero_counters(); \
-  template kernels::LayerCounters DeviceSum<W, C>::Impl::read_counters(); \
-  template kernels::LayerCounters DeviceSum<W, C>::Impl::settle_counters(); \
-  template void DeviceSum<W, C>::Impl::compact_if_worthwhile(bool force); \
-  template void DeviceSum<W, C>::Impl::fetch_histogram(std::size_t bins); \
-  template void DeviceSum<W, C>::Impl::read_histogram(std::span<std::uint64_t> counts); \
+#define PAULISTRINGS_INSTANTIATE_IMPL_MEMORY(W, C)                                                       \
+  template DeviceSum<W, C>::Impl::Impl(const PauliSum<W, C>& host, int ordinal,                          \
+                                       const GpuEngineOptions& options);                                 \
+  template DeviceSum<W, C>::Impl::~Impl();                                                               \
+  template void DeviceSum<W, C>::Impl::release();                                                        \
+  template GpuOutOfMemory DeviceSum<W, C>::Impl::out_of_memory(std::size_t bytes, const char* what,      \
+                                                               const char* where) const;                 \
+  template void DeviceSum<W, C>::Impl::allocate(Buffer& buffer, std::size_t bytes, const char* what);    \
+  template void DeviceSum<W, C>::Impl::allocate_pinned(void** ptr, std::size_t bytes, const char* what); \
+  template void DeviceSum<W, C>::Impl::free(Buffer& buffer);                                             \
+  template void DeviceSum<W, C>::Impl::upload(const PauliSum<W, C>& host);                               \
+  template void DeviceSum<W, C>::Impl::reserve(std::size_t terms, bool keep);                            \
+  template void DeviceSum<W, C>::Impl::reserve_table(std::size_t terms, int orbit);                      \
+  template void DeviceSum<W, C>::Impl::reserve_scan(std::size_t n);                                      \
+  template void DeviceSum<W, C>::Impl::clear_table();                                                    \
+  template void DeviceSum<W, C>::Impl::zero_counters();                                                  \
+  template kernels::LayerCounters DeviceSum<W, C>::Impl::read_counters();                                \
+  template kernels::LayerCounters DeviceSum<W, C>::Impl::settle_counters();                              \
+  template void DeviceSum<W, C>::Impl::compact_if_worthwhile(bool force);                                \
+  template void DeviceSum<W, C>::Impl::compact_in_place();                                               \
+  template bool DeviceSum<W, C>::Impl::compact_into_smaller_arrays();                                    \
+  template void DeviceSum<W, C>::Impl::fetch_histogram(std::size_t bins);                                \
+  template void DeviceSum<W, C>::Impl::read_histogram(std::span<std::uint64_t> counts);                  \
   template PauliSum<W, C> DeviceSum<W, C>::Impl::download();
 PAULISTRINGS_FOR_EACH_SUM_TYPE(PAULISTRINGS_INSTANTIATE_IMPL_MEMORY)
 #undef PAULISTRINGS_INSTANTIATE_IMPL_MEMORY

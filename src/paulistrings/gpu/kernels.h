@@ -97,9 +97,6 @@ struct LayerArgs {
   LayerCounters* counters = nullptr;
   JoinTable table;
   std::size_t append_base = 0;  ///< first index for appended outputs
-  /// Rotations: also test the terms the layer leaves unchanged (the policy is new to them). The
-  /// changed ones must not be tested before the layer: their outputs come from the untested values.
-  bool test_unchanged = false;
 };
 
 inline constexpr int kMaxExportSlots = 16;

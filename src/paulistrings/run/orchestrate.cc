@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <new>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -61,6 +62,20 @@ bool has_complex_transfer(const Circuit& circuit) {
                      [](const Channel& c) { return c.has_complex_transfer(); });
 }
 
+/// Whether the layers run on GPUs (the memory limit is then in device bytes, and the host guard is off).
+bool on_devices(const RunOptions& options) {
+  return options.propagate.device >= 0 || !options.partition.devices.empty();
+}
+
+/// The devices of one process's run that a memory limit applies to, each (a device shared by several
+/// partitions counts once).
+std::size_t distinct_devices(const RunOptions& options) {
+  std::vector<int> devices = options.partition.devices;
+  std::sort(devices.begin(), devices.end());
+  devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
+  return std::max<std::size_t>(1, devices.size());
+}
+
 }  // namespace
 
 Orchestration::Orchestration(const Circuit& circuit, std::size_t num_qubits, RunOptions options,
@@ -72,10 +87,18 @@ Orchestration::Orchestration(const Circuit& circuit, std::size_t num_qubits, Run
     resume_ = load_resume(*options_.resume, circuit_, num_qubits, fingerprints_, options_.fingerprint_covers,
                           rank, ranks);
   }
-  // What the process holds now (the resumed sum included) is not the run's to use.
-  if (options_.memory_limit) {
+  // What the process holds now (the resumed sum included) is not the run's to use. On GPUs the limit is
+  // in device bytes, of which the run holds none yet.
+  if (options_.memory_limit && !on_devices(options_)) {
     baseline_ = resident_bytes();
     check_budget_room(*options_.memory_limit, baseline_, options_.memory_limit_name);
+  } else if (options_.memory_limit) {
+    device_budget_terms(*options_.memory_limit, 1, false, options_.memory_limit_name);  // the room check
+  }
+  if (options_.memory_guard && !on_devices(options_)) {
+    guard_ = options_.memory_guard_bytes
+                 ? HostAllowance{*options_.memory_guard_bytes, "the memory guard's allowance"}
+                 : host_allowance_now();
   }
 }
 
@@ -106,8 +129,12 @@ std::size_t Orchestration::start_layer(std::size_t index) const {
 
 std::size_t Orchestration::term_budget(const AnyPauliSum& sum) const {
   const bool complex_coefficients = sum.is_complex() || has_complex_transfer(circuit_);
-  std::size_t terms = budget_terms(*options_.memory_limit, baseline_, sum.width(), complex_coefficients,
-                                   options_.memory_limit_name);
+  std::size_t terms = on_devices(options_)
+                          ? device_budget_terms(*options_.memory_limit, sum.width(), complex_coefficients,
+                                                options_.memory_limit_name) *
+                                distinct_devices(options_)
+                          : budget_terms(*options_.memory_limit, baseline_, sum.width(), complex_coefficients,
+                                         options_.memory_limit_name);
   // A global count: per_rank lets every rank hold a limit's worth.
   if (options_.partition.transport != nullptr && options_.distributed_budget == DistributedBudget::per_rank) {
     terms *= ranks_;
@@ -132,6 +159,18 @@ RunResult Orchestration::propagate(std::size_t index, AnyPauliSum& sum) {
   }
   RunResult result;
   if (options_.memory_limit) options.max_terms = result.max_terms = term_budget(sum);
+  const EngineKind engine = choose_engine(options, partition);
+  if (guard_.bytes > 0 && (engine == EngineKind::cpu || engine == EngineKind::reference)) {
+    const bool complex_coefficients = sum.is_complex() || has_complex_transfer(circuit_);
+    options.memory_guard.allowed_bytes = guard_.bytes;
+    options.memory_guard.bytes_per_term =
+        host_bytes_per_term(sum.width(), complex_coefficients, engine == EngineKind::reference);
+    options.memory_guard.source = guard_.source;
+  }
+  // The latest checkpoint of this observable and its layer (named when memory runs out and the state
+  // is lost).
+  std::optional<LastCheckpoint> checkpoint_layer;
+  if (resumed) checkpoint_layer = LastCheckpoint{*options_.resume, resume_->checkpoint.layers_done};
   using Clock = std::chrono::steady_clock;
   const std::size_t every = options_.checkpoint_every;
   const bool by_time = checkpointing && every == 0 && options_.checkpoint_interval.count() > 0;
@@ -152,7 +191,20 @@ RunResult Orchestration::propagate(std::size_t index, AnyPauliSum& sum) {
   for (bool first = true;; first = false) {
     Propagation segment = [&] {
       try {
-        return paulistrings::propagate(sum, circuit_, options, partition);
+        try {
+          return paulistrings::propagate(sum, circuit_, options, partition);
+        } catch (const HostMemoryExceeded& e) {
+          stop_for_memory(e, index, sum, checkpointing, checkpoint_layer);
+        } catch (const std::bad_alloc&) {
+          HostMemoryExceeded::Details details;
+          details.layers_done = options.start_layer;
+          details.state_kept = false;
+          stop_for_memory(HostMemoryExceeded("out of host memory: an allocation was refused (std::bad_alloc) "
+                                             "outside the layers, in the run from layer " +
+                                                 std::to_string(options.start_layer),
+                                             std::move(details)),
+                          index, sum, checkpointing, checkpoint_layer);
+        }
       } catch (const LayerInterrupted&) {
         // Stopped inside a layer: `sum` still holds the state the segment began with.
         Propagation abandoned;
@@ -180,6 +232,7 @@ RunResult Orchestration::propagate(std::size_t index, AnyPauliSum& sum) {
     if (checkpointing && saved_layers != layers_done) {
       const Clock::time_point began = Clock::now();
       write_checkpoint(*options_.checkpoint, circuit_, fingerprints_[index], layers_done, sum, transport);
+      checkpoint_layer = LastCheckpoint{*options_.checkpoint, layers_done};
       saved_layers = layers_done;
       last_saved = Clock::now();
       interval = std::max<Clock::duration>(options_.checkpoint_interval, 10 * (last_saved - began));
@@ -218,6 +271,28 @@ RunResult Orchestration::propagate(std::size_t index, AnyPauliSum& sum) {
     }
   }
   return result;
+}
+
+void Orchestration::stop_for_memory(const HostMemoryExceeded& stop, std::size_t index, const AnyPauliSum& sum,
+                                    bool checkpointing, const std::optional<LastCheckpoint>& last) const {
+  const HostMemoryExceeded::Details& d = stop.details();
+  std::string what = stop.what();
+  if (checkpointing && d.state_kept && d.layers_done > 0) {
+    // The sum holds the state after the layers done (propagate() handed it back): keep the work.
+    try {
+      write_checkpoint(*options_.checkpoint, circuit_, fingerprints_[index], d.layers_done, sum, nullptr);
+      what += "; checkpoint " + options_.checkpoint->string() + " written after layer " +
+              std::to_string(d.layers_done);
+    } catch (const std::exception& e) {
+      what += std::string("; writing the checkpoint failed: ") + e.what();
+    }
+  } else if (last) {
+    what += "; the last checkpoint, " + last->path.string() + ", holds layer " + std::to_string(last->layer);
+  }
+  what += "; to run within the host's memory, set " + options_.memory_limit_name +
+          " (the sum is then cut to fit, and the cuts reported) or truncate harder (" +
+          options_.stricter_truncation_name + ")";
+  throw HostMemoryExceeded(what, d);
 }
 
 RunResult orchestrate(AnyPauliSum& sum, const Circuit& circuit, RunOptions options) {

@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <vector>
@@ -27,6 +28,7 @@
 #include "paulistrings/engine/stats.h"
 #include "paulistrings/partition/partitioned_propagate.h"
 #include "paulistrings/run/checkpoints.h"
+#include "paulistrings/run/memory_budget.h"
 #include "paulistrings/run/propagate.h"
 #include "paulistrings/run/run_options.h"
 
@@ -61,8 +63,10 @@ class Orchestration {
   /// Every rank alone, before any communication: reads options.resume (as rank `rank` of `ranks`: which
   /// parts of a checkpoint in parts it reads) and matches it to one of `fingerprints` (one per
   /// observable of the task; empty: options.fingerprint alone); measures the process's resident bytes as
-  /// the memory baseline and checks that options.memory_limit leaves room above it. Throws what
-  /// load_resume and check_budget_room throw. options.partition.transport is ignored here (join()).
+  /// the memory baseline and checks that options.memory_limit leaves room above it; reads what the host
+  /// lets the process use (the memory guard's allowance, unless options.memory_guard is off or the run
+  /// is on GPUs). Throws what load_resume and check_budget_room throw. options.partition.transport is
+  /// ignored here (join()).
   Orchestration(const Circuit& circuit, std::size_t num_qubits, RunOptions options,
                 std::vector<std::uint64_t> fingerprints = {}, std::size_t rank = 0, std::size_t ranks = 1);
 
@@ -82,22 +86,36 @@ class Orchestration {
   /// resumed). `sum` ends as the result: the whole sum, or this rank's share where
   /// options.partition.result is local. Throws what propagate() throws (calling on_shared_ending first in
   /// a distributed run: the partitioned driver agrees on errors), and what writing a checkpoint throws.
+  /// When memory runs out — the guard stops before a layer, or an allocation throws std::bad_alloc — it
+  /// throws HostMemoryExceeded naming the layer, the terms and the bytes, and the front end's ways out
+  /// (memory_limit_name, stricter_truncation_name); when the guard stopped and a checkpoint is asked for,
+  /// it is written first with the state before that layer (the message says so; otherwise it names the
+  /// last checkpoint written, whose state is the one to resume from).
   RunResult propagate(std::size_t index, AnyPauliSum& sum);
 
   const std::optional<ResumePoint>& resume() const { return resume_; }
   /// The layer observable `index` starts from: the checkpoint's for the resumed one, else 0.
   std::size_t start_layer(std::size_t index) const;
-  /// The memory baseline in bytes (0 without a memory limit).
+  /// The memory baseline in bytes (0 without a memory limit, or on GPUs).
   std::size_t baseline_bytes() const { return baseline_; }
+  /// The host memory guard's allowance (bytes 0: no guard).
+  const HostAllowance& memory_guard() const { return guard_; }
 
  private:
   std::size_t term_budget(const AnyPauliSum& sum) const;
+  struct LastCheckpoint {
+    std::filesystem::path path;
+    std::size_t layer = 0;
+  };
+  [[noreturn]] void stop_for_memory(const HostMemoryExceeded& stop, std::size_t index, const AnyPauliSum& sum,
+                                    bool checkpointing, const std::optional<LastCheckpoint>& last) const;
 
   const Circuit& circuit_;
   RunOptions options_;
   std::vector<std::uint64_t> fingerprints_;
   std::optional<ResumePoint> resume_;
   std::size_t baseline_ = 0;
+  HostAllowance guard_;
   std::size_t ranks_ = 1;
 };
 

@@ -3,7 +3,8 @@
 // run is bitwise the uninterrupted one, the memory limit becomes a term budget, several observables resume
 // the right one, and distributed runs over the in-process transport: one part per rank, resumed with
 // another rank count or in one process, mixed parts refused, an interrupt on one rank stops all, and a
-// rank that cannot start makes every rank refuse.
+// rank that cannot start makes every rank refuse; the host memory guard stops before a layer with a
+// checkpoint to resume from, and on GPUs the limit is in device bytes.
 
 #include "paulistrings/run/orchestrate.h"
 
@@ -293,6 +294,90 @@ TEST_F(Orchestrate, TheMemoryLimitBecomesATermBudget) {
   EXPECT_TRUE(
       ThrowsInvalidArgumentMentioning([&] { orchestrate(strict, circuit, options); },
                                       {"--memory-limit 1024 bytes", "below what the process already uses"}));
+}
+
+TEST_F(Orchestrate, TheMemoryGuardStopsBeforeALayerWithACheckpointToResumeFrom) {
+  const AnyPauliSum full = Full();
+  RunOptions options = base_options();
+  // 150 output terms of 48 bytes (one word, real: 2 × 24): the first rotation on more than 75 terms.
+  options.memory_guard_bytes = 150 * 48;
+  options.checkpoint = dir_ / "run.ckpt";
+  options.memory_limit_name = "--memory-limit";
+  options.stricter_truncation_name = "--coeff";
+  AnyPauliSum sum = observable();
+  std::size_t stopped_at = 0;
+  try {
+    orchestrate(sum, circuit_, options);
+    ADD_FAILURE() << "the guard did not stop the run";
+  } catch (const HostMemoryExceeded& e) {
+    const HostMemoryExceeded::Details& d = e.details();
+    stopped_at = d.layers_done;
+    EXPECT_TRUE(d.state_kept);
+    EXPECT_EQ(d.predicted_terms, 2 * d.terms);  // rotations: fanout 2
+    EXPECT_GT(d.predicted_terms, 150u);
+    EXPECT_LE(d.terms, 150u);  // the layer before ran: at most 150 outputs
+    EXPECT_EQ(d.bytes_needed, d.predicted_terms * 48);
+    EXPECT_EQ(d.bytes_allowed, 150u * 48);
+    const std::string message = e.what();
+    const std::vector<std::string> parts = {
+        "memory guard: layer " + std::to_string(stopped_at + 1) + " of 45 (",
+        std::to_string(d.terms) + " to " + std::to_string(d.predicted_terms) + " terms",
+        "checkpoint " + (dir_ / "run.ckpt").string() + " written after layer " + std::to_string(stopped_at),
+        "--memory-limit", "--coeff"};
+    for (const std::string& part : parts) {
+      EXPECT_NE(message.find(part), std::string::npos) << ""
+                                                          " << part << "
+                                                          " not in: "
+                                                       << message;
+    }
+  }
+  ASSERT_GT(stopped_at, 0u);
+  ASSERT_LT(stopped_at, circuit_.size());
+  EXPECT_EQ(io::load_checkpoint(dir_ / "run.ckpt").layers_done, stopped_at);
+  // The checkpoint holds the state before that layer: the run resumed without the guard is the whole.
+  options.resume = dir_ / "run.ckpt";
+  options.memory_guard = false;
+  AnyPauliSum resumed = observable();
+  orchestrate(resumed, circuit_, options);
+  EXPECT_TRUE(Bitwise(resumed, full));
+}
+
+TEST_F(Orchestrate, WithoutACheckpointTheGuardNamesNoneAndTheGuardCanBeTurnedOff) {
+  RunOptions options = base_options();
+  options.memory_guard_bytes = 150 * 48;
+  AnyPauliSum sum = observable();
+  try {
+    orchestrate(sum, circuit_, options);
+    ADD_FAILURE() << "the guard did not stop the run";
+  } catch (const HostMemoryExceeded& e) {
+    EXPECT_EQ(std::string(e.what()).find("checkpoint"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("memory limit"), std::string::npos) << e.what();
+  }
+  options.memory_guard = false;
+  AnyPauliSum free = observable();
+  orchestrate(free, circuit_, options);
+  EXPECT_TRUE(Bitwise(free, Full()));
+  // The default: the host's real allowance, far above this run.
+  RunOptions defaults = base_options();
+  AnyPauliSum guarded = observable();
+  Orchestration run(circuit_, kQubits, defaults);
+  EXPECT_GT(run.memory_guard().bytes, std::size_t{64} << 20);
+  run.propagate(0, guarded);
+  EXPECT_TRUE(Bitwise(guarded, Full()));
+}
+
+TEST_F(Orchestrate, OnGpusTheLimitIsInDeviceBytesAndTheHostIsNotGuarded) {
+  RunOptions options = base_options();
+  options.propagate.device = 0;
+  // Below what the process holds on the host, but device memory: accepted (no GPU is touched yet).
+  options.memory_limit = 2 << 20;
+  Orchestration run(circuit_, kQubits, options);
+  EXPECT_EQ(run.baseline_bytes(), 0u);
+  EXPECT_EQ(run.memory_guard().bytes, 0u);
+  options.memory_limit = 1 << 20;
+  options.memory_limit_name = "--memory-limit";
+  EXPECT_TRUE(ThrowsInvalidArgumentMentioning([&] { Orchestration(circuit_, kQubits, options); },
+                                              {"--memory-limit 1048576 bytes leaves a GPU run no room"}));
 }
 
 TEST_F(Orchestrate, ATaskOfSeveralObservablesResumesTheOneItsCheckpointCarries) {

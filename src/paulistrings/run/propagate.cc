@@ -2,6 +2,10 @@
 
 #include "paulistrings/run/propagate.h"
 
+#include <new>
+#include <string>
+#include <utility>
+
 #include "paulistrings/cpu/cpu_engine.h"
 #include "paulistrings/engine/driver.h"
 #include "paulistrings/engine/reference_engine.h"
@@ -63,8 +67,34 @@ PropagationStats propagate(PauliSum<W, C>& sum, const Circuit& circuit, const Pr
     }
     default: {
       CpuEngine<W, C> engine(sum, cpu_engine_options(options));
-      PropagationStats stats = run_layers<W>(engine, circuit, options);
-      engine.export_to(sum);
+      PropagationStats stats;
+      try {
+        stats = run_layers<W>(engine, circuit, options);
+      } catch (const HostMemoryExceeded& e) {
+        if (!e.details().state_kept) throw;
+        // The guard stopped before a layer: hand back the state after the layers done (for a checkpoint).
+        try {
+          engine.export_to(sum);
+        } catch (const std::bad_alloc&) {
+          HostMemoryExceeded::Details details = e.details();
+          details.state_kept = false;
+          throw HostMemoryExceeded(std::string(e.what()) + " (and the state could not be handed back)",
+                                   std::move(details));
+        }
+        throw;
+      }
+      try {
+        engine.export_to(sum);
+      } catch (const std::bad_alloc&) {
+        HostMemoryExceeded::Details details;
+        details.layers_done = stats.layers_done;
+        details.terms = engine.size();
+        details.state_kept = false;
+        throw HostMemoryExceeded("out of host memory: an allocation was refused (std::bad_alloc) while the " +
+                                     std::to_string(engine.size()) + " terms after layer " +
+                                     std::to_string(stats.layers_done) + " were written back into the sum",
+                                 std::move(details));
+      }
       return stats;
     }
   }

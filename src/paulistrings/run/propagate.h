@@ -27,7 +27,9 @@ EngineKind choose_engine(const PropagateOptions& options, const PartitionOptions
 
 /// Evolves `sum` in place through `circuit` on the engine choose_engine(options) names (reference, CPU
 /// or GPU: a device run uploads, propagates and downloads). Throws std::invalid_argument for a bad run
-/// (validate_run: qubit counts differ, a real sum meets a channel with complex amplitudes, …).
+/// (validate_run: qubit counts differ, a real sum meets a channel with complex amplitudes, …), and
+/// HostMemoryExceeded when host memory runs out (engine/driver.h): with Details::state_kept, `sum` then
+/// holds the state after Details::layers_done layers; without, it is not to be used.
 template <int W, Coefficient C>
 PropagationStats propagate(PauliSum<W, C>& sum, const Circuit& circuit, const PropagateOptions& options = {});
 

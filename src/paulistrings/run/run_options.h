@@ -48,10 +48,19 @@ struct RunOptions {
   /// observable to Orchestration instead.
   std::uint64_t fingerprint = 0;
 
-  /// The memory this run may use, in bytes of the process's resident size: what the process holds when
-  /// the run is prepared is the baseline, the rest becomes a term budget (run/memory_budget.h).
+  /// The memory this run may use: on the host, in bytes of the process's resident size (what the process
+  /// holds when the run is prepared is the baseline, the rest becomes a term budget); on GPUs, in bytes
+  /// of each device's memory (run/memory_budget.h).
   std::optional<std::size_t> memory_limit;
   DistributedBudget distributed_budget = DistributedBudget::per_rank;
+  /// The host memory guard (PropagateOptions::memory_guard, run/memory_budget.h): a run on the host
+  /// engines stops before a layer that could grow the sum past what the process may still use
+  /// (measured when the run is prepared), with HostMemoryExceeded and a checkpoint when one is asked
+  /// for. GPU and partitioned runs are not guarded.
+  bool memory_guard = true;
+  /// The guard's allowance in bytes instead of the measured one (CLI --host-memory, Python
+  /// memory_guard=BYTES): to leave room for other programs, or to try the guard with small sums.
+  std::optional<std::size_t> memory_guard_bytes;
 
   /// The front end's stop flag (a signal, a failed callback), polled after every layer: true stops the
   /// run there, with a checkpoint when one is asked for; RunResult::interrupted says so. May be empty.
@@ -63,6 +72,8 @@ struct RunOptions {
   /// How the front end names things in the messages of a refused run: its memory-limit option, and what
   /// its fingerprint covers ("checkpoint P belongs to a different <fingerprint_covers>; …").
   std::string memory_limit_name = "memory limit";
+  /// How the front end names a stricter truncation, for the guard's message ("--coeff").
+  std::string stricter_truncation_name = "a stricter truncation";
   std::string fingerprint_covers = "run (circuit, direction, truncation or observable differ)";
 };
 

@@ -65,7 +65,7 @@ def test_the_guard_stops_with_its_checkpoint_and_the_resumed_run_is_whole(tmp_pa
 
 
 def test_memory_guard_is_a_bool_or_a_byte_count():
-    with pytest.raises(ValueError, match="memory_guard: bad size 'no'"):
+    with pytest.raises(ValueError, match="memory_guard: 'no'"):
         observable().propagate(growing_circuit(rounds=1), memory_guard="no")
     with pytest.raises(TypeError, match="memory_guard must be a bool or a byte count"):
         observable().propagate(growing_circuit(rounds=1), memory_guard=None)

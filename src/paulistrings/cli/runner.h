@@ -50,9 +50,6 @@ struct RunControl {
   Launch* launch = nullptr;
 };
 
-/// Parses "512M", "2G", "1500000", "64K" (binary multiples) into bytes; throws BadInput.
-std::size_t parse_size(const std::string& text);
-
 /// Runs the spec; writes results JSON (to out_path or stdout). Returns the exit code. Throws
 /// BadInput / io::ParseError / std::invalid_argument for bad input, std::runtime_error otherwise.
 int execute(const RunSpec& spec, const RunControl& control);

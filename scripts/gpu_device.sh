@@ -40,7 +40,11 @@
 #               and into a fresh vector per exchange (PAULISTRINGS_BENCH_FRESH_RECEIVE=1), alternating,
 #               RECEIVE_AB_ROUNDS rounds (3), cells RECEIVE_AB_CELLS (su4,rotation_zz) at ROUTE_AB_TERMS terms
 #               (receive_ab.txt)
-#   repro     — the W = 1 coeff GPU-partition case (PartitionGpu.RealW1Coeff*), plain and under memcheck
+#   oom       — out of device memory: the fault-injection tests (GpuOutOfMemory*, AllocationFaults*), one of
+#               them under compute-sanitizer memcheck, Python's test_memory.py, and the repro
+#               scripts/repro/kicked_ising_w17_grows_past_gpu_memory.json (or OOM_REPRO) through the
+#               command: plain (expected: exit 1, one line) and under --memory-limit OOM_LIMIT (default 100G of
+#               device memory; expected: completes with its cuts reported) (oom.txt)
 #   probe     — variants of a crashing Python case in subprocesses with a SIGSEGV backtrace (scripts/probe)
 #   profile   — where the time of tfim_2d L = 18 and the kicked Ising goes, per phase of a layer
 #               (PAULISTRINGS_GPU_PROFILE=1: a synchronization after every phase)
@@ -72,10 +76,10 @@ targets=()
   targets+=(paulistrings-gpu-bench paulistrings-workloads)
 has ab && targets+=(paulistrings-bench)
 (has tests || has sanitize || (has partition && [[ ${PARTITION_TESTS:-1} != 0 ]])) && targets+=(paulistrings-tests paulistrings-cli)
-has repro && targets+=(paulistrings-tests)
+has oom && targets+=(paulistrings-tests paulistrings-cli)
 (has partition || has cpu_partition || has route_ab || has receive_ab) && targets+=(paulistrings-partition-bench)
 python=(-DPAULISTRINGS_BUILD_PYTHON=OFF)
-if has python || has probe; then
+if has python || has probe || has oom; then
   # The GPU machine's python3 (a virtual environment) carries pybind11 as a package, not as a system CMake
   # package: point CMake at that interpreter and at its pybind11.
   python=(-DPAULISTRINGS_BUILD_PYTHON=ON -DPython3_EXECUTABLE="$(command -v python3)")
@@ -163,14 +167,31 @@ if has partition; then
   fi
   note "partition done"
 fi
-if has repro; then
-  # The W = 1 coeff partition case (the Python GPU crash in C++ form), then under memcheck.
-  # Straight into the file (no tail in between): a crash or a timeout still leaves what was printed.
-  timeout 120 build-gpu/paulistrings-tests --gtest_filter='*RealW1Coeff*' > "$out/repro.txt" 2>&1
-  note "repro: exit $?"
-  timeout 200 compute-sanitizer --tool memcheck --error-exitcode 3 build-gpu/paulistrings-tests \
-    --gtest_filter='PartitionGpu.RealW1Coeff*' > "$out/repro_memcheck.txt" 2>&1
-  note "repro memcheck: exit $?"
+if has oom; then
+  note "oom"
+  repro=${OOM_REPRO:-scripts/repro/kicked_ising_w17_grows_past_gpu_memory.json}
+  {
+    timeout 600 build-gpu/paulistrings-tests --gtest_filter='GpuOutOfMemory.*:AllocationFaults.*' --gtest_brief=1 2>&1 | tail -20
+    echo "# memcheck"
+    timeout 400 compute-sanitizer --tool memcheck --error-exitcode 3 build-gpu/paulistrings-tests \
+      --gtest_filter='GpuOutOfMemory.TheHostEntryPointNamesTheLayerAndLeavesTheHostSum' --gtest_brief=1 2>&1 | tail -8
+    echo "# python test_memory.py"
+    PYTHONPATH=build-gpu/python OMP_WAIT_POLICY=passive timeout 300 python3 -m pytest -q -p no:cacheprovider \
+      python/tests/test_memory.py 2>&1 | tail -5
+    if [[ -f $repro ]]; then
+      echo "# repro, plain (expected: exit 1 and one line)"
+      /usr/bin/time -f "%e s wall, %M KiB peak host" timeout 300 build-gpu/paulistrings run "$repro" --device gpu -q \
+        --out "$out/oom_repro.json"
+      echo "exit $?"
+      echo "# repro under --memory-limit ${OOM_LIMIT:-100G} (expected: completes, cuts reported)"
+      /usr/bin/time -f "%e s wall, %M KiB peak host" timeout 400 build-gpu/paulistrings run "$repro" --device gpu -q \
+        --memory-limit "${OOM_LIMIT:-100G}" --out "$out/oom_repro_limited.json"
+      echo "exit $?"
+    else
+      echo "# no repro file at $repro"
+    fi
+  } > "$out/oom.txt" 2>&1
+  note "oom done"
 fi
 if has cpu_partition; then
   note "cpu_partition"

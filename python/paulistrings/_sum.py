@@ -18,7 +18,7 @@ import numpy as np
 from . import _core
 from ._circuit import TOO_WIDE, Circuit
 from ._system import numa_nodes
-from ._util import _U64_MAX, coefficient, index, qubit, qubit_list, real, type_name
+from ._util import coefficient, index, qubit, qubit_list, real, type_name
 from .truncation import Truncation
 
 __all__ = ["PauliString", "p", "PauliSum", "PropagationStats", "PartitionStats", "GpuPauliSum"]
@@ -684,7 +684,8 @@ class PauliSum:
         ``resume``, ``memory_limit``/``auto_truncate`` (on a GPU, in bytes of device memory) and
         ``memory_guard`` (default True: a run on the CPU stops with ``HostMemoryExceeded``, a
         ``MemoryError``, before a layer that could outgrow the memory the process may use, writing its
-        checkpoint when one is asked for; False turns the guard off).
+        checkpoint when one is asked for; False turns the guard off; a byte count, such as 4_000_000
+        or ``"8G"``, is the memory the guard lets the run use instead of what the host has free).
 
         Partitioned runs (the library's ``propagate_partitioned``): ``partitions=P`` (a power of two
         up to 64) splits the sum into P partitions run as threads of this process, each with
@@ -849,10 +850,17 @@ class PauliSum:
         if resume is not None:
             options.resume = os.fspath(resume)
         if memory_limit is not None:
-            options.memory_limit = min(_parse_size(memory_limit), _U64_MAX)
-        if not isinstance(memory_guard, bool):
-            raise TypeError(f"memory_guard must be a bool, got {type_name(memory_guard)}")
-        options.memory_guard = memory_guard
+            options.memory_limit = _parse_size(memory_limit)
+        if isinstance(memory_guard, bool):
+            options.memory_guard = memory_guard
+        elif isinstance(memory_guard, int) or isinstance(memory_guard, str):
+            allowance = _parse_size(memory_guard, "memory_guard")
+            if allowance <= 0:
+                raise ValueError(f"memory_guard: the allowance must be more than 0 bytes, got {memory_guard!r}")
+            options.memory_guard = True
+            options.memory_guard_bytes = allowance
+        else:
+            raise TypeError(f"memory_guard must be a bool or a byte count, got {type_name(memory_guard)}")
         # The run replaces it with the checkpoint's sum when it resumes.
         work = self._s.copy() if resume is None else _core.Sum(self.num_qubits)
 
@@ -1031,7 +1039,7 @@ class GpuPauliSum:
             )
         began = time.perf_counter()
         gates = circuit._c.copy()  # a snapshot: other threads may keep editing `circuit` meanwhile
-        limit = None if memory_limit is None else min(_parse_size(memory_limit), _U64_MAX)
+        limit = None if memory_limit is None else _parse_size(memory_limit)
         res = self._d.propagate(gates, core_policy, direction, target_bucket_len, min_buckets, keep_records,
                                 callback, poll, limit, bool(auto_truncate))
         if res["exception"] is not None:
@@ -1336,13 +1344,10 @@ def _device_with_partitions(device, partitions) -> str:
 
 def _threads(threads) -> int:
     if threads is None:
-        env = os.environ.get("RAYON_NUM_THREADS")  # the original's thread-count variable
-        if env:
-            try:
-                return max(0, int(env))
-            except ValueError:
-                return 0
-        return 0
+        # The original's thread-count variable, read as rayon reads it: a count, anything else (a
+        # sign, a fraction, "4_0", spaces) is ignored and every core is used.
+        env = os.environ.get("RAYON_NUM_THREADS", "")
+        return int(env) if env.isascii() and env.isdigit() and int(env) <= 2**31 - 1 else 0
     if isinstance(threads, bool):
         raise TypeError("threads must be an int (0 = every core)")
     n = index(threads, "threads", limit=2**31 - 1)
@@ -1365,22 +1370,16 @@ def _combine_fingerprints(fingerprints) -> int:
     return h
 
 
-_SIZE_SUFFIX = {"": 0, "B": 0, "K": 10, "M": 20, "G": 30, "T": 40}
-
-
-def _parse_size(value) -> int:
+def _parse_size(value, name="memory_limit") -> int:
+    """Bytes: an int, or a str the way --memory-limit reads it ("2G", "1.5G", "1e9"; core/text.h)."""
     if isinstance(value, str):
-        text = value.strip()
-        digits = len(text) - len(text.lstrip("0123456789"))
-        number, suffix = text[:digits], text[digits:].upper()
-        if suffix.endswith("IB") or (len(suffix) == 2 and suffix.endswith("B")):
-            suffix = suffix[0]
-        if not number or suffix not in _SIZE_SUFFIX:
-            raise ValueError(f"memory_limit: bad size {value!r}: expected bytes or a number with K, M or G")
-        return int(number) << _SIZE_SUFFIX[suffix]
+        try:
+            return _core.parse_size(value)
+        except ValueError as e:
+            raise ValueError(f"{name}: {e}") from None
     if isinstance(value, bool):
-        raise TypeError("memory_limit must be an int (bytes) or a str like '2G'")
-    return index(value, "memory_limit")
+        raise TypeError(f"{name} must be an int (bytes) or a str like '2G'")
+    return index(value, name)
 
 
 def _log_layer(k, n, name, terms_in, terms_out, nanos, discarded):

@@ -18,8 +18,10 @@ the same as stim's, so ``S X S† = +Y`` here and in stim.
 from __future__ import annotations
 
 import json
+import math
 import os
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -30,7 +32,7 @@ from . import _core
 from . import truncation as _truncation
 from ._circuit import Channel, Circuit
 from ._sum import PauliSum
-from ._util import type_name
+from ._util import index, real, type_name
 
 __all__ = [
     "Task",
@@ -196,10 +198,27 @@ def circuit_from_stim(src):
     return Circuit._wrap(circuit), observable
 
 
+def _qasm_inputs(params) -> dict:
+    """``params`` as the reader takes them: names to finite reals (numbers, not text)."""
+    if params is None:
+        return {}
+    if not isinstance(params, Mapping):
+        raise TypeError(f"params: expected a mapping of input names to numbers, got {type_name(params)}")
+    inputs = {}
+    for name, value in params.items():
+        if not isinstance(name, str):
+            raise TypeError(f"params: input names are strings, got {type_name(name)}")
+        v = real(value, f"params[{name!r}]")
+        if not math.isfinite(v):
+            raise ValueError(f"params[{name!r}]: {v!r} is not a finite number")
+        inputs[name] = v
+    return inputs
+
+
 def _qasm_program(src, num_qubits, params):
     text, path = _source(src, "circuit_from_qasm")
-    n = None if num_qubits is None else int(num_qubits)
-    inputs = {str(k): float(v) for k, v in (params or {}).items()}
+    n = None if num_qubits is None else index(num_qubits, "num_qubits")
+    inputs = _qasm_inputs(params)
     if path is None:
         core, registers, notes = _core.read_qasm_program(text, "<qasm>", n, inputs)
     else:
@@ -396,7 +415,7 @@ def stabilizers_from_stim(src, *, num_qubits=None) -> list:
             f"or stim program text / path; got {type_name(src)}"
         )
     count = len(paulis)
-    width = count if num_qubits is None else int(num_qubits)
+    width = count if num_qubits is None else index(num_qubits, "num_qubits")
     if width < count:
         raise ValueError(
             f"stabilizers_from_stim: num_qubits={width} is smaller than the {count} qubits of the "

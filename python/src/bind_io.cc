@@ -1,5 +1,6 @@
 // _core readers: task JSON (schema v1 and extensions), stim circuit text and OpenQASM 2 — the same
-// readers the command line uses, so Python and the CLI agree on every file.
+// readers the command line uses, so Python and the CLI agree on every file — and the byte sizes of
+// --memory-limit (core/text.h's strict numbers).
 
 #include <pybind11/complex.h>
 #include <pybind11/pybind11.h>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "paulistrings/circuit/gate_library.h"
+#include "paulistrings/core/text.h"
 #include "paulistrings/io/qasm.h"
 #include "paulistrings/io/stim.h"
 #include "paulistrings/io/task.h"
@@ -84,6 +86,8 @@ void register_io(py::module_& m) {
   m.def("read_qasm", &io::read_qasm, py::arg("text"), py::arg("file") = "<qasm>",
         py::arg("num_qubits") = py::none());
   m.def("load_qasm", &io::load_qasm, py::arg("path"), py::arg("num_qubits") = py::none());
+  m.def(
+      "parse_size", [](const std::string& text) { return parse_byte_size(text); }, py::arg("text"));
   m.def(
       "read_qasm_program",
       [](const std::string& text, const std::string& file, std::optional<std::size_t> num_qubits,

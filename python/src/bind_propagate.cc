@@ -195,7 +195,7 @@ void register_options(py::module_& m) {
   py::class_<RunOptions> run(
       m, "RunOptions",
       "A run's options (internal; run/run_options.h): propagate, partition, checkpoint, "
-      "checkpoint_every, resume, fingerprint, memory_limit, memory_guard.");
+      "checkpoint_every, resume, fingerprint, memory_limit, memory_guard, memory_guard_bytes.");
   run.def(py::init([] {
        RunOptions options;
        // The Python package's words in the messages of a refused run.
@@ -210,7 +210,8 @@ void register_options(py::module_& m) {
       .def_readwrite("checkpoint_every", &RunOptions::checkpoint_every)
       .def_readwrite("fingerprint", &RunOptions::fingerprint)
       .def_readwrite("memory_limit", &RunOptions::memory_limit)
-      .def_readwrite("memory_guard", &RunOptions::memory_guard);
+      .def_readwrite("memory_guard", &RunOptions::memory_guard)
+      .def_readwrite("memory_guard_bytes", &RunOptions::memory_guard_bytes);
   path_field(run, "checkpoint", &RunOptions::checkpoint);
   path_field(run, "resume", &RunOptions::resume);
 }

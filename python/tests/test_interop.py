@@ -222,6 +222,16 @@ def test_circuit_from_qasm_reads_openqasm3_with_params_and_registers():
         interop.circuit_from_qasm(text)
     with pytest.raises(ValueError, match="no input of that name"):
         interop.circuit_from_qasm(text, params={"theta": 0.1, "phi": 2.0})
+    # Input values are finite numbers, never text that happens to parse.
+    with pytest.raises(TypeError, match=r"params\['theta'\]: must be real number, not str"):
+        interop.circuit_from_qasm(text, params={"theta": "0.5"})
+    with pytest.raises(ValueError, match=r"params\['theta'\]: nan is not a finite number"):
+        interop.circuit_from_qasm(text, params={"theta": float("nan")})
+    with pytest.raises(TypeError, match="params: expected a mapping"):
+        interop.circuit_from_qasm(text, params=[("theta", 0.5)])
+    with pytest.raises(TypeError, match="cannot be interpreted as an integer"):
+        interop.circuit_from_qasm(text, num_qubits=3.0, params={"theta": 0.5})
+    assert interop.circuit_from_qasm(text, params={"theta": np.float64(0.5)}).gates[0]["theta"] == 0.5
     with pytest.raises(ValueError, match=r"<qasm>:3:1: loop 'for' is not supported"):
         interop.circuit_from_qasm('OPENQASM 3;\nqubit q;\nfor int i in [0:1] { x q; }\n')
     with pytest.warns(UserWarning, match="no 'OPENQASM' version line"):

@@ -1,8 +1,8 @@
 """Memory from Python: the host memory guard (``paulistrings.HostMemoryExceeded``, a ``MemoryError``, with
 the checkpoint it writes and ``memory_guard=False``), and on a GPU ``memory_limit=`` in device bytes and
 an out-of-memory device (injected: ``_core._fail_device_allocations_from``) that leaves a ``GpuPauliSum``
-as it was and usable. The guard's allowance is set small through ``PAULISTRINGS_TEST_HOST_MEMORY`` (a
-test-only variable, in bytes); the GPU tests skip ("no GPU: <reason>") without a device.
+as it was and usable. The guard's allowance is set small with ``memory_guard=BYTES``; the GPU tests skip
+("no GPU: <reason>") without a device.
 """
 
 import pytest
@@ -35,16 +35,16 @@ def test_host_memory_exceeded_is_a_memory_error():
     assert "HostMemoryExceeded" in paulistrings.__all__
 
 
-def test_the_guard_stops_with_its_checkpoint_and_the_resumed_run_is_whole(monkeypatch, tmp_path):
+def test_the_guard_stops_with_its_checkpoint_and_the_resumed_run_is_whole(tmp_path):
     circuit = growing_circuit()
     policy = truncation.coeff(1e-9)
     full = observable().propagate(circuit, policy, threads=1)
     assert len(full) > 2000
     # 1000 output terms of 48 bytes: a rotation on more than 500 terms does not run.
-    monkeypatch.setenv("PAULISTRINGS_TEST_HOST_MEMORY", str(1000 * 48))
+    allowance = 1000 * 48
     checkpoint = tmp_path / "run.ckpt"
     with pytest.raises(paulistrings.HostMemoryExceeded) as caught:
-        observable().propagate(circuit, policy, threads=1, checkpoint=checkpoint)
+        observable().propagate(circuit, policy, threads=1, checkpoint=checkpoint, memory_guard=allowance)
     message = str(caught.value)
     assert "memory guard: layer " in message
     assert f"checkpoint {checkpoint} written after layer " in message
@@ -55,12 +55,20 @@ def test_the_guard_stops_with_its_checkpoint_and_the_resumed_run_is_whole(monkey
     # Off, the same run goes through; and a MemoryError handler catches it.
     assert terms(observable().propagate(circuit, policy, threads=1, memory_guard=False)) == terms(full)
     with pytest.raises(MemoryError):
-        observable().propagate(circuit, policy, threads=1)
+        observable().propagate(circuit, policy, threads=1, memory_guard=allowance)
+    # The allowance as text, and what is not an allowance.
+    with pytest.raises(MemoryError):
+        observable().propagate(circuit, policy, threads=1, memory_guard="48K")
+    for bad, error in ((0, ValueError), ("12Q", ValueError), (1.5, TypeError), (-3, OverflowError)):
+        with pytest.raises(error):
+            observable().propagate(circuit, policy, threads=1, memory_guard=bad)
 
 
-def test_memory_guard_must_be_a_bool():
-    with pytest.raises(TypeError, match="memory_guard must be a bool"):
+def test_memory_guard_is_a_bool_or_a_byte_count():
+    with pytest.raises(ValueError, match="memory_guard: 'no'"):
         observable().propagate(growing_circuit(rounds=1), memory_guard="no")
+    with pytest.raises(TypeError, match="memory_guard must be a bool or a byte count"):
+        observable().propagate(growing_circuit(rounds=1), memory_guard=None)
 
 
 @pytest.fixture

@@ -5,8 +5,10 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <numbers>
 #include <optional>
@@ -30,9 +32,41 @@
 namespace paulistrings::cli {
 namespace {
 
+/// CLI11 transforms for numbers (docs/cli.md, "Numbers"): the token must be what core/text.h's strict
+/// parsers accept, and goes on to CLI11 in plain form. CLI11 alone reads "-1" as 2^64 − 1 for an unsigned
+/// option, "010" as 8, "0x10" as 16 and "99999999999999999999" as 2^64 − 1; a refusal here is a one-line
+/// "--flag: 'token' ..." message and exit 2.
+CLI::Validator count_value(std::uint64_t max = std::numeric_limits<std::uint64_t>::max()) {
+  return CLI::Validator(
+      [max](std::string& text) -> std::string {
+        try {
+          text = std::to_string(parse_count(text, max));
+          return {};
+        } catch (const std::invalid_argument& e) {
+          return e.what();
+        }
+      },
+      "", "count");
+}
+
+CLI::Validator real_value() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        try {
+          text = format_double(parse_real(text));  // 17 digits: the same double after CLI11 reads it back
+          return {};
+        } catch (const std::invalid_argument& e) {
+          return e.what();
+        }
+      },
+      "", "real");
+}
+
+constexpr std::uint64_t kMaxInt = std::numeric_limits<int>::max();
+
 /// Options shared by every subcommand that runs something.
 struct CommonOptions {
-  std::optional<std::string> out, trace, checkpoint, resume, memory_limit, device;
+  std::optional<std::string> out, trace, checkpoint, resume, memory_limit, host_memory, device;
   std::size_t every = 0;
   std::optional<int> threads;
   std::optional<std::size_t> partitions;
@@ -47,27 +81,46 @@ struct CommonOptions {
 void add_common(CLI::App& command, CommonOptions& o) {
   command.add_option("--out", o.out, "write the results JSON here instead of stdout");
   command.add_option("--trace", o.trace, "per-layer trace file (.csv, or .jsonl for JSON lines)");
-  command.add_option("--threads", o.threads, "CPU threads (0 = every core allowed)");
+  command.add_option("--threads", o.threads, "CPU threads (0 = every core allowed)")
+      ->transform(count_value(kMaxInt));
   command.add_option("--device", o.device, "cpu | gpu | auto | N (GPU index)");
-  command.add_option("--partitions", o.partitions, "in-process partitions (a power of two; on GPUs with --device gpu | N)");
+  command
+      .add_option("--partitions", o.partitions,
+                  "in-process partitions (a power of two; on GPUs with --device gpu | N)")
+      ->transform(count_value());
   command.add_option("--partition-rows", o.partition_rows,
                      "rows of a partitioned run: seeded[:SEED] | exclude:QUBITS | cut:BLOCK/BLOCK/... | cutx:... "
                      "(QUBITS and BLOCK: comma-separated qubits and ranges A-B; one block per partition)");
   command.add_flag("--nccl", o.nccl, "GPU ranks under mpirun swap rows with NCCL (every rank alike)");
-  command.add_option("--route-orbits-from", o.route_orbits_from,
-                     "partitioned runs: remote dense two-qubit layers move whole orbits to one partition first "
-                     "from this many terms in the largest partition (0 = always; default 8192)");
+  command
+      .add_option("--route-orbits-from", o.route_orbits_from,
+                  "partitioned runs: remote dense two-qubit layers move whole orbits to one partition first "
+                  "from this many terms in the largest partition (0 = always; default 8192)")
+      ->transform(count_value());
   command.add_option("--checkpoint", o.checkpoint,
                      "checkpoint file, written every --every layers and on SIGINT/SIGTERM (under mpirun "
                      "one part per rank, FILE.part-R-of-K)");
-  command.add_option("--every", o.every, "layers between checkpoints");
+  command.add_option("--every", o.every, "layers between checkpoints")->transform(count_value());
   command.add_option("--resume", o.resume, "continue the same run from this checkpoint (a file or its parts)");
-  command.add_option("--memory-limit", o.memory_limit, "stay under this many bytes (K/M/G suffixes)");
+  command.add_option("--memory-limit", o.memory_limit,
+                     "stay under this many bytes (K/M/G/T suffixes, e.g. 1.5G)");
   command.add_flag("--no-auto-truncate", o.no_auto_truncate,
                    "with --memory-limit: stop with a message instead of truncating to fit");
   command.add_flag("--no-memory-guard", o.no_memory_guard,
                    "do not stop before a layer that could outgrow the host's memory (docs/cli.md)");
+  command.add_option("--host-memory", o.host_memory,
+                     "the memory guard lets the run use this many bytes (K/M/G suffixes) instead of what "
+                     "the host has free at the start");
   command.add_flag("--quiet,-q", o.quiet, "no progress bar");
+}
+
+/// A byte count given to `flag` (parse_byte_size), its errors naming the flag.
+std::size_t size_option(const std::string& text, const std::string& flag) {
+  try {
+    return parse_byte_size(text);
+  } catch (const std::invalid_argument& e) {
+    throw BadInput(flag + ": " + e.what());
+  }
 }
 
 RunControl control_from(const CommonOptions& o) {
@@ -77,9 +130,14 @@ RunControl control_from(const CommonOptions& o) {
   control.checkpoint_path = o.checkpoint;
   control.every = o.every;
   control.resume_path = o.resume;
-  if (o.memory_limit) control.memory_limit_bytes = parse_size(*o.memory_limit);
+  if (o.memory_limit) control.memory_limit_bytes = size_option(*o.memory_limit, "--memory-limit");
   control.auto_truncate = !o.no_auto_truncate;
   control.memory_guard = !o.no_memory_guard;
+  if (o.host_memory) {
+    if (o.no_memory_guard) throw BadInput("--host-memory sets the memory guard's allowance: not with --no-memory-guard");
+    control.memory_guard_bytes = size_option(*o.host_memory, "--host-memory");
+    if (*control.memory_guard_bytes == 0) throw BadInput("--host-memory must be more than 0 bytes");
+  }
   control.quiet = o.quiet;
   if (o.no_auto_truncate && !o.memory_limit) throw BadInput("--no-auto-truncate needs --memory-limit");
   return control;
@@ -103,9 +161,11 @@ io::TaskPartitionRows parse_partition_rows(const std::string& spec) {
   io::TaskPartitionRows rows;
   if (kind == "seeded") {
     if (colon != std::string::npos) {
-      if (rest.empty() || rest.find_first_not_of("0123456789") != std::string::npos || rest.size() > 19)
-        throw BadInput(flag + ": seed '" + rest + "' is not a non-negative integer");
-      rows.seed = std::stoull(rest);
+      try {
+        rows.seed = parse_count(rest);
+      } catch (const std::invalid_argument& e) {
+        throw BadInput(flag + ": seed " + e.what());
+      }
     }
     return rows;
   }
@@ -131,11 +191,7 @@ io::TaskPartitionRows parse_partition_rows(const std::string& spec) {
 }
 
 void apply_overrides(io::Task& task, const CommonOptions& o) {
-  if (o.threads) {
-    if (*o.threads < 0)
-      throw BadInput("--threads must be ≥ 0 (0 = every core), got " + std::to_string(*o.threads));
-    task.threads = *o.threads;
-  }
+  if (o.threads) task.threads = *o.threads;  // ≥ 0: count_value
   if (o.partitions) {
     const std::size_t n = *o.partitions;
     if (n == 0 || (n & (n - 1)) != 0 || n > 64)
@@ -147,25 +203,25 @@ void apply_overrides(io::Task& task, const CommonOptions& o) {
   if (o.route_orbits_from) task.route_orbits_from = *o.route_orbits_from;
   if (o.device) {
     const std::string& d = *o.device;
-    const bool index = !d.empty() && d.find_first_not_of("0123456789") == std::string::npos;
-    if (d != "cpu" && d != "gpu" && d != "auto" && !index) {
-      throw BadInput("--device must be cpu, gpu, auto or a GPU index, got '" + d + "'");
+    if (d == "cpu" || d == "gpu" || d == "auto") {
+      task.device = d;
+    } else {
+      try {
+        task.device = std::to_string(parse_count(d, kMaxInt));
+      } catch (const std::invalid_argument& e) {
+        throw BadInput("--device: " + std::string(e.what()) + " (expected cpu, gpu, auto or a GPU index)");
+      }
     }
-    task.device = d;
   }
 }
 
-/// The whole of `text` as a finite number, or nothing.
+/// The whole of `text` as a finite number (core/text.h), or nothing.
 std::optional<double> parse_finite(const std::string& text) {
-  std::size_t used = 0;
-  double value = 0.0;
   try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
+    return parse_real(text);
+  } catch (const std::invalid_argument&) {
     return std::nullopt;
   }
-  if (used != text.size() || !std::isfinite(value)) return std::nullopt;
-  return value;
 }
 
 /// "0.5", "-pi/2", "5pi/16", "5*pi/16", "pi": a number or a rational multiple of π.
@@ -178,7 +234,11 @@ double parse_angle(const std::string& text) {
     if (!v) throw BadInput("bad angle '" + text + "': expected a number or k*pi/m");
     return *v;
   };
-  if (at == std::string::npos) return number(text, 0.0);
+  if (at == std::string::npos) {  // no π: the whole token is the number ("" and "-" are not 0)
+    const std::optional<double> v = parse_finite(text);
+    if (!v) throw BadInput("bad angle '" + text + "': expected a number or k*pi/m");
+    return *v;
+  }
   std::string head = text.substr(0, at), tail = text.substr(at + 2);
   if (!head.empty() && head.back() == '*') head.pop_back();
   double value = number(head, 1.0) * std::numbers::pi;
@@ -318,11 +378,13 @@ int main_entry(int argc, char** argv, Launch& launch) {
                 "propagate the unmeasured observable: drop the circuit's measurements (resets stay)");
   run->add_option("--state", state, "product state: z+ x+ y+ or one of 0 1 + - r l per qubit (default z+)");
   run->add_option("--direction", direction, "heisenberg (default for --qasm/--stim) or forward");
-  run->add_option("--coeff", coeff, "drop terms with |c| below this after every gate");
-  run->add_option("--weight", weight, "drop terms of Pauli weight above this");
-  run->add_option("--top-n", top_n, "keep the N largest terms after every gate");
+  run->add_option("--coeff", coeff, "drop terms with |c| below this after every gate")
+      ->transform(real_value());
+  run->add_option("--weight", weight, "drop terms of Pauli weight above this")->transform(count_value());
+  run->add_option("--top-n", top_n, "keep the N largest terms after every gate")->transform(count_value());
   run->add_option("--approx-top-n", approx_top_n,
-                  "keep about N largest terms (whole octaves) after every gate");
+                  "keep about N largest terms (whole octaves) after every gate")
+      ->transform(count_value());
   add_common(*run, common);
 
   // kicked-ising
@@ -333,12 +395,12 @@ int main_entry(int argc, char** argv, Launch& launch) {
   std::optional<double> kicked_coeff;
   std::optional<std::size_t> kicked_weight;
   CommonOptions kicked_common;
-  kicked->add_option("--steps", steps, "Trotter steps")->required();
+  kicked->add_option("--steps", steps, "Trotter steps")->required()->transform(count_value());
   kicked->add_option("--theta-h", theta_h_text, "rx angle: a number or k*pi/m, e.g. 5pi/16")->required();
   kicked->add_option("--observable", kicked_observable, "Z62 (default), mz (mean magnetization) or a label");
   kicked->add_option("--write-task", write_task, "also write the workload as a task JSON file");
-  kicked->add_option("--coeff", kicked_coeff, "coefficient cutoff (default 2^-12)");
-  kicked->add_option("--weight", kicked_weight, "Pauli weight cutoff");
+  kicked->add_option("--coeff", kicked_coeff, "coefficient cutoff (default 2^-12)")->transform(real_value());
+  kicked->add_option("--weight", kicked_weight, "Pauli weight cutoff")->transform(count_value());
   add_common(*kicked, kicked_common);
 
   // demo
@@ -348,10 +410,12 @@ int main_entry(int argc, char** argv, Launch& launch) {
   bool demo_quiet = false;
   std::size_t demo_steps = 20;
   int demo_points = 9;
-  demo->add_option("--steps", demo_steps, "Trotter steps (default 20)");
+  demo->add_option("--steps", demo_steps, "Trotter steps (default 20)")->transform(count_value());
   demo->add_option("--points", demo_points, "angles k·π/16, k = 0…points−1 (default 9: up to π/2)")
+      ->transform(count_value(kMaxInt))
       ->check(CLI::Range(1, 64));
-  demo->add_option("--threads", demo_threads, "CPU threads (0 = every core allowed)");
+  demo->add_option("--threads", demo_threads, "CPU threads (0 = every core allowed)")
+      ->transform(count_value(kMaxInt));
   demo->add_flag("--quiet,-q", demo_quiet, "table only");
 
   if (!launch.error().empty()) {  // before parsing: even --help would print where it must not
@@ -441,6 +505,7 @@ int main_entry(int argc, char** argv, Launch& launch) {
       task.circuit = kicked_ising_circuit(steps, theta_h);
       task.direction = Direction::heisenberg;
       task.threads = 0;
+      if (kicked_coeff && !(*kicked_coeff >= 0.0)) throw BadInput("--coeff must be ≥ 0");
       task.truncation.min_abs_coeff = kicked_coeff ? *kicked_coeff : std::ldexp(1.0, -12);
       task.truncation.max_weight = kicked_weight;
       io::ObservableTerms terms;

@@ -243,6 +243,79 @@ TEST_F(Cli, BadInputExitsWithCodeTwoAndOneLocatedLine) {
   EXPECT_FALSE(fs::exists(path("never.json")));
 }
 
+// Numbers on the command line are read strictly (core/text.h; docs/cli.md, "Numbers"): "1e0" is 1 and
+// "2e0" is 2, while fractions, signs, trailing text, overflow, NaN and infinity are one line quoting the
+// token, with exit code 2 — never a prefix, a wrapped value or a silently rounded one.
+TEST_F(Cli, NumbersAreExactOrRefusedQuotingTheToken) {
+  const std::string qasm =
+      write("n.qasm", "OPENQASM 2.0;\ninclude \"qelib1.inc\";\nqreg q[2];\nh q[0];\ncx q[0], q[1];\n");
+  const std::string kicked = "kicked-ising --steps 1 --theta-h 0.1 -q ";
+  const std::string param = "run --qasm " +
+                            write("in.qasm",
+                                  "OPENQASM 3.0;\ninclude \"stdgates.inc\";\ninput float[64] theta;\nqubit[1] q;\n"
+                                  "rx(theta) q[0];\n") +
+                            " -q --observable Z0 --param ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"kicked-ising --steps 1.5 --theta-h 0.1 -q", "--steps: '1.5' is not a whole number"},
+      {"kicked-ising --steps -1 --theta-h 0.1 -q", "--steps: '-1' is negative"},
+      {"kicked-ising --steps 1x --theta-h 0.1 -q", "--steps: '1x' is not a number ('x' after it)"},
+      {"kicked-ising --steps 99999999999999999999 --theta-h 0.1 -q",
+       "--steps: '99999999999999999999' is too large"},
+      {"kicked-ising --steps 1 --theta-h 0x1p2 -q", "bad angle '0x1p2'"},
+      {"kicked-ising --steps 1 --theta-h nan -q", "bad angle 'nan'"},
+      {kicked + "--threads 2147483648", "--threads: '2147483648' is too large (at most 2147483647)"},
+      {kicked + "--threads 0x2", "--threads: '0x2' is not a number ('x2' after it)"},
+      {kicked + "--threads ' 2'", "--threads: ' 2' is not a number"},
+      {kicked + "--every 1e-1 --checkpoint " + path("c.ckpt"), "--every: '1e-1' is not a whole number"},
+      {kicked + "--memory-limit 1.3K", "--memory-limit: '1.3K' is not a whole number"},
+      {kicked + "--memory-limit 99999999999999999999G",
+       "--memory-limit: '99999999999999999999G' is too large"},
+      {kicked + "--memory-limit 1e", "--memory-limit: '1e' is not a byte size"},
+      {kicked + "--device -1", "--device: '-1' is negative (expected cpu, gpu, auto or a GPU index)"},
+      {kicked + "--device 1.5", "--device: '1.5' is not a whole number"},
+      {kicked + "--partitions 3.5", "--partitions: '3.5' is not a whole number"},
+      {kicked + "--route-orbits-from -5 --partitions 2", "--route-orbits-from: '-5' is negative"},
+      {kicked + "--partitions 2 --partition-rows seeded:1.5",
+       "--partition-rows: seed '1.5' is not a whole number"},
+      {kicked + "--coeff 1e999", "--coeff: '1e999' is out of range"},
+      {kicked + "--weight 2.5", "--weight: '2.5' is not a whole number"},
+      {"run --qasm " + qasm + " -q --coeff nan", "--coeff: 'nan' is not a number"},
+      {"run --qasm " + qasm + " -q --top-n 1e400", "--top-n: '1e400' is too large"},
+      {"run --qasm " + qasm + " -q --approx-top-n 10.5", "--approx-top-n: '10.5' is not a whole number"},
+      {"run --qasm " + qasm + " -q --observable '1e999*Z0'", "bad --observable term '1e999*Z0'"},
+      {"demo --steps 1 --points 1.0e0x -q", "--points: '1.0e0x' is not a number"},
+      {param + "theta=1e999", "bad angle '1e999'"},
+      {param + "theta=0.5x", "bad angle '0.5x'"},
+      {param + "theta=", "bad angle ''"},
+      {param + "theta=-", "bad angle '-'"},
+      {param + "theta=nan", "bad angle 'nan'"},
+  };
+  for (const auto& [arguments, expected] : cases) {
+    SCOPED_TRACE(arguments);
+    const Result r = run(arguments);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  // Scientific notation that names a whole number means that number.
+  const Result two = run("kicked-ising --steps 2 --theta-h 0.3 --threads 1 -q");
+  const Result two_e0 = run("kicked-ising --steps 2e0 --theta-h 0.3 --threads 1.0 --weight 1e2 -q");
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  ASSERT_EQ(two_e0.exit_code, 0) << two_e0.err;
+  EXPECT_EQ(parse(two.out)["observables"]["Z62"]["value"], parse(two_e0.out)["observables"]["Z62"]["value"]);
+  EXPECT_EQ(parse(two_e0.out)["observables"]["Z62"]["final_terms"],
+            parse(two.out)["observables"]["Z62"]["final_terms"]);
+  const Result topn = run("run --qasm " + qasm + " -q --observable Z1 --top-n 1e3 --memory-limit 1.5G");
+  EXPECT_EQ(topn.exit_code, 0) << topn.err;
+  // An OpenQASM 3 input in scientific notation is the number it spells.
+  const Result half = run(param + "theta=0.5");
+  const Result half_e = run(param + "theta=5e-1");
+  ASSERT_EQ(half.exit_code, 0) << half.err;
+  ASSERT_EQ(half_e.exit_code, 0) << half_e.err;
+  EXPECT_EQ(parse(half.out)["observables"]["observable"]["value"],
+            parse(half_e.out)["observables"]["observable"]["value"]);
+}
+
 /// Circuit files as they come: measurements and resets counted in the results, --ignore-measure, qubits
 /// named by register in observables, OpenQASM 3 inputs from --param, a missing version line warned about.
 TEST_F(Cli, QasmFilesWithMeasurementsRegistersAndParameters) {
@@ -744,10 +817,10 @@ TEST_F(Cli, TheMemoryGuardStopsBeforeALayerWithOneLineAndTheCheckpoint) {
   // 4 MB for the run's terms (80 bytes an output term): this run passes 25 000 terms in its last step.
   const std::string arguments = "kicked-ising --steps 5 --theta-h 0.9 --coeff 1e-7 -q --threads 2";
   const Result stopped =
-      run(arguments + " --checkpoint " + path("run.ckpt"), "PAULISTRINGS_TEST_HOST_MEMORY=4000000");
+      run(arguments + " --checkpoint " + path("run.ckpt") + " --host-memory 4000000");
   ASSERT_EQ(stopped.exit_code, 1) << stopped.err;
   EXPECT_EQ(std::count(stopped.err.begin(), stopped.err.end(), '\n'), 1) << stopped.err;
-  for (const char* part : {"memory guard: layer ", " terms, about ", "PAULISTRINGS_TEST_HOST_MEMORY",
+  for (const char* part : {"memory guard: layer ", " terms, about ", "the memory guard's allowance",
                            "checkpoint ", " written after layer ", "--memory-limit", "--coeff"}) {
     EXPECT_NE(stopped.err.find(part), std::string::npos) << "\"" << part << "\" not in: " << stopped.err;
   }
@@ -759,7 +832,14 @@ TEST_F(Cli, TheMemoryGuardStopsBeforeALayerWithOneLineAndTheCheckpoint) {
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   EXPECT_EQ(parse(resumed.out)["resumed_from_layer"].get<std::size_t>(), layer);
   // Off, the run is not stopped.
-  EXPECT_EQ(run(arguments + " --no-memory-guard", "PAULISTRINGS_TEST_HOST_MEMORY=4000000").exit_code, 0);
+  EXPECT_EQ(run(arguments + " --no-memory-guard").exit_code, 0);
+  // The allowance is a byte count above zero, and means nothing without the guard.
+  for (const char* bad : {" --host-memory 0", " --host-memory 4X", " --host-memory -5",
+                          " --host-memory 4000000 --no-memory-guard"}) {
+    const Result refused = run(arguments + bad);
+    EXPECT_EQ(refused.exit_code, 2) << bad << ": " << refused.err;
+    EXPECT_NE(refused.err.find("--host-memory"), std::string::npos) << bad << ": " << refused.err;
+  }
 }
 
 TEST_F(Cli, AnAddressSpaceLimitEndsInTheMemoryErrorNeverASignal) {

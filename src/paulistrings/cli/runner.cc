@@ -14,12 +14,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <sstream>
 #include <stdexcept>
 
 #include "paulistrings/cli/launch.h"
+#include "paulistrings/core/text.h"
 #include "paulistrings/cpu/cpu_engine.h"
 #include "paulistrings/gpu/device_sum.h"
 #include "paulistrings/io/atomic_file.h"
@@ -246,41 +248,14 @@ FaultInjection fault_injection() {
     layer.resize(layer.size() - 4);
   }
   try {
-    fault.layer = std::stoul(layer);
-  } catch (const std::exception&) {
+    fault.layer = static_cast<std::size_t>(parse_count(layer));
+  } catch (const std::invalid_argument&) {
     fault.signal = 0;
   }
   return fault;
 }
 
 }  // namespace
-
-std::size_t parse_size(const std::string& text) {
-  std::size_t digits = 0;
-  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
-  if (digits == 0)
-    throw BadInput("bad size '" + text + "': expected a number with an optional K, M or G suffix");
-  std::string suffix = text.substr(digits);
-  if (suffix.size() == 2 && (suffix[1] == 'B' || suffix[1] == 'b' || suffix[1] == 'i')) suffix.pop_back();
-  unsigned shift = 0;
-  if (suffix.empty() || suffix == "B" || suffix == "b") {
-    shift = 0;
-  } else if (suffix == "K" || suffix == "k") {
-    shift = 10;
-  } else if (suffix == "M" || suffix == "m") {
-    shift = 20;
-  } else if (suffix == "G" || suffix == "g") {
-    shift = 30;
-  } else if (suffix == "T" || suffix == "t") {
-    shift = 40;
-  } else {
-    throw BadInput("bad size '" + text + "': expected a number with an optional K, M or G suffix");
-  }
-  if (digits > 15) throw BadInput("bad size '" + text + "': too large");
-  const std::size_t value = std::stoull(text.substr(0, digits));
-  if (shift > 0 && value > (~std::size_t{0} >> shift)) throw BadInput("bad size '" + text + "': too large");
-  return value << shift;
-}
 
 std::uint64_t task_fingerprint(const io::Task& task, std::size_t observable_index) {
   std::ostringstream canonical;
@@ -302,7 +277,14 @@ int resolve_device(const std::string& device) {
   if (device == "cpu") return -1;
   const int count = gpu::device_count();
   if (device == "auto") return count > 0 ? 0 : -1;
-  const int ordinal = device == "gpu" ? 0 : std::stoi(device);
+  int ordinal = 0;
+  if (device != "gpu") {
+    try {
+      ordinal = static_cast<int>(parse_count(device, std::numeric_limits<int>::max()));
+    } catch (const std::invalid_argument& e) {
+      throw BadInput("device: " + std::string(e.what()) + " (expected cpu, gpu, auto or a GPU index)");
+    }
+  }
   if (count == 0) {
     throw std::runtime_error(std::string("device ").append(device).append(": ").append(gpu::unavailable_reason()));
   }
@@ -333,8 +315,12 @@ std::vector<int> partition_devices(const std::string& device, std::size_t partit
   if (launch != nullptr) {
     // OpenMPI names the rank's place on its node; elsewhere the world rank stands in.
     const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-    const int rank = local != nullptr ? std::atoi(local) : launch->rank();
-    return {rank % count};
+    std::uint64_t rank = static_cast<std::uint64_t>(launch->rank());
+    try {
+      if (local != nullptr) rank = parse_count(local);
+    } catch (const std::invalid_argument&) {  // not OpenMPI's number: the world rank stands in
+    }
+    return {static_cast<int>(rank % static_cast<std::uint64_t>(count))};
   }
   std::vector<int> devices(partitions);
   for (std::size_t r = 0; r < partitions; ++r) devices[r] = static_cast<int>(r % static_cast<std::size_t>(count));
@@ -424,6 +410,7 @@ int execute(const RunSpec& spec, const RunControl& control) {
   options.memory_limit_name = "--memory-limit";
   options.stricter_truncation_name = "--coeff, or a larger min_abs_coeff in the task";
   options.memory_guard = control.memory_guard;
+  options.memory_guard_bytes = control.memory_guard_bytes;
   options.fingerprint_covers = "task (circuit, direction, truncation, state or observable differ)";
   std::vector<std::uint64_t> fingerprints;
   for (std::size_t i = 0; i < task.observables.size(); ++i) fingerprints.push_back(task_fingerprint(task, i));

@@ -43,14 +43,12 @@ struct RunControl {
   std::optional<std::size_t> memory_limit_bytes;
   bool auto_truncate = true;
   bool memory_guard = true;  ///< RunOptions::memory_guard (--no-memory-guard turns it off)
+  std::optional<std::size_t> memory_guard_bytes;  ///< RunOptions::memory_guard_bytes (--host-memory)
   bool quiet = false;
   /// The launch (launch.h; not owned). Several ranks: one distributed run over them, partitions =
   /// ranks, with rank 0 alone writing stdout and files. nullptr: this process alone.
   Launch* launch = nullptr;
 };
-
-/// Parses "512M", "2G", "1500000", "64K" (binary multiples) into bytes; throws BadInput.
-std::size_t parse_size(const std::string& text);
 
 /// Runs the spec; writes results JSON (to out_path or stdout). Returns the exit code. Throws
 /// BadInput / io::ParseError / std::invalid_argument for bad input, std::runtime_error otherwise.

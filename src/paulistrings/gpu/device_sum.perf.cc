@@ -12,6 +12,7 @@
 // times to stderr when it is destroyed.
 
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -19,12 +20,14 @@
 #include <numbers>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <cuda_runtime_api.h>
 
 #include "paulistrings/circuit/kicked_ising.h"
+#include "paulistrings/core/text.h"
 #include "paulistrings/cpu/bench_cells.h"
 #include "paulistrings/cpu/cpu_engine.h"
 #include "paulistrings/gpu/device_sum.h"
@@ -154,21 +157,26 @@ int main(int argc, char** argv) {
       return 2;
     }
     const std::string value = argv[++i];
-    if (flag == "--terms") {
-      sizes.clear();
-      for (const auto& v : split(value)) sizes.push_back(static_cast<std::size_t>(std::stod(v)));
-    } else if (flag == "--cells") {
-      cells = value == "none" ? std::vector<std::string>{} : split(value);
-    } else if (flag == "--cpu-threads") {
-      cpu_threads = std::stoi(value);
-    } else if (flag == "--repeat") {
-      repeat = std::stoi(value);
-    } else if (flag == "--device") {
-      device = std::stoi(value);
-    } else if (flag == "--grow-to") {
-      grow_to = static_cast<std::size_t>(std::stod(value));
-    } else {
-      std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
+    try {  // strict numbers (core/text.h): "--terms 1e7" is 10^7 terms, "1.5" or "-1" an error
+      if (flag == "--terms") {
+        sizes.clear();
+        for (const auto& v : split(value)) sizes.push_back(parse_count(v));
+      } else if (flag == "--cells") {
+        cells = value == "none" ? std::vector<std::string>{} : split(value);
+      } else if (flag == "--cpu-threads") {
+        cpu_threads = static_cast<int>(parse_count(value, INT_MAX));
+      } else if (flag == "--repeat") {
+        repeat = static_cast<int>(parse_count(value, INT_MAX));
+      } else if (flag == "--device") {
+        device = static_cast<int>(parse_count(value, INT_MAX));
+      } else if (flag == "--grow-to") {
+        grow_to = parse_count(value);
+      } else {
+        std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
+        return 2;
+      }
+    } catch (const std::invalid_argument& e) {
+      std::fprintf(stderr, "%s: %s\n", flag.c_str(), e.what());
       return 2;
     }
   }

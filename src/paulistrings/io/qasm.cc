@@ -1,9 +1,9 @@
-// OpenQASM reader: a hand-written lexer and recursive-descent parser for the OpenQASM 2 language and the
-// OpenQASM 3 subset documented in qasm.h. Gate applications become Channels in program order (the gate
-// library, circuit/gate_library.h, says which); user `gate` definitions are parsed once (parameter
-// expressions kept as small trees) and expanded inline at each call; a call with OpenQASM 3 modifiers is
-// expanded as a channel sequence (inv, integer pow) or through the gate's exact controlled form (ctrl,
-// fractional pow). Every problem in the text is an io::ParseError at the offending token; the parser
+// OpenQASM reader: a recursive-descent parser for the OpenQASM 2 language and the
+// OpenQASM 3 subset documented in qasm.h, over the tokens of qasm_lexer.h. Gate applications become Channels
+// in program order (the gate library, circuit/gate_library.h, says which); user `gate` definitions are parsed
+// once (parameter expressions kept as small trees) and expanded inline at each call; a call with OpenQASM 3
+// modifiers is expanded as a channel sequence (inv, integer pow) or through the gate's exact controlled form
+// (ctrl, fractional pow). Every problem in the text is an io::ParseError at the offending token; the parser
 // bounds its recursion (expression nesting, user-gate nesting) and the number of channels a program
 // expands to, so no input can overflow the stack or exhaust memory through expansion. Reading is linear
 // in the text's length (identical gate applications share one channel).
@@ -37,9 +37,13 @@
 #include "paulistrings/core/text.h"
 #include "paulistrings/io/atomic_file.h"
 #include "paulistrings/io/parse_error.h"
+#include "paulistrings/io/qasm_expression.h"
+#include "paulistrings/io/qasm_lexer.h"
 
 namespace paulistrings::io {
 namespace {
+
+using namespace qasm_detail;  // the lexer (qasm_lexer.h) and parameter expressions (qasm_expression.h)
 
 constexpr std::size_t kMaxQubits = 1024;                // Circuit's own limit
 constexpr int kMaxExpressionNesting = 256;              // parentheses, unary signs, function calls, powers
@@ -47,39 +51,9 @@ constexpr int kMaxExpressionDepth = 1024;               // tree depth of an expr
 constexpr std::size_t kMaxGateNesting = 256;            // user gates calling user gates
 constexpr std::size_t kMaxGateApplications = 16000000;  // channels in the expanded program
 constexpr std::size_t kMaxModifiedQubits = 5;           // a ctrl @ / fractional pow @ gate's qubits
-constexpr std::size_t kMaxShownChars = 40;              // of a token quoted in a message
 constexpr double kPi = std::numbers::pi;
 
 // ------------------------------------------------------------------------------------------ text
-
-bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_high(char c) { return static_cast<unsigned char>(c) >= 0x80; }
-
-/// `text` made safe for a one-line message: control and non-ASCII bytes as \xNN, long text cut.
-std::string printable(std::string_view text) {
-  std::string out;
-  const std::size_t shown = std::min(text.size(), kMaxShownChars);
-  for (std::size_t i = 0; i < shown; ++i) {
-    const auto byte = static_cast<unsigned char>(text[i]);
-    if (byte >= 0x20 && byte < 0x7f) {
-      out += static_cast<char>(byte);
-    } else {
-      char buffer[8];
-      std::snprintf(buffer, sizeof buffer, "\\x%02X", static_cast<unsigned>(byte));
-      out += buffer;
-    }
-  }
-  if (shown < text.size()) out += "...";
-  return out;
-}
-
-std::string in_quotes(std::string_view text) {
-  std::string out = "'";
-  out += printable(text);
-  out += "'";
-  return out;
-}
 
 std::string count_of(std::size_t n, std::string_view word) {
   std::string out = std::to_string(n);
@@ -104,314 +78,6 @@ std::size_t saturating_add(std::size_t a, std::size_t b) {
 std::size_t saturating_multiply(std::size_t a, std::size_t b) {
   if (a == 0 || b == 0) return 0;
   return a > std::numeric_limits<std::size_t>::max() / b ? std::numeric_limits<std::size_t>::max() : a * b;
-}
-
-// ----------------------------------------------------------------------------------------- lexer
-
-enum class TokenKind : std::uint8_t { end, identifier, integer, real, string, symbol, hardware };
-
-struct Token {
-  TokenKind kind = TokenKind::end;
-  std::string_view text;  ///< for strings: the contents without the quotes
-  std::size_t line = 1;
-  std::size_t column = 1;
-};
-
-std::string describe(const Token& token) {
-  switch (token.kind) {
-    case TokenKind::end:
-      return "end of file";
-    case TokenKind::string: {
-      std::string out = "string \"";
-      out += printable(token.text);
-      out += '"';
-      return out;
-    }
-    case TokenKind::integer:
-    case TokenKind::real: {
-      std::string out = "number ";
-      out += in_quotes(token.text);
-      return out;
-    }
-    default:
-      return in_quotes(token.text);
-  }
-}
-
-class Lexer {
- public:
-  Lexer(std::string_view text, const std::string& file) : text_(text), file_(file) {
-    if (text_.starts_with("\xEF\xBB\xBF")) pos_ = 3;  // UTF-8 byte-order mark
-  }
-
-  /// OpenQASM 3's lexical rules from here on: UTF-8 letters in identifiers (θ, π), its operators, '…'
-  /// strings, hardware qubits $n, #pragma lines.
-  void use_version_3() { version3_ = true; }
-
-  Token next() {
-    skip_space_and_comments();
-    Token token;
-    token.line = line_;
-    token.column = column_;
-    if (pos_ >= text_.size()) return token;
-    const std::size_t start = pos_;
-    const char c = text_[pos_];
-    if (is_letter(c) || (version3_ && is_high(c))) {
-      while (pos_ < text_.size() && identifier_char(text_[pos_])) advance();
-      token.kind = TokenKind::identifier;
-    } else if (is_digit(c) || (c == '.' && is_digit(peek(1)))) {
-      token.kind = lex_number(token);
-    } else if (c == '"' || (version3_ && c == '\'')) {
-      advance();
-      while (pos_ < text_.size() && text_[pos_] != c && text_[pos_] != '\n') advance();
-      if (pos_ >= text_.size() || text_[pos_] != c) {
-        throw ParseError(file_, token.line, token.column,
-                         std::string("unterminated string (missing closing '") + c + "')");
-      }
-      advance();
-      token.kind = TokenKind::string;
-      token.text = text_.substr(start + 1, pos_ - start - 2);
-      return token;
-    } else if (version3_ && c == '$' && is_digit(peek(1))) {
-      advance();
-      while (pos_ < text_.size() && is_digit(text_[pos_])) advance();
-      token.kind = TokenKind::hardware;
-    } else if (const std::size_t two = two_char_symbol(); two != 0) {
-      advance();
-      advance();
-      token.kind = TokenKind::symbol;
-    } else if (std::string_view(version3_ ? ";,()[]{}+-*/^@=:<>!~&|%." : ";,()[]{}+-*/^").find(c) !=
-               std::string_view::npos) {
-      advance();
-      token.kind = TokenKind::symbol;
-    } else {
-      const auto byte = static_cast<unsigned char>(c);
-      std::string message;
-      if (byte >= 0x20 && byte < 0x7f) {
-        message = "unexpected character ";
-        message += in_quotes(std::string_view(&c, 1));
-      } else {
-        char buffer[48];
-        std::snprintf(buffer, sizeof buffer, "unexpected byte 0x%02X (not OpenQASM text)",
-                      static_cast<unsigned>(byte));
-        message = buffer;
-      }
-      throw ParseError(file_, token.line, token.column, message);
-    }
-    token.text = text_.substr(start, pos_ - start);
-    return token;
-  }
-
- private:
-  char peek(std::size_t ahead) const { return pos_ + ahead < text_.size() ? text_[pos_ + ahead] : '\0'; }
-  bool identifier_char(char c) const { return is_letter(c) || is_digit(c) || (version3_ && is_high(c)); }
-
-  /// 2 when a two-character operator starts here, else 0.
-  std::size_t two_char_symbol() const {
-    const char a = peek(0), b = peek(1);
-    if ((a == '-' && b == '>') || (a == '=' && b == '=')) return 2;
-    if (!version3_) return 0;
-    static constexpr std::string_view kPairs[] = {"**", "!=", "<=", ">=", "&&", "||", "<<",
-                                                  ">>", "+=", "-=", "*=", "/=", "++"};
-    for (std::string_view pair : kPairs) {
-      if (a == pair[0] && b == pair[1]) return 2;
-    }
-    return 0;
-  }
-
-  void advance() {
-    if (text_[pos_] == '\n') {
-      ++line_;
-      column_ = 1;
-    } else {
-      ++column_;
-    }
-    ++pos_;
-  }
-
-  void skip_space_and_comments() {
-    while (pos_ < text_.size()) {
-      const char c = text_[pos_];
-      if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
-        advance();
-      } else if (c == '/' && peek(1) == '/') {
-        while (pos_ < text_.size() && text_[pos_] != '\n') advance();
-      } else if (version3_ && c == '#' && text_.substr(pos_, 7) == "#pragma") {
-        while (pos_ < text_.size() && text_[pos_] != '\n') advance();  // a hint to other tools
-      } else if (c == '/' && peek(1) == '*') {
-        const std::size_t line = line_, column = column_;
-        advance();
-        advance();
-        while (pos_ < text_.size() && !(text_[pos_] == '*' && peek(1) == '/')) advance();
-        if (pos_ >= text_.size())
-          throw ParseError(file_, line, column, "unterminated block comment (missing '*/')");
-        advance();
-        advance();
-      } else {
-        return;
-      }
-    }
-  }
-
-  /// digits [. digits] [e|E [+|-] digits], or . digits [exponent]; anything glued on is an error.
-  TokenKind lex_number(const Token& token) {
-    const std::size_t start = pos_;
-    bool real = false;
-    while (pos_ < text_.size() && is_digit(text_[pos_])) advance();
-    if (pos_ < text_.size() && text_[pos_] == '.') {
-      real = true;
-      advance();
-      while (pos_ < text_.size() && is_digit(text_[pos_])) advance();
-    }
-    if (pos_ < text_.size() && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
-      const char after = peek(1);
-      if (is_digit(after) || ((after == '+' || after == '-') && is_digit(peek(2)))) {
-        real = true;
-        advance();
-        if (!is_digit(text_[pos_])) advance();
-        while (pos_ < text_.size() && is_digit(text_[pos_])) advance();
-      }
-    }
-    if (pos_ < text_.size() && (identifier_char(text_[pos_]) || text_[pos_] == '.')) {
-      while (pos_ < text_.size() && (identifier_char(text_[pos_]) || text_[pos_] == '.' ||
-                                     ((text_[pos_] == '+' || text_[pos_] == '-') &&
-                                      (text_[pos_ - 1] == 'e' || text_[pos_ - 1] == 'E')))) {
-        advance();
-      }
-      std::string message = "malformed number ";
-      message += in_quotes(text_.substr(start, pos_ - start));
-      throw ParseError(file_, token.line, token.column, message);
-    }
-    return real ? TokenKind::real : TokenKind::integer;
-  }
-
-  std::string_view text_;
-  const std::string& file_;
-  bool version3_ = false;
-  std::size_t pos_ = 0;
-  std::size_t line_ = 1;
-  std::size_t column_ = 1;
-};
-
-// ----------------------------------------------------------------------------------- expressions
-
-// clang-format off
-enum class Op : std::uint8_t {
-  constant, parameter, negate, add, subtract, multiply, divide, power,
-  sin, cos, tan, exp, ln, sqrt, arcsin, arccos, arctan
-};
-// clang-format on
-
-struct Expr {
-  Op op = Op::constant;
-  double value = 0.0;
-  std::size_t parameter = 0;
-  std::unique_ptr<Expr> a, b;
-  std::size_t line = 0, column = 0;  ///< the operator's (or leaf's) token
-  int depth = 1;
-};
-using ExprPtr = std::unique_ptr<Expr>;
-
-struct FunctionName {
-  std::string_view name;
-  Op op;
-  bool version3_only;
-};
-constexpr FunctionName kFunctions[] = {
-    {"sin", Op::sin, false},      {"cos", Op::cos, false},      {"tan", Op::tan, false},
-    {"exp", Op::exp, false},      {"ln", Op::ln, false},        {"sqrt", Op::sqrt, false},
-    {"arcsin", Op::arcsin, true}, {"arccos", Op::arccos, true}, {"arctan", Op::arctan, true}};
-
-std::string_view op_name(Op op) {
-  switch (op) {
-    case Op::negate:
-      return "unary '-'";
-    case Op::add:
-      return "'+'";
-    case Op::subtract:
-      return "'-'";
-    case Op::multiply:
-      return "'*'";
-    case Op::divide:
-      return "'/'";
-    case Op::power:
-      return "'^'";
-    default:
-      for (const FunctionName& f : kFunctions) {
-        if (f.op == op) return f.name;
-      }
-      return "expression";
-  }
-}
-
-/// A message about '^' as OpenQASM 3 spells the power.
-std::string spell_power(std::string message) {
-  if (message.starts_with("'^'")) message.replace(0, 3, "'**'");
-  return message;
-}
-
-/// Applies one operator; on a zero divisor or a non-finite result returns false with `error` set.
-bool compute(Op op, double a, double b, double& out, std::string& error) {
-  switch (op) {
-    case Op::negate:
-      out = -a;
-      break;
-    case Op::add:
-      out = a + b;
-      break;
-    case Op::subtract:
-      out = a - b;
-      break;
-    case Op::multiply:
-      out = a * b;
-      break;
-    case Op::divide:
-      if (b == 0.0) {
-        error = "division by zero";
-        return false;
-      }
-      out = a / b;
-      break;
-    case Op::power:
-      out = std::pow(a, b);
-      break;
-    case Op::sin:
-      out = std::sin(a);
-      break;
-    case Op::cos:
-      out = std::cos(a);
-      break;
-    case Op::tan:
-      out = std::tan(a);
-      break;
-    case Op::exp:
-      out = std::exp(a);
-      break;
-    case Op::ln:
-      out = std::log(a);
-      break;
-    case Op::sqrt:
-      out = std::sqrt(a);
-      break;
-    case Op::arcsin:
-      out = std::asin(a);
-      break;
-    case Op::arccos:
-      out = std::acos(a);
-      break;
-    case Op::arctan:
-      out = std::atan(a);
-      break;
-    default:
-      out = a;
-      break;
-  }
-  if (std::isfinite(out)) return true;
-  error = std::string(op_name(op));
-  error += " gives a non-finite value (";
-  error += format_double(out);
-  error += ") where a finite number is expected";
-  return false;
 }
 
 // ------------------------------------------------------------------------------------------ gates

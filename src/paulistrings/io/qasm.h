@@ -18,7 +18,9 @@
 // defined gates of up to two qubits (ctrl @ and non-integer pow @); inv @ and integer pow @ on any gate.
 // Control flow, subroutines, classical declarations and arithmetic, timing and calibration are refused.
 //
-// Every refusal and every error is an io::ParseError "file:line:column: message" at the offending token.
+// Every refusal and every error in the program is an io::ParseError "file:line:column: message" at the
+// offending token. A mistake in the options rather than the program — a value in QasmOptions::inputs for
+// a name the program does not declare as an input — is a std::invalid_argument naming the parameter.
 
 #include <cstddef>
 #include <map>

@@ -489,7 +489,7 @@ class StimParser {
                                            : op == Op::cz ? &Channel::cz
                                                           : &Channel::swap;
         for (const auto& [a, b] : QubitPairs(name, targets)) {
-          Add(name_token, [&] { return factory(a, b); });
+          Add(name_token, [&, a = a, b = b] { return factory(a, b); });  // clang 14: no binding captures
         }
         return;
       }
@@ -504,7 +504,7 @@ class StimParser {
       case Op::depolarize2: {
         const double p = Probability(name, name_token, paren_column, arguments);
         for (const auto& [a, b] : QubitPairs(name, targets)) {
-          Add(name_token, [&] { return Channel::depolarize2(p, a, b); });
+          Add(name_token, [&, a = a, b = b] { return Channel::depolarize2(p, a, b); });
         }
         return;
       }

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <set>
 #include <stdexcept>
+#include <system_error>
 #include <utility>
 
 #include "paulistrings/core/label.h"
@@ -428,11 +429,19 @@ class TaskReader {
     return value.get<double>();
   }
 
-  /// A non-negative integer written as one (3, not 3.0 or true).
+  /// A non-negative integer written as one (3, not 3.0 or true). A count is never rounded: 2.5 is refused,
+  /// and so are 1e6 and 3.0 (the v1 schema's integers are integers), with the integer to write instead;
+  /// integers past 2^64 − 1 reach here as floats and are refused too.
   std::uint64_t read_unsigned(const Json& value, const std::string& path, std::string_view what) const {
     if (value.is_number_unsigned()) return value.get<std::uint64_t>();
     if (value.is_number_integer() && value.get<std::int64_t>() == 0) return 0;  // "-0"
-    fail(path, std::string("expected ") + std::string(what) + got(value));
+    std::string message = std::string("expected ") + std::string(what) + got(value);
+    if (value.is_number_float()) {
+      const double d = value.get<double>();
+      if (d >= 0.0 && d < 0x1p64 && d == std::floor(d))
+        message += " (write it as the integer " + std::to_string(static_cast<std::uint64_t>(d)) + ")";
+    }
+    fail(path, message);
   }
 
   const std::string& read_string(const Json& value, const std::string& path, std::string_view what) const {
@@ -480,6 +489,16 @@ class TaskReader {
     return circuit;
   }
 
+  /// A circuit file named by the task, relative to the task file. Only a regular file: a device such as
+  /// /dev/zero would be read until memory ran out.
+  std::filesystem::path circuit_file(const std::string& relative, const std::string& field) const {
+    const std::filesystem::path path = base_dir_ / std::filesystem::path(relative);
+    std::error_code error;
+    if (std::filesystem::exists(path, error) && !std::filesystem::is_regular_file(path, error))
+      fail(field, path.string() + " is not a regular file");
+    return path;
+  }
+
   /// An OpenQASM file (relative to the task file), its input parameters from "params"; its registers name
   /// qubits in the task's observables.
   Circuit read_qasm_circuit(const Json& value, const Json* params, Task& task) {
@@ -495,7 +514,7 @@ class TaskReader {
         task.params[it.key()] = options.inputs[it.key()];
       }
     }
-    const std::filesystem::path path = base_dir_ / std::filesystem::path(relative);
+    const std::filesystem::path path = circuit_file(relative, "circuit.qasm_file");
     QasmProgram program;
     try {
       program = load_qasm_program(path.string(), options);
@@ -514,7 +533,7 @@ class TaskReader {
     const std::string& relative =
         read_string(value, "circuit.stim_file", "a path to a .stim file, relative to the task file");
     if (relative.empty()) fail("circuit.stim_file", "expected a path to a .stim file, got an empty string");
-    const std::filesystem::path path = base_dir_ / std::filesystem::path(relative);
+    const std::filesystem::path path = circuit_file(relative, "circuit.stim_file");
     StimProgram program{Circuit(0), {}};
     try {
       program = load_stim(path.string(), num_qubits_);

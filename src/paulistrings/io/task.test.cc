@@ -57,6 +57,15 @@ std::string WrapGates(const std::string& gates, std::size_t num_qubits = 5,
          gates + R"(}, "run": )" + run + "}";
 }
 
+// Valid 3-qubit tasks — {"version": 1, "n_qubits": 3, "circuit": {"gates": G}, "run": {"direction":
+// "forward"}} — around one gate, with more top-level members, or with another run object.
+std::string OneGateTask(const std::string& gate) { return WrapGates("[" + gate + "]", 3); }
+std::string TaskWithMembers(const std::string& members) {
+  return R"({"version": 1, "n_qubits": 3, "circuit": {"gates": []}, "run": {"direction": "forward"}, )" +
+         members + "}";
+}
+std::string TaskWithRun(const std::string& run) { return WrapGates("[]", 3, run); }
+
 /// Same gate, field by field (doubles bit for bit).
 void ExpectSameChannel(const Channel& actual, const Channel& expected, std::size_t index) {
   SCOPED_TRACE("gate " + std::to_string(index) + ": " + expected.description());
@@ -668,13 +677,9 @@ TEST(TaskJson, SyntaxErrorsAreLocatedByLineAndColumn) {
 }
 
 TEST(TaskJson, MalformedTasksNameTheFieldAndWhatWasExpected) {
-  // A valid task is {"version": 1, "n_qubits": 3, "circuit": {"gates": G}, "run": {"direction": "forward"}}.
-  auto gates = [](const std::string& g) { return WrapGates("[" + g + "]", 3); };
-  auto top = [](const std::string& members) {
-    return R"({"version": 1, "n_qubits": 3, "circuit": {"gates": []}, "run": {"direction": "forward"}, )" +
-           members + "}";
-  };
-  auto run = [](const std::string& r) { return WrapGates("[]", 3, r); };
+  const auto gates = OneGateTask;
+  const auto top = TaskWithMembers;
+  const auto run = TaskWithRun;
   auto circuit = [](const std::string& c) {
     return R"({"version": 1, "n_qubits": 3, "circuit": )" + c + R"(, "run": {"direction": "forward"}})";
   };
@@ -873,6 +878,62 @@ TEST(TaskJson, MalformedTasksNameTheFieldAndWhatWasExpected) {
   }
 }
 
+// Counts, indices and sizes are JSON integers, read exactly: a float is refused (with the integer to write
+// when it is whole, never rounded or cut to a prefix), and so are negative, overflowing and non-finite ones.
+TEST(TaskJson, CountsAreIntegersNeverRoundedOrWrapped) {
+  const auto gates = OneGateTask;
+  const auto top = TaskWithMembers;
+  const auto run = TaskWithRun;
+  struct Case {
+    std::string text;
+    std::vector<std::string> needles;
+  };
+  const std::vector<Case> cases = {
+      {top(R"("truncation": {"top_n": 1e6})"),
+       {"truncation.top_n: expected a positive integer term count, got the number 1000000.0",
+        "(write it as the integer 1000000)"}},
+      {top(R"("truncation": {"approx_top_n": 2.5e3})"), {"write it as the integer 2500"}},
+      {top(R"("truncation": {"top_n": 1.5})"), {"truncation.top_n: expected", "got the number 1.5"}},
+      {top(R"("truncation": {"top_n": -3})"), {"truncation.top_n: expected", "got the integer -3"}},
+      {top(R"("truncation": {"top_n": 18446744073709551616})"),
+       {"truncation.top_n: expected a positive integer term count", "got the number 1.8446744073709552e+19"}},
+      {top(R"("truncation": {"max_weight": 1e400})"), {"truncation.max_weight: number overflow"}},
+      {top(R"("truncation": {"max_weight": NaN})"), {"invalid JSON"}},
+      {top(R"("truncation": {"max_weight": Infinity})"), {"invalid JSON"}},
+      {R"({"version": 1, "n_qubits": 1e1, "circuit": {"gates": []}, "run": {"direction": "forward"}})",
+       {"n_qubits: expected a positive integer", "write it as the integer 10"}},
+      {run(R"({"direction": "forward", "threads": 4294967297})"),
+       {"run.threads: expected a non-negative integer thread count", "got the integer 4294967297"}},
+      {run(R"({"direction": "forward", "threads": 4e0})"),
+       {"run.threads: expected", "write it as the integer 4"}},
+      {run(R"({"direction": "forward", "device": 2147483648})"), {"run.device: expected"}},
+      {run(R"({"direction": "forward", "device": 1.0})"), {"run.device: expected", "got the number 1.0"}},
+      {run(R"({"direction": "forward", "device": "1"})"), {"run.device: expected", "got the string \"1\""}},
+      {run(R"({"direction": "forward", "partitions": 2e0})"),
+       {"run.partitions: expected", "got the number 2.0"}},
+      {run(R"({"direction": "forward", "route_orbits_from": 1e4})"), {"write it as the integer 10000"}},
+      {run(R"({"direction": "forward", "partition_rows": {"policy": "seeded", "seed": -1}})"),
+       {"run.partition_rows.seed: expected a seed", "got the integer -1"}},
+      {gates(R"({"name": "h", "qubits": [1e0]})"),
+       {"circuit.gates[0].qubits[0]: expected a qubit index", "write it as the integer 1"}},
+      {gates(R"({"name": "h", "qubits": [18446744073709551615]})"), {"circuit.gates[0].qubits[0]"}},
+      {gates(R"({"name": "h", "qubits": [0.5]})"), {"circuit.gates[0].qubits[0]: expected a qubit index"}},
+      {top(R"("observable": {"X99999999999999999999": 1})"),
+       {"qubit 99999999999999999999 is out of range for 3 qubits"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    EXPECT_TRUE(ThrowsParseError([&] { parse_task(c.text, "t.json"); }, c.needles));
+  }
+  // No hint for what no integer spells.
+  try {
+    parse_task(top(R"("truncation": {"top_n": 1.5})"));
+    ADD_FAILURE() << "no error";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(std::string(e.what()).find("write it as"), std::string::npos) << e.what();
+  }
+}
+
 TEST(TaskJson, HostileDocumentsFailCleanly) {
   // Deep nesting is refused while parsing, before anything recursive sees it.
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
@@ -946,6 +1007,17 @@ TEST(TaskJson, StimFileCircuitsResolveAgainstTheTaskFile) {
   std::filesystem::remove(dir.path() / "sub" / "c.stim");
   EXPECT_TRUE(ThrowsParseError([&] { load_task(dir.path() / "own.json"); },
                                {"own.json: circuit.stim_file:", "c.stim"}));
+  // Only a regular file is read: a directory, or a device that never ends (/dev/zero would be read until
+  // memory runs out), is refused before reading.
+  std::filesystem::create_directories(dir.path() / "sub" / "c.stim");
+  EXPECT_TRUE(ThrowsParseError([&] { load_task(dir.path() / "own.json"); },
+                               {"own.json: circuit.stim_file:", "c.stim is not a regular file"}));
+  if (std::filesystem::exists("/dev/zero")) {
+    const std::string zero =
+        R"({"version": 1, "n_qubits": 5, "circuit": {"stim_file": "/dev/zero"}, "run": {"direction": "heisenberg"}})";
+    EXPECT_TRUE(ThrowsParseError([&] { parse_task(zero, "z.json"); },
+                                 {"z.json: circuit.stim_file: /dev/zero is not a regular file"}));
+  }
 }
 
 TEST(TaskJson, LoadTaskNamesTheFileAndResolvesNothingElse) {
@@ -994,6 +1066,16 @@ TEST(TaskJson, QasmFileCircuitsWithParametersRegistersAndIgnoreMeasure) {
     "run": {"direction": "heisenberg"}})");
   EXPECT_TRUE(ThrowsParseError([&] { load_task(dir.path() / "u.json"); },
                                {"c.qasm:3:17:", "input 't' has no value"}));
+  // Parameters are JSON numbers, not text; the file is a regular file (like circuit.stim_file).
+  WriteText(dir.path() / "s.json", R"({"version": 1, "n_qubits": 4,
+    "circuit": {"qasm_file": "c.qasm", "params": {"t": "0.25"}}, "run": {"direction": "heisenberg"}})");
+  EXPECT_TRUE(ThrowsParseError([&] { load_task(dir.path() / "s.json"); },
+                               {"circuit.params.t: expected a finite number"}));
+  std::filesystem::create_directories(dir.path() / "d.qasm");
+  WriteText(dir.path() / "d.json", R"({"version": 1, "n_qubits": 4, "circuit": {"qasm_file": "d.qasm"},
+    "run": {"direction": "heisenberg"}})");
+  EXPECT_TRUE(ThrowsParseError([&] { load_task(dir.path() / "d.json"); },
+                               {"circuit.qasm_file:", "d.qasm is not a regular file"}));
 }
 
 }  // namespace

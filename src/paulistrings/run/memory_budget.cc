@@ -241,17 +241,7 @@ HostAllowance host_allowance(const HostMemory& memory) {
   return allowance;
 }
 
-HostAllowance host_allowance_now() {
-  if (const char* text = std::getenv("PAULISTRINGS_TEST_HOST_MEMORY"); text != nullptr) {
-    const std::optional<std::size_t> bytes = number(text);
-    if (!bytes || *bytes == 0) {
-      throw std::invalid_argument(std::string("PAULISTRINGS_TEST_HOST_MEMORY must be a byte count, got '") +
-                                  text + "'");
-    }
-    return {*bytes, "PAULISTRINGS_TEST_HOST_MEMORY"};
-  }
-  return host_allowance(read_host_memory());
-}
+HostAllowance host_allowance_now() { return host_allowance(read_host_memory()); }
 
 std::size_t host_bytes_per_term(int width, bool complex_coefficients, bool reference_engine) {
   const std::size_t term = 16 * static_cast<std::size_t>(width) + (complex_coefficients ? 16 : 8);

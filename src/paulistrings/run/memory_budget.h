@@ -66,9 +66,8 @@ struct HostAllowance {
 /// the estimate of a term's bytes misses).
 HostAllowance host_allowance(const HostMemory& memory);
 
-/// The guard's allowance for a run starting now: host_allowance(read_host_memory()), or for tests the
-/// bytes in the environment variable PAULISTRINGS_TEST_HOST_MEMORY when it is set (a plain byte count;
-/// std::invalid_argument otherwise).
+/// The guard's allowance for a run starting now: host_allowance(read_host_memory()). (A front end that
+/// is given the allowance — RunOptions::memory_guard_bytes — does not call it.)
 HostAllowance host_allowance_now();
 
 /// Bytes one output term of a layer costs a host engine (the guard's bytes_per_term): the CPU engine

@@ -58,7 +58,8 @@ struct RunOptions {
   /// (measured when the run is prepared), with HostMemoryExceeded and a checkpoint when one is asked
   /// for. GPU and partitioned runs are not guarded.
   bool memory_guard = true;
-  /// The guard's allowance instead of the measured one (tests).
+  /// The guard's allowance in bytes instead of the measured one (CLI --host-memory, Python
+  /// memory_guard=BYTES): to leave room for other programs, or to try the guard with small sums.
   std::optional<std::size_t> memory_guard_bytes;
 
   /// The front end's stop flag (a signal, a failed callback), polled after every layer: true stops the

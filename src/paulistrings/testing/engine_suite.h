@@ -27,13 +27,16 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "paulistrings/circuit/circuit.h"
 #include "paulistrings/core/pauli_sum.h"
+#include "paulistrings/engine/driver.h"
 #include "paulistrings/engine/options.h"
 #include "paulistrings/engine/stats.h"
+#include "paulistrings/engine/validate.h"
 #include "paulistrings/partition/partitioned_propagate.h"
 #include "paulistrings/testing/engine_cases.h"
 
@@ -85,6 +88,22 @@ class CallableRunner final : public EngineRunner {
 template <class F>
 std::shared_ptr<const EngineRunner> engine_runner(F f) {
   return std::make_shared<const CallableRunner<F>>(std::move(f));
+}
+
+/// An EngineRunner for any LayerEngine (engine/layer_engine.h) that propagate() does not choose:
+/// make(sum) builds the engine over the start sum, run_layers drives it, and its export_to(sum) writes
+/// the result back — the path propagate() takes for its own engines.
+template <class Make>
+std::shared_ptr<const EngineRunner> layer_engine_runner(Make make) {
+  return engine_runner(
+      [make](auto& sum, const Circuit& circuit, PropagateOptions options, const PartitionOptions&) {
+        using Sum = std::remove_cvref_t<decltype(sum)>;
+        validate_run(sum.num_qubits(), Sum::kIsComplex, circuit, options);
+        auto engine = make(sum);
+        PropagationStats stats = run_layers<Sum::kWidth>(engine, circuit, options);
+        engine.export_to(sum);
+        return stats;
+      });
 }
 
 /// What the engines of a suite are compared with.

@@ -57,8 +57,13 @@ if(PAULISTRINGS_HAS_CUDA)
       list(APPEND paulistrings_kernel_objects $<TARGET_OBJECTS:paulistrings-cuda-kernels-w${width}-${kind}>)
     endforeach()
   endforeach()
-  target_sources(paulistrings PRIVATE ${paulistrings_kernel_objects}
-                                      ${CMAKE_SOURCE_DIR}/src/paulistrings/gpu/device_sum.cc)
+  # The host side, one unit per job (gpu/device_sum_impl.h lists them).
+  set(paulistrings_gpu_host_sources)
+  foreach(name device_query device_sum device_sum_memory device_sum_layers device_sum_export device_sum_merge
+               phase_profile)
+    list(APPEND paulistrings_gpu_host_sources ${CMAKE_SOURCE_DIR}/src/paulistrings/gpu/${name}.cc)
+  endforeach()
+  target_sources(paulistrings PRIVATE ${paulistrings_kernel_objects} ${paulistrings_gpu_host_sources})
   target_link_libraries(paulistrings PUBLIC CUDA::cudart_static)
   target_compile_definitions(paulistrings PUBLIC PAULISTRINGS_HAS_CUDA=1)
   message(STATUS "paulistrings: CUDA engine ON (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, architectures ${CMAKE_CUDA_ARCHITECTURES})")

@@ -7,24 +7,27 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <exception>
+#include <limits>
 #include <numbers>
 #include <stdexcept>
 #include <string>
 
 #include "paulistrings/circuit/kicked_ising.h"
-#include "paulistrings/engine/propagate.h"
+#include "paulistrings/core/text.h"
 #include "paulistrings/readout/product_state.h"
+#include "paulistrings/run/propagate.h"
 
 int main(int argc, char** argv) {
   using namespace paulistrings;
   try {
-    const std::size_t steps = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 5;
-    const double theta_h = argc > 2 ? std::strtod(argv[2], nullptr) : 5.0 * std::numbers::pi / 16.0;
-    const double cutoff = argc > 3 ? std::strtod(argv[3], nullptr) : std::ldexp(1.0, -12);
+    // Strict numbers (core/text.h): "1e3" is 1000; "1.5" steps, "-1" or "0.25x" are errors, never cut short.
+    const std::size_t steps = argc > 1 ? parse_count(argv[1]) : 5;
+    const double theta_h = argc > 2 ? parse_real(argv[2]) : 5.0 * std::numbers::pi / 16.0;
+    const double cutoff = argc > 3 ? parse_real(argv[3]) : std::ldexp(1.0, -12);
     const std::string engine = argc > 4 ? argv[4] : "cpu";
-    const int threads = argc > 5 ? std::atoi(argv[5]) : 0;
+    const int threads =
+        argc > 5 ? static_cast<int>(parse_count(argv[5], std::numeric_limits<int>::max())) : 0;
     if (engine != "cpu" && engine != "reference")
       throw std::invalid_argument("engine must be cpu or reference");
 

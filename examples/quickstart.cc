@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "paulistrings/circuit/circuit.h"
-#include "paulistrings/engine/propagate.h"
+#include "paulistrings/run/propagate.h"
 #include "paulistrings/readout/product_state.h"
 
 int main() {

@@ -22,15 +22,12 @@
 #               PARTITION_TESTS=0 the tests; PARTITION_PROFILE=1 reruns the in-process cells with
 #               PAULISTRINGS_GPU_PROFILE=1 (each device sum's phase times, partition_profile.txt);
 #               PARTITION_BENCH=nccl runs only the NCCL bench, =inprocess only the in-process one, =none none;
-#               PARTITION_AB=1 first runs the in-process cells with PAULISTRINGS_GPU_FUSE=rotations (general
-#               tables' remote layers in two steps) and without, alternating, PARTITION_AB_ROUNDS rounds (2)
-#               of PARTITION_AB_REPEAT runs a cell (5; median reported), PARTITION_AB_CELLS cells (su4)
-#               (partition_ab.txt); PARTITION_ROUTE_AB=1 likewise compares the remote-layer plans: every
-#               remote layer merged (PAULISTRINGS_GPU_PLAN=merge), the default plans (permutations appended,
-#               dense general tables routed from route_orbits_from terms) and every routable general table
-#               routed (PAULISTRINGS_ROUTE_ORBITS_FROM=0): in-process cells PARTITION_ROUTE_AB_CELLS
-#               (su4,gu2q,cnot), PARTITION_ROUTE_AB_ROUNDS rounds (2) of PARTITION_AB_REPEAT runs, the plans
-#               PARTITION_ROUTE_AB_PLANS (\"merge default route_all\") (partition_route_ab.txt)
+#               PARTITION_ROUTE_AB=1 first compares the remote-layer plans, alternating: the default plans
+#               (permutations appended, general tables merged: GPU partitions route orbits only when asked)
+#               and every routable general table routed (PAULISTRINGS_ROUTE_ORBITS_FROM=0): in-process
+#               cells PARTITION_ROUTE_AB_CELLS (su4,gu2q,cnot), PARTITION_ROUTE_AB_ROUNDS rounds (2) of
+#               PARTITION_AB_REPEAT runs a cell (5; median reported), the plans PARTITION_ROUTE_AB_PLANS
+#               (\"default route_all\") (partition_route_ab.txt)
 #   cpu_partition — partitions on this machine's CPU cores (the 16-core partition runs): in-process P = 1,
 #               2, 4 and mpirun -np 2, 4 (each rank bound to cores/np cores), kicked Ising random vs
 #               cut rows and the cells at CPU_PARTITION_TERMS terms (default 4·10^6) on CPU_PARTITION_CORES
@@ -43,10 +40,20 @@
 #               and into a fresh vector per exchange (PAULISTRINGS_BENCH_FRESH_RECEIVE=1), alternating,
 #               RECEIVE_AB_ROUNDS rounds (3), cells RECEIVE_AB_CELLS (su4,rotation_zz) at ROUTE_AB_TERMS terms
 #               (receive_ab.txt)
-#   repro     — the W = 1 coeff GPU-partition case (PartitionGpu.RealW1Coeff*), plain and under memcheck
+#   oom       — out of device memory: the fault-injection tests (GpuOutOfMemory*, AllocationFaults*), one of
+#               them under compute-sanitizer memcheck, Python's test_memory.py, and the repro
+#               scripts/repro/kicked_ising_w17_grows_past_gpu_memory.json (or OOM_REPRO) through the
+#               command: plain (expected: exit 1, one line) and under --memory-limit OOM_LIMIT (default 100G of
+#               device memory; expected: completes with its cuts reported) (oom.txt)
 #   probe     — variants of a crashing Python case in subprocesses with a SIGSEGV backtrace (scripts/probe)
 #   profile   — where the time of tfim_2d L = 18 and the kicked Ising goes, per phase of a layer
 #               (PAULISTRINGS_GPU_PROFILE=1: a synchronization after every phase)
+#   ab        — before/after in one call: the tree in build-base-src/ (an earlier commit's source, made with
+#               `git archive REF | tar -x -C build-base-src` and carried by the device tool) built into
+#               build-base, then AB_ROUNDS rounds (2), base and current alternating: GPU cells at 10^6 and
+#               10^7 (rotation_zz, cnot, gu2q, su4, depolarize; 16 CPU threads beside them) and at 10^8,
+#               the workloads on the GPU and on 16 threads, the kicked Ising on the GPU, and the CPU cells at
+#               10^6 on 1 and 16 threads (ab.txt)
 # GPU_DEBUG_INFO=1 builds with -g on top of Release (for backtraces).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -65,13 +72,14 @@ note() { echo "$(date -u +%H:%M:%S) $*" | tee -a "$out/progress.txt"; }
 } > "$out/machine.txt" 2>&1
 export PATH=/usr/local/cuda/bin:$PATH
 targets=()
-(has cells || has quick || has big || has kicked || has grow || has profile || has workloads) &&
+(has cells || has quick || has big || has kicked || has grow || has profile || has workloads || has ab) &&
   targets+=(paulistrings-gpu-bench paulistrings-workloads)
+has ab && targets+=(paulistrings-bench)
 (has tests || has sanitize || (has partition && [[ ${PARTITION_TESTS:-1} != 0 ]])) && targets+=(paulistrings-tests paulistrings-cli)
-has repro && targets+=(paulistrings-tests)
+has oom && targets+=(paulistrings-tests paulistrings-cli)
 (has partition || has cpu_partition || has route_ab || has receive_ab) && targets+=(paulistrings-partition-bench)
 python=(-DPAULISTRINGS_BUILD_PYTHON=OFF)
-if has python || has probe; then
+if has python || has probe || has oom; then
   # The GPU machine's python3 (a virtual environment) carries pybind11 as a package, not as a system CMake
   # package: point CMake at that interpreter and at its pybind11.
   python=(-DPAULISTRINGS_BUILD_PYTHON=ON -DPython3_EXECUTABLE="$(command -v python3)")
@@ -94,10 +102,12 @@ awk 'NR > 1 { printf "%7.1f %s\n", ($2 - $1) / 1000, $4 }' build-gpu/.ninja_log 
 export OMP_PROC_BIND=close OMP_PLACES=cores
 
 if has tests; then
-  # Four shards at once: the reference engine the GPU is checked against runs on the CPU, one core each.
-  for shard in 0 1 2 3; do
-    GTEST_TOTAL_SHARDS=4 GTEST_SHARD_INDEX=$shard build-gpu/paulistrings-tests --gtest_filter='*Gpu*' \
-      --gtest_brief=1 > "$out/gpu_tests_$shard.txt" 2>&1 &
+  # Shards at once (GPU_TEST_SHARDS, 4): the reference engine the GPU is checked against runs on the CPU,
+  # one core each. GPU_TEST_FILTER (default *Gpu*) selects the tests.
+  shards=${GPU_TEST_SHARDS:-4}
+  for shard in $(seq 0 $((shards - 1))); do
+    GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$shard build-gpu/paulistrings-tests \
+      --gtest_filter="${GPU_TEST_FILTER:-*Gpu*}" --gtest_brief=1 > "$out/gpu_tests_$shard.txt" 2>&1 &
   done
   wait
   grep -h -E "^\[  (FAILED|PASSED|SKIPPED) |tests? from .* ran" "$out"/gpu_tests_*.txt | tee "$out/gpu_tests.txt"
@@ -114,27 +124,15 @@ if has partition; then
   fi
   if [[ ${PARTITION_TESTS:-1} != 0 && ${PARTITION_MEMCHECK:-1} != 0 ]]; then
     timeout "${PARTITION_MEMCHECK_TIMEOUT:-600}" compute-sanitizer --tool memcheck --error-exitcode 3 build-gpu/paulistrings-tests \
-      --gtest_filter="${PARTITION_MEMCHECK_FILTER:-PartitionGpu.RanksWithOneDeviceEach*:PartitionGpu.RealW1Coeff*:PartitionGpu.RemoteLayersFused*:PartitionGpu.OrbitsRouted*:Partition/PartitionGpuAgainstSingle.*/1*}" --gtest_brief=1 \
+      --gtest_filter="${PARTITION_MEMCHECK_FILTER:-PartitionGpu.RanksWithOneDeviceEach*:PartitionGpu.RealW1Coeff*:PartitionGpu.RemoteLayersFused*:PartitionGpu.OrbitsRouted*:PartitionGpu/EngineEquivalence.*/1*}" --gtest_brief=1 \
       2>&1 | tail -6 | tee -a "$out/partition_tests.txt"
   fi
   terms=${PARTITION_TERMS:-4000000}
-  if [[ ${PARTITION_AB:-0} != 0 ]]; then
-    note "partition A/B"
-    for round in $(seq "${PARTITION_AB_ROUNDS:-2}"); do
-      for fuse in rotations all; do
-        echo "# round $round, PAULISTRINGS_GPU_FUSE=$fuse" >> "$out/partition_ab.txt"
-        PAULISTRINGS_GPU_FUSE=$fuse PAULISTRINGS_BENCH_CELLS=${PARTITION_AB_CELLS:-su4} \
-          build-gpu/paulistrings-partition-bench 0 "$terms" 0 "$gpus" 0 "${PARTITION_AB_REPEAT:-5}" \
-          >> "$out/partition_ab.txt" 2>&1
-      done
-    done
-  fi
   if [[ ${PARTITION_ROUTE_AB:-0} != 0 ]]; then
     note "partition route A/B"
     for round in $(seq "${PARTITION_ROUTE_AB_ROUNDS:-2}"); do
-      for plan in ${PARTITION_ROUTE_AB_PLANS:-merge default route_all}; do
+      for plan in ${PARTITION_ROUTE_AB_PLANS:-default route_all}; do
         plan_env=()
-        [[ $plan == merge ]] && plan_env=(PAULISTRINGS_GPU_PLAN=merge)
         [[ $plan == route_all ]] && plan_env=(PAULISTRINGS_ROUTE_ORBITS_FROM=0)
         echo "# round $round, plans: $plan ${plan_env[*]}" >> "$out/partition_route_ab.txt"
         env "${plan_env[@]}" PAULISTRINGS_BENCH_CELLS="${PARTITION_ROUTE_AB_CELLS:-su4,gu2q,cnot}" \
@@ -169,14 +167,31 @@ if has partition; then
   fi
   note "partition done"
 fi
-if has repro; then
-  # The W = 1 coeff partition case (the Python GPU crash in C++ form), then under memcheck.
-  # Straight into the file (no tail in between): a crash or a timeout still leaves what was printed.
-  timeout 120 build-gpu/paulistrings-tests --gtest_filter='*RealW1Coeff*' > "$out/repro.txt" 2>&1
-  note "repro: exit $?"
-  timeout 200 compute-sanitizer --tool memcheck --error-exitcode 3 build-gpu/paulistrings-tests \
-    --gtest_filter='PartitionGpu.RealW1Coeff*' > "$out/repro_memcheck.txt" 2>&1
-  note "repro memcheck: exit $?"
+if has oom; then
+  note "oom"
+  repro=${OOM_REPRO:-scripts/repro/kicked_ising_w17_grows_past_gpu_memory.json}
+  {
+    timeout 600 build-gpu/paulistrings-tests --gtest_filter='GpuOutOfMemory.*:AllocationFaults.*' --gtest_brief=1 2>&1 | tail -20
+    echo "# memcheck"
+    timeout 400 compute-sanitizer --tool memcheck --error-exitcode 3 build-gpu/paulistrings-tests \
+      --gtest_filter='GpuOutOfMemory.TheHostEntryPointNamesTheLayerAndLeavesTheHostSum' --gtest_brief=1 2>&1 | tail -8
+    echo "# python test_memory.py"
+    PYTHONPATH=build-gpu/python OMP_WAIT_POLICY=passive timeout 300 python3 -m pytest -q -p no:cacheprovider \
+      python/tests/test_memory.py 2>&1 | tail -5
+    if [[ -f $repro ]]; then
+      echo "# repro, plain (expected: exit 1 and one line)"
+      /usr/bin/time -f "%e s wall, %M KiB peak host" timeout 300 build-gpu/paulistrings run "$repro" --device gpu -q \
+        --out "$out/oom_repro.json"
+      echo "exit $?"
+      echo "# repro under --memory-limit ${OOM_LIMIT:-100G} (expected: completes, cuts reported)"
+      /usr/bin/time -f "%e s wall, %M KiB peak host" timeout 400 build-gpu/paulistrings run "$repro" --device gpu -q \
+        --memory-limit "${OOM_LIMIT:-100G}" --out "$out/oom_repro_limited.json"
+      echo "exit $?"
+    else
+      echo "# no repro file at $repro"
+    fi
+  } > "$out/oom.txt" 2>&1
+  note "oom done"
 fi
 if has cpu_partition; then
   note "cpu_partition"
@@ -243,7 +258,7 @@ fi
 if has sanitize; then
   for tool in memcheck racecheck; do
     compute-sanitizer --tool $tool --error-exitcode 3 build-gpu/paulistrings-tests \
-      --gtest_filter='GpuEngine.EveryChannelKind*:GpuEngine.TopnTie*:GpuEngine.Resident*:Seeds/GpuEngineAgainstReference.SameTermsAsTheReferenceEngine/1*' \
+      --gtest_filter='GpuEngine.EveryChannelKind*:GpuEngine.TopnTie*:GpuEngine.Resident*:Gpu/EngineEquivalence.SameResultAsTheBaseline/1*' \
       --gtest_brief=1 2>&1 | tail -15 | tee "$out/sanitize_$tool.txt"
   done
 fi
@@ -269,6 +284,38 @@ if has workloads; then
     $w heisenberg_chain --device 0
     $w tfim_2d --side 18 --threads 16
   } 2>&1 | tee "$out/workloads.txt"
+fi
+if has ab; then
+  note "ab: base build"
+  if [[ ! -d build-base-src ]]; then
+    echo "ab: no build-base-src/ (carry an earlier commit's source there)" | tee "$out/ab.txt"
+  else
+    start=$(date +%s)
+    cmake -S build-base-src -B build-base -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAULISTRINGS_CUDA=ON \
+      -DPAULISTRINGS_BUILD_PYTHON=OFF -DPAULISTRINGS_BUILD_TESTS=OFF > "$out/build_base.log" 2>&1 &&
+      cmake --build build-base --target paulistrings-gpu-bench paulistrings-workloads paulistrings-bench \
+        >> "$out/build_base.log" 2>&1 || tail -20 "$out/build_base.log"
+    note "ab: base build $(( $(date +%s) - start )) s"
+    for round in $(seq "${AB_ROUNDS:-2}"); do
+      for tree in base gpu; do
+        b=build-$tree
+        note "ab: round $round $tree"
+        {
+          echo "## round $round: $tree"
+          $b/paulistrings-gpu-bench --terms 1e6,1e7 --cells rotation_zz,cnot,gu2q,su4,depolarize --repeat 3 \
+            --cpu-threads 16
+          $b/paulistrings-gpu-bench --terms 1e8 --cells rotation_zz,cnot,gu2q,su4 --repeat 2
+          $b/paulistrings-gpu-bench --cells none --kicked
+          for w in "tfim_2d --side 18" tfim_chain heisenberg_chain; do
+            $b/paulistrings-workloads $w --device 0
+          done
+          $b/paulistrings-workloads tfim_2d --side 18 --threads 16
+          $b/paulistrings-workloads tfim_chain --threads 1
+          $b/paulistrings-bench --terms 1000000 --threads 1,16 --repeat 3
+        } >> "$out/ab.txt" 2>&1
+      done
+    done
+  fi
 fi
 if has probe; then
   # Variants of the crashing Python GPU-partition case, each in a subprocess with a SIGSEGV backtrace

@@ -16,7 +16,22 @@ Logging: the logger ``paulistrings.propagate`` gets an INFO line at the start an
 propagate call and a DEBUG line per layer (only computed when DEBUG is enabled).
 """
 
-from . import _core
+import os as _os
+
+# libgomp reads the OpenMP wait policy once, when it is loaded — by the import of _core just below. Its
+# default lets idle threads spin after every parallel region, which on a machine whose cores other
+# processes also want makes a run on N threads far slower than on one (docs/PERFORMANCE.md,
+# "2026-12-03 — OpenMP waiting under load"); unless the user chose (OMP_WAIT_POLICY or GOMP_SPINCOUNT),
+# waiting threads sleep at once. The environment is given back as it was after the import. (No effect
+# when another module has loaded libgomp first.)
+_choose_wait_policy = "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ
+if _choose_wait_policy:
+    _os.environ["OMP_WAIT_POLICY"] = "passive"
+try:
+    from . import _core
+finally:
+    if _choose_wait_policy:
+        del _os.environ["OMP_WAIT_POLICY"]
 from ._circuit import Channel, Circuit
 from ._sum import GpuPauliSum, PartitionStats, PauliString, PauliSum, PropagationStats, p
 from ._system import cuda_available, mpi_available, numa_nodes, reset_log_cache
@@ -24,6 +39,12 @@ from .truncation import Truncation
 from . import gates, noise, truncation, io, interop, workloads
 
 __version__ = _core.__version__
+
+#: Raised (a ``MemoryError``) when a run stops for want of host memory: the memory guard found that the
+#: next layer could grow the sum past what the process may use (the cgroup's limit, the memory available
+#: at the start, the address-space limit, less a margin), or an allocation was refused inside a layer.
+#: The message names the layer, the terms and the bytes; ``memory_limit=`` or a stricter policy avoids it.
+HostMemoryExceeded = _core.HostMemoryExceeded
 
 #: Kept for the original's API (its hash-map "direct" engine threshold, removed there later);
 #: this engine picks its small-sum path on its own and ignores ``engine=``/``small_sum_threshold=``.
@@ -43,6 +64,7 @@ __all__ = [
     "Circuit",
     "DEFAULT_SMALL_SUM_THRESHOLD",
     "GpuPauliSum",
+    "HostMemoryExceeded",
     "PartitionStats",
     "PauliString",
     "PauliSum",

@@ -191,6 +191,28 @@ def make_depolarize2(p, q0, q1) -> Channel:
     return Channel._wrap(_core.Channel.depolarize2(p, q0, q1))
 
 
+def make_measure(q) -> Channel:
+    return Channel._wrap(_core.Channel.measure(qubit(q)))
+
+
+def make_measure_pauli(pauli, qubits) -> Channel:
+    if not isinstance(pauli, str):
+        raise TypeError(f"measure_pauli: pauli must be a str, got {type_name(pauli)}")
+    qs = qubit_list(qubits, "measure_pauli")
+    if len(pauli) != len(qs):
+        raise ValueError(
+            "measure_pauli: pauli and qubits must have the same length "
+            f"(got {len(pauli)} characters and {len(qs)} qubits)"
+        )
+    return Channel._wrap(_core.Channel.measure_pauli(pauli, qs))
+
+
+def make_reset(q, basis="Z") -> Channel:
+    if not isinstance(basis, str) or basis not in ("X", "Y", "Z"):
+        raise ValueError(f"reset: basis must be 'X', 'Y' or 'Z', got {basis!r}")
+    return Channel._wrap(_core.Channel.reset(qubit(q), basis))
+
+
 class Circuit:
     """An ordered list of channels on ``num_qubits`` qubits.
 
@@ -354,6 +376,22 @@ class Circuit:
         """A 4×4 unitary acting on ``|q0 q1⟩`` (``q0`` the more significant factor)."""
         self._push(make_unitary_2q(q0, q1, matrix))
 
+    # ---- measurement and reset (docs/design.md, "Circuit files") ----
+
+    def measure(self, qubits) -> None:
+        """Measure Z on each listed qubit (one qubit or a list), the outcome unused: Pauli strings
+        with X or Y there are removed, the rest kept (both directions)."""
+        self._push_all([make_measure(q) for q in _one_or_many(qubits, "measure")])
+
+    def measure_pauli(self, pauli, qubits) -> None:
+        """Measure the product ``pauli[0]`` on ``qubits[0]`` ⊗ ``pauli[1]`` on ``qubits[1]`` ⊗ … (any
+        weight), the outcome unused: every string that anticommutes with it is removed."""
+        self._push(make_measure_pauli(pauli, qubits))
+
+    def reset(self, qubits, basis="Z") -> None:
+        """Reset each listed qubit to the +1 eigenstate of ``basis`` (Z: |0⟩, X: |+⟩, Y: |+i⟩)."""
+        self._push_all([make_reset(q, basis) for q in _one_or_many(qubits, "reset")])
+
     # ---- noise (one channel per listed qubit / pair) ----
 
     def depolarize(self, p, qubits) -> None:
@@ -376,6 +414,13 @@ class Circuit:
             q0, q1 = _pair(pair)
             channels.append(make_depolarize2(p, q0, q1))
         self._push_all(channels)
+
+
+def _one_or_many(qubits, what: str) -> list:
+    """A qubit index (anything with ``__index__``) or a sequence of them, as a list."""
+    if hasattr(qubits, "__index__"):
+        return [qubit(qubits, what)]
+    return qubit_list(qubits, what)
 
 
 def _signed(value) -> int:

@@ -668,6 +668,7 @@ class PauliSum:
         resume=None,
         memory_limit=None,
         auto_truncate=True,
+        memory_guard=True,
         engine=None,
         small_sum_threshold=None,
         nccl=False,
@@ -680,7 +681,11 @@ class PauliSum:
         ``"heisenberg"`` (U†·O·U, last gate first). ``policy`` is a ``truncation`` policy (None:
         only exact zeros are dropped). See docs/python.md for every option; added by this
         implementation: ``threads`` (0 = every core), ``checkpoint``/``checkpoint_every``/
-        ``resume`` and ``memory_limit``/``auto_truncate``.
+        ``resume``, ``memory_limit``/``auto_truncate`` (on a GPU, in bytes of device memory) and
+        ``memory_guard`` (default True: a run on the CPU stops with ``HostMemoryExceeded``, a
+        ``MemoryError``, before a layer that could outgrow the memory the process may use, writing its
+        checkpoint when one is asked for; False turns the guard off; a byte count, such as 4_000_000
+        or ``"8G"``, is the memory the guard lets the run use instead of what the host has free).
 
         Partitioned runs (the library's ``propagate_partitioned``): ``partitions=P`` (a power of two
         up to 64) splits the sum into P partitions run as threads of this process, each with
@@ -731,7 +736,7 @@ class PauliSum:
                            partition_row_seed, partition_row_blocks, partition_row_exclude, comm, result, device,
                            threads, checkpoint, checkpoint_every, resume, memory_limit, auto_truncate, engine,
                            small_sum_threshold, keep_records=False, nccl=nccl, input=input,
-                           route_orbits_from=route_orbits_from)
+                           route_orbits_from=route_orbits_from, memory_guard=memory_guard)
         return out
 
     def propagate_with_stats(
@@ -756,6 +761,7 @@ class PauliSum:
         resume=None,
         memory_limit=None,
         auto_truncate=True,
+        memory_guard=True,
         engine=None,
         small_sum_threshold=None,
         nccl=False,
@@ -767,12 +773,12 @@ class PauliSum:
                          partition_row_seed, partition_row_blocks, partition_row_exclude, comm, result, device,
                          threads, checkpoint, checkpoint_every, resume, memory_limit, auto_truncate, engine,
                          small_sum_threshold, keep_records=True, nccl=nccl, input=input,
-                         route_orbits_from=route_orbits_from)
+                         route_orbits_from=route_orbits_from, memory_guard=memory_guard)
 
     def _run(self, circuit, policy, direction, target_bucket_len, min_buckets, partitions, pin_memory,
              partition_row_seed, partition_row_blocks, partition_row_exclude, comm, result, device, threads,
              checkpoint, checkpoint_every, resume, memory_limit, auto_truncate, engine, small_sum_threshold,
-             keep_records, nccl=False, input="replicated", route_orbits_from=None):
+             keep_records, nccl=False, input="replicated", route_orbits_from=None, memory_guard=True):
         if not isinstance(circuit, Circuit):
             raise TypeError(f"propagate expects a Circuit, got {type_name(circuit)}")
         if policy is not None and not isinstance(policy, Truncation):
@@ -803,32 +809,60 @@ class PauliSum:
             if not plan.partitioned:
                 raise ValueError("route_orbits_from is for partitioned runs (partitions=, comm= or a device list)")
         every = _checkpoint_every(checkpoint, checkpoint_every)
-        max_terms = 0
         core_policy = policy._t if policy is not None else _core.Truncation()
 
-        work = self._s
-        start = 0
-        fingerprint = None
+        # One RunOptions for the library's run orchestration (run/orchestrate.h: resume, memory budget,
+        # checkpoint schedule and parts, segments).
+        options = _core.RunOptions()
+        run = options.propagate
+        run.direction = direction
+        run.truncation = core_policy
+        run.target_bucket_len = target_bucket_len
+        run.min_buckets = min_buckets
+        run.threads = threads
+        run.device = ordinal
+        run.keep_layer_records = keep_records
+        run.auto_truncate = bool(auto_truncate)
+        if plan.partitioned:
+            part = options.partition
+            part.partitions = plan.count
+            part.row_policy = plan.row_policy
+            if plan.row_seed is not None:
+                part.row_seed = plan.row_seed
+            part.excluded_qubits = plan.excluded or []
+            part.cut_blocks = plan.blocks or []
+            part.result = plan.result
+            part.cpu_lists = plan.cpu_lists or []
+            part.devices = plan.devices or []
+            part.use_nccl = nccl
+            part.input = input
+            if route_orbits_from is not None:
+                part.route_orbits_from = route_orbits_from
         if checkpoint is not None or resume is not None:
             fingerprint = _core.run_fingerprint(self._s, circuit._c, direction, core_policy)
             if plan.comm is not None and input != "replicated":
                 # Each rank passed its own part of the observable: the run is the one of all the parts.
                 fingerprint = _combine_fingerprints(plan.comm.allgather(fingerprint))
+            options.fingerprint = fingerprint
+        if checkpoint is not None:
+            options.checkpoint = os.fspath(checkpoint)
+            options.checkpoint_every = every
         if resume is not None:
-            work, start, in_parts = _resume(resume, self, circuit, fingerprint, plan)
-            if plan.comm is not None:
-                # A checkpoint in parts: this rank holds the parts it read (the run routes the terms to their
-                # owners); a single file: every rank holds the whole sum.
-                input = "scattered" if in_parts else "replicated"
-        else:
-            work = work.copy()
+            options.resume = os.fspath(resume)
         if memory_limit is not None:
-            max_terms = _budget_terms(memory_limit, work, circuit)
-            if plan.comm is not None:
-                # The budget is a global term count, agreed by every rank: the tightest rank's share
-                # times the number of ranks.
-                max_terms = plan.comm.allreduce(max_terms, op=plan.mpi.MIN) * plan.count
-        auto_truncate = bool(auto_truncate)
+            options.memory_limit = _parse_size(memory_limit)
+        if isinstance(memory_guard, bool):
+            options.memory_guard = memory_guard
+        elif isinstance(memory_guard, int) or isinstance(memory_guard, str):
+            allowance = _parse_size(memory_guard, "memory_guard")
+            if allowance <= 0:
+                raise ValueError(f"memory_guard: the allowance must be more than 0 bytes, got {memory_guard!r}")
+            options.memory_guard = True
+            options.memory_guard_bytes = allowance
+        else:
+            raise TypeError(f"memory_guard must be a bool or a byte count, got {type_name(memory_guard)}")
+        # The run replaces it with the checkpoint's sum when it resumes.
+        work = self._s.copy() if resume is None else _core.Sum(self.num_qubits)
 
         info = _log.isEnabledFor(logging.INFO)
         callback = _log_layer if _log.isEnabledFor(logging.DEBUG) else None
@@ -849,64 +883,31 @@ class PauliSum:
                 where = f"{threads or 'all'} threads"
             _log.info(
                 "propagate: %d terms on %d qubits through %d layers (%s, policy %s, %s)",
-                len(work), self.num_qubits, len(circuit), direction,
+                len(self), self.num_qubits, len(circuit), direction,
                 policy if policy is not None else "None", where,
             )
         began = time.perf_counter()
-        records = []
         gates = circuit._c.copy()  # a snapshot: other threads may keep editing `circuit` meanwhile
-        partition_args = {}
-        if plan.partitioned:
-            partition_args = dict(partitions=plan.count, row_policy=plan.row_policy, row_seed=plan.row_seed,
-                                  excluded_qubits=plan.excluded or [], cut_blocks=plan.blocks or [],
-                                  comm=plan.comm, result=plan.result, cpu_lists=plan.cpu_lists or [],
-                                  devices=plan.devices or [], use_nccl=nccl, input=input)
-            if route_orbits_from is not None:
-                partition_args["route_orbits_from"] = route_orbits_from
-        # Under comm= with a checkpoint the result stays distributed between segments: each rank writes its
-        # share as its part of the checkpoint and passes exactly that share to the next segment; a
-        # gathered result is gathered once at the end.
-        in_segments = plan.comm is not None and checkpoint is not None
-        if in_segments:
-            partition_args["result"] = "local"
-        while True:
-            res = _core.propagate(work, gates, core_policy, direction, target_bucket_len, min_buckets, threads,
-                                  keep_records, callback, poll, start, every, max_terms, auto_truncate, ordinal,
-                                  **partition_args)
-            records.append(res)
-            exception = res["exception"]
-            if exception is not None or res["stopped"]:
-                failed = exception is not None
-                if plan.comm is not None:
-                    # Every rank stopped at this layer (the stop vote is shared); whether for a checkpoint or
-                    # because some rank was interrupted (Ctrl-C) or its log callback failed, all must know.
-                    failed = plan.comm.allreduce(1 if failed else 0, op=plan.mpi.MAX) > 0
-                if checkpoint is not None:
-                    written = _save_checkpoint(os.fspath(checkpoint), work, gates.fingerprint(), fingerprint,
-                                               res["layers_done"], plan)
-                if failed:
-                    if info:
-                        _log.info("propagate: interrupted after layer %d of %d%s", res["layers_done"], len(circuit),
-                                  f"; checkpoint written to {written}" if checkpoint is not None else "")
-                    if exception is not None:
-                        raise exception
-                    # That rank raises its own exception, the others this one.
-                    raise RuntimeError(
-                        f"propagate(comm=...): another rank stopped the run after layer {res['layers_done']} of "
-                        f"{len(circuit)} (interrupted, or its logging callback raised); this is rank {plan.rank}"
-                    )
-                start = res["layers_done"]
-                if in_segments:
-                    partition_args["input"] = "share"
-                continue
-            break
-        if in_segments and plan.result == "gather":
-            # No layer: only the gather of the shares (every rank then holds the whole sum).
-            empty = Circuit(self.num_qubits)._c
-            partition_args.update(input="share", result="gather")  # each rank holds exactly its share
-            _core.propagate(work, empty, core_policy, direction, target_bucket_len, min_buckets, threads, False,
-                            None, poll, 0, 0, 0, auto_truncate, ordinal, **partition_args)
-        stats = _stats(records, policy)
+        res = _core.propagate(work, gates, options, comm=plan.comm, layer_callback=callback, poll_signals=poll)
+        exception = res["exception"]
+        if res["interrupted"] or exception is not None:
+            # Ctrl-C or a failed logging callback, here or (under comm=) on another rank; the run has
+            # written its checkpoint.
+            if info:
+                written = os.fspath(checkpoint) if checkpoint is not None else None
+                if written is not None and plan.comm is not None:
+                    written = (_core.checkpoint_part_path(written, 0, plan.count)
+                               + f" … (one part per rank, {plan.count} parts)")
+                _log.info("propagate: interrupted after layer %d of %d%s", res["layers_done"], len(circuit),
+                          f"; checkpoint written to {written}" if written is not None else "")
+            if exception is not None:
+                raise exception
+            # That rank raises its own exception, the others this one.
+            raise RuntimeError(
+                f"propagate(comm=...): another rank stopped the run after layer {res['layers_done']} of "
+                f"{len(circuit)} (interrupted, or its logging callback raised); this is rank {plan.rank}"
+            )
+        stats = _stats(res, policy)
         if info:
             _log.info("propagate: done, %d terms (peak %d) in %.3f s", stats.final_terms, stats.peak_terms,
                       time.perf_counter() - began)
@@ -993,19 +994,25 @@ class GpuPauliSum:
 
     # ---- propagation ----
 
-    def propagate(self, circuit, policy=None, direction=None, target_bucket_len=None, min_buckets=None) -> None:
+    def propagate(self, circuit, policy=None, direction=None, target_bucket_len=None, min_buckets=None, *,
+                  memory_limit=None, auto_truncate=True) -> None:
         """Propagate through ``circuit`` in place on the device (returns None). ``policy`` and
         ``direction`` as in ``PauliSum.propagate``; ``target_bucket_len`` and ``min_buckets`` are
-        checked and ignored (the GPU engine has no buckets). Ctrl-C stops after the current layer,
-        leaving that layer's output on the device."""
-        self._run(circuit, policy, direction, target_bucket_len, min_buckets, keep_records=False)
+        checked and ignored (the GPU engine has no buckets). ``memory_limit`` (bytes of device memory,
+        or ``"512M"``) and ``auto_truncate`` as in ``PauliSum.propagate(device=...)``. Ctrl-C stops after
+        the current layer, leaving that layer's output on the device; ``MemoryError`` when the device
+        runs out of memory leaves the output of the layer before the one that could not run."""
+        self._run(circuit, policy, direction, target_bucket_len, min_buckets, keep_records=False,
+                  memory_limit=memory_limit, auto_truncate=auto_truncate)
 
     def propagate_with_stats(self, circuit, policy=None, direction=None, target_bucket_len=None,
-                             min_buckets=None) -> PropagationStats:
+                             min_buckets=None, *, memory_limit=None, auto_truncate=True) -> PropagationStats:
         """``propagate`` in place, returning its ``PropagationStats``."""
-        return self._run(circuit, policy, direction, target_bucket_len, min_buckets, keep_records=True)
+        return self._run(circuit, policy, direction, target_bucket_len, min_buckets, keep_records=True,
+                         memory_limit=memory_limit, auto_truncate=auto_truncate)
 
-    def _run(self, circuit, policy, direction, target_bucket_len, min_buckets, keep_records) -> PropagationStats:
+    def _run(self, circuit, policy, direction, target_bucket_len, min_buckets, keep_records, memory_limit=None,
+             auto_truncate=True) -> PropagationStats:
         if not isinstance(circuit, Circuit):
             raise TypeError(f"propagate expects a Circuit, got {type_name(circuit)}")
         if policy is not None and not isinstance(policy, Truncation):
@@ -1032,13 +1039,14 @@ class GpuPauliSum:
             )
         began = time.perf_counter()
         gates = circuit._c.copy()  # a snapshot: other threads may keep editing `circuit` meanwhile
+        limit = None if memory_limit is None else _parse_size(memory_limit)
         res = self._d.propagate(gates, core_policy, direction, target_bucket_len, min_buckets, keep_records,
-                                callback, poll)
+                                callback, poll, limit, bool(auto_truncate))
         if res["exception"] is not None:
             if info:
                 _log.info("propagate: interrupted after layer %d of %d", res["layers_done"], len(circuit))
             raise res["exception"]
-        stats = _stats([res], policy)
+        stats = _stats(res, policy)
         if info:
             _log.info("propagate: done, %d terms (peak %d) in %.3f s", stats.final_terms, stats.peak_terms,
                       time.perf_counter() - began)
@@ -1336,13 +1344,10 @@ def _device_with_partitions(device, partitions) -> str:
 
 def _threads(threads) -> int:
     if threads is None:
-        env = os.environ.get("RAYON_NUM_THREADS")  # the original's thread-count variable
-        if env:
-            try:
-                return max(0, int(env))
-            except ValueError:
-                return 0
-        return 0
+        # The original's thread-count variable, read as rayon reads it: a count, anything else (a
+        # sign, a fraction, "4_0", spaces) is ignored and every core is used.
+        env = os.environ.get("RAYON_NUM_THREADS", "")
+        return int(env) if env.isascii() and env.isdigit() and int(env) <= 2**31 - 1 else 0
     if isinstance(threads, bool):
         raise TypeError("threads must be an int (0 = every core)")
     n = index(threads, "threads", limit=2**31 - 1)
@@ -1365,160 +1370,73 @@ def _combine_fingerprints(fingerprints) -> int:
     return h
 
 
-def _save_checkpoint(path, work, circuit_fingerprint, fingerprint, done, plan) -> str:
-    """Writes the checkpoint: the file at `path`, or under comm= this rank's share as its part (rank 0
-    removes what an earlier run left at `path` once every part is written). Returns where it went."""
-    if plan.comm is None:
-        _core.save_checkpoint(path, work, circuit_fingerprint, fingerprint, done)
-        _core.remove_other_checkpoints(path, 0)
-        return path
-    _core.save_checkpoint(_core.checkpoint_part_path(path, plan.rank, plan.count), work, circuit_fingerprint,
-                          fingerprint, done)
-    plan.comm.Barrier()
-    if plan.rank == 0:
-        _core.remove_other_checkpoints(path, plan.count)
-    return _core.checkpoint_part_path(path, 0, plan.count) + f" … (one part per rank, {plan.count} parts)"
-
-
-def _resume(resume, observable: PauliSum, circuit: Circuit, fingerprint: int, plan):
-    """The sum and layer to resume from, and whether the checkpoint came in parts. A single file is
-    read whole (on every rank under comm=). A checkpoint in K parts is read whole (the parts added) without
-    comm=; under comm= with R ranks, rank r reads parts r, r + R, … (an empty sum when R > K) — any R
-    works, the run routes the terms to their owners. Under comm= the ranks agree: an error on one is an
-    error on all, and parts written after different layers are refused."""
-    path = os.fspath(resume)
-    ranks, rank = (plan.count, plan.rank) if plan.comm is not None else (1, 0)
-    error, work, done, in_parts = None, None, 0, False
-    try:
-        parts = _core.checkpoint_parts(path)
-        in_parts = parts > 0
-        if in_parts:
-            work, circuit_fp, task_fp, done = _core.load_checkpoint_share(path, parts, rank, ranks)
-        elif not os.path.exists(path):
-            raise FileNotFoundError(f"resume: no checkpoint file at {path!r}")
-        else:
-            work, circuit_fp, task_fp, done = _core.load_checkpoint(path)
-        if (circuit_fp != circuit._c.fingerprint() or task_fp != fingerprint
-                or work.num_qubits != observable.num_qubits or done > len(circuit)):
-            raise ValueError(
-                f"checkpoint {path} belongs to a different run (circuit, direction, policy or starting "
-                "observable differ); refusing to resume from it"
-            )
-    except (ValueError, RuntimeError, OSError) as e:
-        error = e
-    if plan.comm is not None:
-        if plan.comm.allreduce(1 if error is not None else 0, op=plan.mpi.MAX) > 0:
-            raise error if error is not None else ValueError(
-                f"checkpoint {path}: another rank could not resume from it; refusing to resume")
-        if in_parts and plan.comm.allreduce(done, op=plan.mpi.MIN) != plan.comm.allreduce(done, op=plan.mpi.MAX):
-            raise ValueError(f"checkpoint {path}: its parts were written after different layers (a run stopped "
-                             "while writing them?); refusing to resume from it")
-    elif error is not None:
-        raise error
-    return work, done, in_parts
-
-
-_SIZE_SUFFIX = {"": 0, "B": 0, "K": 10, "M": 20, "G": 30, "T": 40}
-
-
-def _parse_size(value) -> int:
+def _parse_size(value, name="memory_limit") -> int:
+    """Bytes: an int, or a str the way --memory-limit reads it ("2G", "1.5G", "1e9"; core/text.h)."""
     if isinstance(value, str):
-        text = value.strip()
-        digits = len(text) - len(text.lstrip("0123456789"))
-        number, suffix = text[:digits], text[digits:].upper()
-        if suffix.endswith("IB") or (len(suffix) == 2 and suffix.endswith("B")):
-            suffix = suffix[0]
-        if not number or suffix not in _SIZE_SUFFIX:
-            raise ValueError(f"memory_limit: bad size {value!r}: expected bytes or a number with K, M or G")
-        return int(number) << _SIZE_SUFFIX[suffix]
+        try:
+            return _core.parse_size(value)
+        except ValueError as e:
+            raise ValueError(f"{name}: {e}") from None
     if isinstance(value, bool):
-        raise TypeError("memory_limit must be an int (bytes) or a str like '2G'")
-    return index(value, "memory_limit")
-
-
-def _budget_terms(memory_limit, work, circuit: Circuit) -> int:
-    """Terms that fit the byte budget: what is left after the process's current size, over the
-    bytes a term costs in the engine (key + coefficient, times its working-set factor), as the CLI
-    computes it."""
-    limit = _parse_size(memory_limit)
-    baseline = _core.resident_bytes()
-    if limit <= baseline + (1 << 20):
-        raise ValueError(f"memory_limit {limit} bytes is below what the process already uses ({baseline} bytes)")
-    per_term = (16.0 * work.width + (16.0 if work.is_complex else 8.0)) * 4.0
-    return max(1, int((limit - baseline) / per_term))
+        raise TypeError(f"{name} must be an int (bytes) or a str like '2G'")
+    return index(value, name)
 
 
 def _log_layer(k, n, name, terms_in, terms_out, nanos, discarded):
     _log.debug("layer %d/%d [%s]: %d -> %d terms, %.3f ms", k, n, name, terms_in, terms_out, nanos / 1e6)
 
 
-def _partition_stats(records) -> Optional[PartitionStats]:
-    """PartitionStats of a partitioned run's records (one per propagate call: checkpoint segments)."""
-    parts = [r["partition"] for r in records if "partition" in r]
-    if not parts:
+def _partition_stats(res) -> Optional[PartitionStats]:
+    """PartitionStats of a partitioned run's record (the whole run: the library merges its segments)."""
+    p = res.get("partition")
+    if p is None:
         return None
-
-    def cat(key):
-        out = []
-        for p in parts:
-            out.extend(p[key])
-        return out
-
-    first = parts[0]
     return PartitionStats(
-        partitions=first["partitions"],
-        rank=first["rank"],
-        size=first["size"],
-        devices=first["devices"],
-        local=[not remote for remote in cat("layer_remote")],
-        rows_exported=cat("layer_rows_exported"),
-        bytes_exported=cat("layer_bytes_exported"),
+        partitions=p["partitions"],
+        rank=p["rank"],
+        size=p["size"],
+        devices=p["devices"],
+        local=[not remote for remote in p["layer_remote"]],
+        rows_exported=list(p["layer_rows_exported"]),
+        bytes_exported=list(p["layer_bytes_exported"]),
         terms_in=None,
         terms_out=None,
-        imbalance=cat("layer_imbalance"),
+        imbalance=list(p["layer_imbalance"]),
         nanos=None,
-        rows=first["rows"],
-        transport=first["transport"],
-        remote_layers=sum(p["remote_layers"] for p in parts),
-        local_layers=sum(p["local_layers"] for p in parts),
-        orbit_routed_layers=sum(p["orbit_routed_layers"] for p in parts),
-        total_rows_exported=sum(p["rows_exported"] for p in parts),
-        total_bytes_exported=sum(p["bytes_exported"] for p in parts),
-        max_imbalance=max(p["max_imbalance"] for p in parts),
-        partners=cat("layer_partners"),
-        max_terms=cat("layer_max_terms"),
-        final_terms=list(parts[-1]["final_terms"]),
-        transport_seconds=[sum(t) for t in zip(*(p["transport_seconds"] for p in parts))],
-        work_seconds=[sum(t) for t in zip(*(p["work_seconds"] for p in parts))],
+        rows=p["rows"],
+        transport=p["transport"],
+        remote_layers=p["remote_layers"],
+        local_layers=p["local_layers"],
+        orbit_routed_layers=p["orbit_routed_layers"],
+        total_rows_exported=p["rows_exported"],
+        total_bytes_exported=p["bytes_exported"],
+        max_imbalance=p["max_imbalance"],
+        partners=list(p["layer_partners"]),
+        max_terms=list(p["layer_max_terms"]),
+        final_terms=list(p["final_terms"]),
+        transport_seconds=list(p["transport_seconds"]),
+        work_seconds=list(p["work_seconds"]),
     )
 
 
-def _stats(records, policy) -> PropagationStats:
-    def cat(key):
-        out = []
-        for r in records:
-            out.extend(r[key])
-        return out
-
-    terms_in = cat("terms_in")
-    peak = max(r["peak_terms"] for r in records)
-    collapses = sum(r["collapses"] for r in records)
+def _stats(res, policy) -> PropagationStats:
+    """PropagationStats of a run's record (_core.propagate's dict: the whole run)."""
     has_collapse = policy is not None and policy._contains("collapse_sample")
     return PropagationStats(
-        layers=len(terms_in),
-        terms_in=terms_in,
-        terms_out=cat("terms_out"),
-        peak_terms=peak,
-        final_terms=records[-1]["final_terms"],
-        partition=_partition_stats(records),
-        circuit_index=cat("circuit_index"),
-        application_index=cat("application_index"),
-        gate_name=cat("gate_name"),
-        nanos=cat("nanos"),
-        collapses=collapses if has_collapse else None,
-        discarded_weight=cat("discarded_weight"),
-        total_discarded_weight=float(sum(r["total_discarded_weight"] for r in records)),
-        budget_truncations=sum(r["budget_truncations"] for r in records),
-        budget_discarded_weight=float(sum(r["budget_discarded_weight"] for r in records)),
-        gates=cat("gate"),
+        layers=len(res["terms_in"]),
+        terms_in=list(res["terms_in"]),
+        terms_out=list(res["terms_out"]),
+        peak_terms=res["peak_terms"],
+        final_terms=res["final_terms"],
+        partition=_partition_stats(res),
+        circuit_index=list(res["circuit_index"]),
+        application_index=list(res["application_index"]),
+        gate_name=list(res["gate_name"]),
+        nanos=list(res["nanos"]),
+        collapses=res["collapses"] if has_collapse else None,
+        discarded_weight=list(res["discarded_weight"]),
+        total_discarded_weight=float(res["total_discarded_weight"]),
+        budget_truncations=res["budget_truncations"],
+        budget_discarded_weight=float(res["budget_discarded_weight"]),
+        gates=list(res["gate"]),
     )

@@ -10,8 +10,11 @@ from __future__ import annotations
 from ._circuit import (
     Channel,
     make_cnot,
+    make_measure,
+    make_measure_pauli,
     make_pair,
     make_pauli_rotation,
+    make_reset,
     make_rotation,
     make_single,
     make_unitary_1q,
@@ -20,7 +23,7 @@ from ._circuit import (
 
 __all__ = [
     "h", "s", "sdg", "x", "y", "z", "cnot", "cz", "swap", "rz", "rx", "ry",
-    "pauli_rotation", "unitary_1q", "unitary_2q",
+    "pauli_rotation", "unitary_1q", "unitary_2q", "measure", "measure_pauli", "reset",
 ]
 
 
@@ -93,3 +96,19 @@ def unitary_1q(qubit, matrix) -> Channel:
 def unitary_2q(q0, q1, matrix) -> Channel:
     """An arbitrary 4×4 unitary on ``|q0 q1⟩`` (q0 the more significant factor)."""
     return make_unitary_2q(q0, q1, matrix)
+
+
+def measure(qubit) -> Channel:
+    """Measurement of Z on ``qubit`` whose outcome is not used: keeps I and Z there, removes X and Y."""
+    return make_measure(qubit)
+
+
+def measure_pauli(pauli, qubits) -> Channel:
+    """Measurement of the product ``pauli[0]`` on ``qubits[0]`` ⊗ … (any weight): removes every Pauli
+    string that anticommutes with it and keeps the rest."""
+    return make_measure_pauli(pauli, qubits)
+
+
+def reset(qubit, basis="Z") -> Channel:
+    """Reset of ``qubit`` to the +1 eigenstate of ``basis`` (Z: |0⟩, X: |+⟩, Y: |+i⟩)."""
+    return make_reset(qubit, basis)

@@ -18,7 +18,10 @@ the same as stim's, so ``S X S† = +Y`` here and in stim.
 from __future__ import annotations
 
 import json
+import math
 import os
+import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -27,9 +30,9 @@ import numpy as np
 
 from . import _core
 from . import truncation as _truncation
-from ._circuit import Circuit
+from ._circuit import Channel, Circuit
 from ._sum import PauliSum
-from ._util import type_name
+from ._util import index, real, type_name
 
 __all__ = [
     "Task",
@@ -38,6 +41,7 @@ __all__ = [
     "circuit_from_stim",
     "circuit_from_qasm",
     "circuit_from_qiskit",
+    "qasm_registers",
     "stabilizers_from_stim",
 ]
 
@@ -179,9 +183,11 @@ def circuit_from_stim(src):
     """``(Circuit, PauliSum | None)`` from a stim program: text, a path, or a ``stim.Circuit``.
 
     H S S_DAG X Y Z, CX/CNOT CZ SWAP (and CY), DEPOLARIZE1/2, X_ERROR/Y_ERROR/Z_ERROR map to
-    gates and noise; I, TICK, QUBIT_COORDS, SHIFT_COORDS are skipped; OBSERVABLE_INCLUDE with Pauli
-    targets builds the returned observable (one term per instruction, coefficient 1, duplicates
-    adding up; ``None`` when there is none). Everything else is a ``ValueError``.
+    gates and noise; measurements and resets whose results are not used become channels (M MZ MX MY,
+    MR MRX MRY, R RX RY, MXX MYY MZZ, MPP); I, TICK, QUBIT_COORDS, SHIFT_COORDS, MPAD and DETECTOR are
+    skipped; OBSERVABLE_INCLUDE with Pauli targets builds the returned observable (one term per
+    instruction, coefficient 1, duplicates adding up; ``None`` when there is none). Everything else
+    (record-controlled gates, record observables, correlated errors, …) is a ``ValueError``.
     """
     if _is_stim_object(src, "Circuit"):
         circuit, terms = _core.read_stim(str(src), "<stim.Circuit>", None)
@@ -192,16 +198,55 @@ def circuit_from_stim(src):
     return Circuit._wrap(circuit), observable
 
 
-def circuit_from_qasm(src, *, num_qubits=None) -> Circuit:
-    """A ``Circuit`` from an OpenQASM 2.0 program (text or path) over qelib1.inc's gates.
+def _qasm_inputs(params) -> dict:
+    """``params`` as the reader takes them: names to finite reals (numbers, not text)."""
+    if params is None:
+        return {}
+    if not isinstance(params, Mapping):
+        raise TypeError(f"params: expected a mapping of input names to numbers, got {type_name(params)}")
+    inputs = {}
+    for name, value in params.items():
+        if not isinstance(name, str):
+            raise TypeError(f"params: input names are strings, got {type_name(name)}")
+        v = real(value, f"params[{name!r}]")
+        if not math.isfinite(v):
+            raise ValueError(f"params[{name!r}]: {v!r} is not a finite number")
+        inputs[name] = v
+    return inputs
 
-    Registers are laid out in declaration order; ``num_qubits`` (at least their total) widens the
-    circuit. ``measure``, ``reset``, ``if`` and ``opaque`` are ``ValueError``s.
-    """
+
+def _qasm_program(src, num_qubits, params):
     text, path = _source(src, "circuit_from_qasm")
-    n = None if num_qubits is None else int(num_qubits)
-    core = _core.read_qasm(text, "<qasm>", n) if path is None else _core.load_qasm(path, n)
-    return Circuit._wrap(core)
+    n = None if num_qubits is None else index(num_qubits, "num_qubits")
+    inputs = _qasm_inputs(params)
+    if path is None:
+        core, registers, notes = _core.read_qasm_program(text, "<qasm>", n, inputs)
+    else:
+        core, registers, notes = _core.load_qasm_program(path, n, inputs)
+    for note in notes:
+        warnings.warn(note, stacklevel=3)
+    return Circuit._wrap(core), registers
+
+
+def circuit_from_qasm(src, *, num_qubits=None, params=None) -> Circuit:
+    """A ``Circuit`` from an OpenQASM 2 program, or a program in the OpenQASM 3 subset that Qiskit's
+    ``qasm3.dumps`` writes (text or path).
+
+    Every gate of qelib1.inc (and stdgates.inc) is applied exactly; ``measure`` and ``reset`` become
+    channels (a measurement whose outcome is not used removes the Pauli strings that anticommute with
+    it); ``barrier`` is skipped. Registers are laid out in declaration order; ``num_qubits`` (at least
+    their total) widens the circuit. ``params`` gives the values of OpenQASM 3 ``input`` parameters.
+    Classical control (``if``), ``opaque`` gates and OpenQASM 3 control flow are ``ValueError``s with
+    the file, line and column. A program without a version line is read as OpenQASM 2.0 with a warning.
+    """
+    return _qasm_program(src, num_qubits, params)[0]
+
+
+def qasm_registers(src, *, params=None) -> dict:
+    """``{register: [global qubit indices]}`` of an OpenQASM program's qubit registers (declaration
+    order lays them out one after another), for naming qubits as ``q[3]`` in observables."""
+    _, registers = _qasm_program(src, None, params)
+    return {name: list(range(offset, offset + size)) for name, offset, size in registers}
 
 
 # =============================================================================
@@ -227,37 +272,94 @@ def _operator_matrix(operation) -> np.ndarray:
         ) from e
 
 
+_QISKIT_LIBRARY_3Q = {"ccx": "ccx", "toffoli": "ccx", "cswap": "cswap", "fredkin": "cswap", "rccx": "rccx",
+                      "rcccx": "rc3x", "rc3x": "rc3x", "c3x": "c3x", "c4x": "c4x", "c3sx": "c3sqrtx",
+                      "c3sqrtx": "c3sqrtx"}
+_QISKIT_SKIPPED = {"barrier", "delay", "id", "global_phase"}
+_QISKIT_CONTROL_FLOW = {"if_else", "while_loop", "for_loop", "switch_case", "break_loop", "continue_loop", "box"}
+_X = np.array([[0, 1], [1, 0]], dtype=complex)
+_Z = np.diag([1, -1]).astype(complex)
+
+
+def _negated_controls(operation, k: int) -> list:
+    """Per control, whether it acts on |0⟩ (qiskit's ctrl_state: bit i = the state of control i)."""
+    state = getattr(operation, "ctrl_state", None)
+    if state is None:
+        return [False] * k
+    if isinstance(state, str):
+        state = int(state, 2)
+    return [not (int(state) >> i) & 1 for i in range(k)]
+
+
+def _controlled_channels(name, operation, qubits):
+    """Channels of a gate on three or more qubits, or None when it is not one this knows."""
+    params = [float(v) for v in getattr(operation, "params", [])]
+    if name in _QISKIT_LIBRARY_3Q:
+        return _core.standard_gate_channels(_QISKIT_LIBRARY_3Q[name], params, qubits)
+    k = getattr(operation, "num_ctrl_qubits", None)
+    if k is None or len(qubits) - int(k) not in (1, 2):
+        return None
+    k = int(k)
+    if name.startswith("mcx"):
+        core = _X
+    elif name == "ccz":
+        core = _Z
+    elif name in ("mcphase", "mcp", "mcu1"):
+        core = np.diag([1, np.exp(1j * params[0])]).astype(complex)
+    elif getattr(operation, "base_gate", None) is not None:
+        core = _operator_matrix(operation.base_gate)
+        if core.shape == (4, 4):
+            order = [0, 2, 1, 3]  # qiskit's |t1 t0> basis → |t0 t1>
+            core = core[np.ix_(order, order)]
+    else:
+        return None
+    if core.shape not in ((2, 2), (4, 4)) or len(qubits) != k + int(round(np.log2(core.shape[0]))):
+        return None
+    negated = _negated_controls(operation, k)
+    return _core.controlled_gate_channels(negated, [complex(v) for v in core.reshape(-1)], qubits)
+
+
 def circuit_from_qiskit(qc) -> Circuit:
     """A ``Circuit`` from a ``qiskit.QuantumCircuit``.
 
     h s sdg x y z, rz rx ry, cx (→ cnot), cz, swap and rzz/rxx/ryy (→ ``pauli_rotation``) map by
     name; any other one- or two-qubit gate goes through its ``Operator`` matrix to
     ``unitary_1q``/``unitary_2q`` (qiskit's little-endian two-qubit basis is reordered so that
-    the first qubit is the more significant factor, as ``unitary_2q`` expects). ``barrier`` is
-    skipped; measurements, resets, classically conditioned instructions and gates on more than
-    two qubits are ``ValueError``s. Qubit k is ``qc.find_bit(q).index``.
+    the first qubit is the more significant factor, as ``unitary_2q`` expects). Gates on three or
+    more qubits — ccx cswap rccx rcccx c3x c4x c3sx, mcx with its controls, ccz, mcphase and any
+    controlled gate whose base acts on one or two qubits (negative controls included) — are applied
+    exactly (docs/design.md, "Circuit files"). ``measure`` and ``reset`` become channels;
+    ``barrier``, ``delay`` and ``id`` are skipped; classically conditioned instructions and control
+    flow are ``ValueError``s, as are other gates on more than two qubits. Qubit k is
+    ``qc.find_bit(q).index``.
     """
     circuit = Circuit(qc.num_qubits)
     for position, instruction in enumerate(qc.data):
         operation = instruction.operation
         name = operation.name
-        if name == "barrier":
+        if name in _QISKIT_SKIPPED:
             continue
-        if getattr(operation, "condition", None) is not None:
+        if getattr(operation, "condition", None) is not None or name in _QISKIT_CONTROL_FLOW:
             raise ValueError(
-                f"circuit_from_qiskit: instruction {position} ({name!r}) is classically conditioned, "
+                f"circuit_from_qiskit: instruction {position} ({name!r}) is classically controlled, "
                 "which a propagator cannot represent"
             )
-        if name in ("measure", "reset"):
-            raise ValueError(
-                f"circuit_from_qiskit: instruction {position} ({name!r}): measurements and resets are not supported"
-            )
         qubits = [qc.find_bit(q).index for q in instruction.qubits]
+        if name == "measure":
+            circuit.measure(qubits)
+            continue
+        if name == "reset":
+            circuit.reset(qubits)
+            continue
         if len(qubits) > 2:
-            raise ValueError(
-                f"circuit_from_qiskit: instruction {position} ({name!r}) acts on {len(qubits)} qubits; "
-                "only one- and two-qubit gates are supported"
-            )
+            channels = _controlled_channels(name, operation, qubits)
+            if channels is None:
+                raise ValueError(
+                    f"circuit_from_qiskit: instruction {position} ({name!r}) acts on {len(qubits)} qubits and is "
+                    "not a controlled gate with a one- or two-qubit base (decompose it first)"
+                )
+            circuit._push_all([Channel._wrap(ch) for ch in channels])
+            continue
         params = [float(v) for v in getattr(operation, "params", [])] if name in (
             _QISKIT_ROTATION_1Q | set(_QISKIT_ROTATION_2Q)) else []
         if name in _QISKIT_NAMED_1Q:
@@ -313,7 +415,7 @@ def stabilizers_from_stim(src, *, num_qubits=None) -> list:
             f"or stim program text / path; got {type_name(src)}"
         )
     count = len(paulis)
-    width = count if num_qubits is None else int(num_qubits)
+    width = count if num_qubits is None else index(num_qubits, "num_qubits")
     if width < count:
         raise ValueError(
             f"stabilizers_from_stim: num_qubits={width} is smaller than the {count} qubits of the "

@@ -48,9 +48,9 @@ def load(path) -> PauliSum:
         for key in ("num_qubits", "x", "z", "coefficients"):
             if key not in data.files:
                 raise ValueError(f"{os.fspath(path)}: {FORMAT} file is missing the {key!r} field")
-        num_qubits = int(data["num_qubits"])
-        x = np.ascontiguousarray(data["x"], dtype=np.uint64)
-        z = np.ascontiguousarray(data["z"], dtype=np.uint64)
+        num_qubits = _count(data["num_qubits"], path, "num_qubits")
+        x = _words(data["x"], path, "x")
+        z = _words(data["z"], path, "z")
         coefficients = np.ascontiguousarray(data["coefficients"])
     if coefficients.dtype not in (np.complex128, np.float64):
         coefficients = coefficients.astype(np.complex128)
@@ -58,3 +58,22 @@ def load(path) -> PauliSum:
         x = x.reshape(0, 1)
         z = z.reshape(0, 1)
     return PauliSum.from_arrays(x, z, coefficients, num_qubits)
+
+
+def _count(value, path, key) -> int:
+    """A stored count: an integer scalar ≥ 0, never a float rounded down (3.7 qubits is no file of ours)."""
+    value = np.asarray(value)
+    if value.shape != () or not np.issubdtype(value.dtype, np.integer) or int(value) < 0:
+        raise ValueError(f"{os.fspath(path)}: {key!r} must be a non-negative integer, got {value!r}")
+    return int(value)
+
+
+def _words(value, path, key):
+    """Stored Pauli words: unsigned 64-bit, or integers ≥ 0 that convert to them exactly."""
+    value = np.asarray(value)
+    if value.size == 0 and np.issubdtype(value.dtype, np.number):
+        return np.zeros(value.shape, np.uint64)  # no word to round or wrap
+    if not np.issubdtype(value.dtype, np.integer) or (np.issubdtype(value.dtype, np.signedinteger)
+                                                      and int(value.min()) < 0):
+        raise ValueError(f"{os.fspath(path)}: {key!r} must hold unsigned 64-bit words, got dtype {value.dtype}")
+    return np.ascontiguousarray(value, dtype=np.uint64)

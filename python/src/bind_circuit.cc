@@ -104,6 +104,12 @@ void register_circuit(py::module_& m) {
       .def_static("pauli_channel", &Channel::pauli_channel)
       .def_static("depolarize2", &Channel::depolarize2)
       .def_static("amplitude_damping", &Channel::amplitude_damping)
+      .def_static("measure", &Channel::measure)
+      .def_static("measure_pauli",
+                  [](const std::string& pauli, std::vector<Q> qubits) {
+                    return Channel::measure_pauli(pauli, std::move(qubits));
+                  })
+      .def_static("reset", &Channel::reset, py::arg("q"), py::arg("basis") = 'Z')
       .def_property_readonly("name", &Channel::name)
       .def_property_readonly("qubits", &Channel::qubits)
       .def_property_readonly("pauli", &Channel::pauli)
@@ -119,6 +125,8 @@ void register_circuit(py::module_& m) {
                              })
       .def_property_readonly("is_noise", &Channel::is_noise)
       .def_property_readonly("is_rotation", &Channel::is_rotation)
+      .def_property_readonly("is_measurement", &Channel::is_measurement)
+      .def_property_readonly("is_reset", &Channel::is_reset)
       .def_property_readonly("span", &Channel::span)
       .def("adjoint", &Channel::adjoint)
       .def("description", &Channel::description);

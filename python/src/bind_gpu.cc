@@ -15,8 +15,10 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -24,8 +26,10 @@
 #include <variant>
 
 #include "paulistrings/core/any_pauli_sum.h"
-#include "paulistrings/engine/propagate.h"
+#include "paulistrings/gpu/allocation_faults.h"
 #include "paulistrings/gpu/device_sum.h"
+#include "paulistrings/run/memory_budget.h"
+#include "paulistrings/run/propagate.h"
 #include "propagate_run.h"
 
 namespace py = pybind11;
@@ -144,7 +148,7 @@ void check_real_sum_fits(const AnyDeviceSum& any, const Circuit& circuit) {
 py::dict propagate_resident(AnyDeviceSum& any, const Circuit& circuit, const Truncation& policy,
                             const std::string& direction, std::size_t target_bucket_len,
                             std::size_t min_buckets, bool keep_records, py::object layer_callback,
-                            bool poll_signals) {
+                            bool poll_signals, std::optional<std::size_t> memory_limit, bool auto_truncate) {
   const std::size_t qubits =
       any.locked([&] { return any.visit([](const auto& s) { return s.num_qubits(); }); });
   if (qubits != circuit.num_qubits()) {
@@ -162,8 +166,15 @@ py::dict propagate_resident(AnyDeviceSum& any, const Circuit& circuit, const Tru
   args.keep_records = keep_records;
   args.layer_callback = std::move(layer_callback);
   args.poll_signals = poll_signals;
+  // memory_limit: bytes of device memory (run/memory_budget.h), as PauliSum.propagate(device=...) has it.
+  std::size_t max_terms = 0;
+  if (memory_limit)
+    max_terms = device_budget_terms(*memory_limit, any.width(), any.is_complex(), "memory_limit");
   // run_propagation has released the GIL already: under_lock, not locked().
-  return run_propagation(circuit, policy, args, [&](const PropagateOptions& options) {
+  return run_propagation(circuit, policy, args, [&](const PropagateOptions& given) {
+    PropagateOptions options = given;
+    options.max_terms = max_terms;
+    options.auto_truncate = auto_truncate;
     return any.under_lock(
         [&] { return any.visit([&](auto& s) { return gpu::propagate(s, circuit, options); }); });
   });
@@ -177,6 +188,11 @@ void register_gpu(py::module_& m) {
   m.def("cuda_unavailable_reason", &gpu::unavailable_reason,
         "Why cuda_device_count() is 0 (empty otherwise).");
   m.def("describe_device", &gpu::describe_device, py::arg("device"));
+  // Tests only (python/tests/test_memory.py): from the k-th device allocation of the GPU engine on, every
+  // one fails as if the device were full (gpu/allocation_faults.h); 0 turns it off.
+  m.def(
+      "_fail_device_allocations_from", [](std::uint64_t k) { gpu::AllocationFaults::fail_from(k); },
+      py::arg("k"));
 
   py::class_<AnyDeviceSum>(m, "DeviceSum",
                            "A Pauli sum resident on a CUDA device (internal; use paulistrings.GpuPauliSum).")
@@ -215,7 +231,8 @@ void register_gpu(py::module_& m) {
       .def_property_readonly("is_complex", &AnyDeviceSum::is_complex)
       .def("propagate", &propagate_resident, py::arg("circuit"), py::arg("policy"), py::arg("direction"),
            py::arg("target_bucket_len"), py::arg("min_buckets"), py::arg("keep_records"),
-           py::arg("layer_callback"), py::arg("poll_signals"));
+           py::arg("layer_callback"), py::arg("poll_signals"), py::arg("memory_limit") = py::none(),
+           py::arg("auto_truncate") = true);
 }
 
 }  // namespace paulistrings::python

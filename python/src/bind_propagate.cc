@@ -1,24 +1,14 @@
-// _core.propagate: the driver call behind PauliSum.propagate / propagate_with_stats (on the CPU, or
-// with device ≥ 0 on that CUDA device: upload, propagate, download; with partitions > 1, a device list
-// (GPU partitions: PartitionOptions::devices) or an mpi4py communicator through propagate_partitioned,
-// the result dict then carrying "partition"); run_propagation is shared with the resident GPU sum
-// (bind_gpu.cc).
-//
-// The GIL is released for the whole run. Python is re-entered from the driver thread only
-//  - per layer, when the caller passes a layer callback (DEBUG logging of `paulistrings.propagate`
-//    is on: the Python side checks the level once per call, so logging off costs nothing), and
-//  - between layers, at most every kPollInterval, to run PyErr_CheckSignals when the call came
-//    from the main thread (Ctrl-C). A pending KeyboardInterrupt (or an exception raised by the
-//    callback) stops the run after the current layer; it is handed back to Python in the result
-//    (key "exception") so that the caller can write a checkpoint before raising it.
+// _core.propagate: the host sum's propagation, one call into the library's run orchestration
+// (run/orchestrate.h: resume, memory budget, checkpoint schedule and parts, segments) with a RunOptions
+// object built by PauliSum.propagate (_sum.py). The options classes are bound here field by field; the
+// Python-only parts of a call — an mpi4py communicator, the layer callback and Ctrl-C polling
+// (propagate_run.h) — are keyword arguments. The result dict carries "partition" for partitioned runs.
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <unistd.h>
-#include <chrono>
+#include <algorithm>
 #include <cstdint>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -28,157 +18,15 @@
 #include <vector>
 
 #include "mpi_comm.h"
-#include "paulistrings/engine/propagate.h"
+#include "paulistrings/cpu/cpu_engine.h"
 #include "paulistrings/io/checkpoint.h"
-#include "paulistrings/partition/partitioned_propagate.h"
+#include "paulistrings/run/memory_budget.h"
+#include "paulistrings/run/orchestrate.h"
 #include "propagate_run.h"
 
 namespace py = pybind11;
 
 namespace paulistrings::python {
-
-namespace {
-
-/// One field of every record, as a list for Python (the per-layer columns of the stats dicts).
-template <class Record, class Field>
-auto column(const std::vector<Record>& records, Field field) {
-  std::vector<std::decay_t<decltype(field(records.front()))>> out;
-  out.reserve(records.size());
-  for (const Record& r : records) out.push_back(field(r));
-  return out;
-}
-
-}  // namespace
-namespace {
-
-using Clock = std::chrono::steady_clock;
-constexpr auto kPollInterval = std::chrono::milliseconds(20);
-
-/// The original's names for channel types (PropagationStats.gate_name, DEBUG log lines).
-const char* seed_type_name(const Channel& channel) {
-  switch (channel.kind()) {
-    case ChannelKind::h:
-    case ChannelKind::s:
-    case ChannelKind::sdg:
-    case ChannelKind::x:
-    case ChannelKind::y:
-    case ChannelKind::z:
-    case ChannelKind::sx:
-    case ChannelKind::sxdg:
-      return "Clifford1Q";
-    case ChannelKind::cnot:
-    case ChannelKind::cy:
-    case ChannelKind::cz:
-    case ChannelKind::swap:
-    case ChannelKind::iswap:
-    case ChannelKind::iswapdg:
-    case ChannelKind::ecr:
-      return "Clifford2Q";
-    case ChannelKind::pauli_rotation:
-      return "PauliRotation";
-    case ChannelKind::unitary_1q:
-      return "GeneralUnitary1Q";
-    case ChannelKind::unitary_2q:
-      return "GeneralUnitary2Q";
-    case ChannelKind::transfer_matrix:
-      return "TransferMatrix";
-    case ChannelKind::depolarize:
-      return "Depolarizing";
-    case ChannelKind::dephase:
-      return "Dephasing";
-    case ChannelKind::pauli_channel:
-      return "PauliChannel";
-    case ChannelKind::depolarize2:
-      return "Depolarizing2Q";
-    case ChannelKind::amplitude_damping:
-      return "AmplitudeDamping";
-  }
-  return "Channel";
-}
-
-}  // namespace
-
-py::dict run_propagation(const Circuit& circuit, const Truncation& policy, const RunArguments& args,
-                         const std::function<PropagationStats(const PropagateOptions&)>& engine) {
-  PropagateOptions options;
-  options.direction = parse_direction(args.direction);
-  options.truncation = policy;
-  options.target_bucket_len = args.target_bucket_len;
-  options.min_buckets = args.min_buckets;
-  options.threads = args.threads;
-  options.device = args.device;
-  options.keep_layer_records = args.keep_records;
-  options.start_layer = args.start_layer;
-  options.max_terms = args.max_terms;
-  options.auto_truncate = args.auto_truncate;
-
-  // Python objects touched while the GIL is released live here and are only used under it.
-  py::object pending = py::none();
-  bool failed = false;
-  const bool has_callback = !args.layer_callback.is_none();
-  const std::size_t layers = circuit.size();
-  if (has_callback) {
-    options.on_layer = [&](const LayerRecord& r) {
-      if (failed) return;
-      py::gil_scoped_acquire gil;
-      try {
-        args.layer_callback(r.application_index + 1, layers, seed_type_name(circuit[r.circuit_index]),
-                            r.terms_in, r.terms_out, r.wall_ns, r.discarded_weight);
-      } catch (py::error_already_set& e) {
-        pending = e.value();
-        failed = true;
-      }
-    };
-  }
-  auto last_poll = Clock::now() - kPollInterval;
-  options.should_stop = [&](std::size_t done) {
-    if (failed) return true;
-    if (args.stop_every > 0 && done % args.stop_every == 0) return true;
-    if (args.poll_signals) {
-      const auto now = Clock::now();
-      if (now - last_poll >= kPollInterval) {
-        last_poll = now;
-        py::gil_scoped_acquire gil;
-        if (PyErr_CheckSignals() != 0) {
-          py::error_already_set e;
-          pending = e.value();
-          failed = true;
-          return true;
-        }
-      }
-    }
-    return false;
-  };
-
-  PropagationStats stats;
-  {
-    py::gil_scoped_release release;
-    stats = engine(options);
-  }
-
-  py::dict result;
-  const std::vector<LayerRecord>& records = stats.layers;
-  result["terms_in"] = column(records, [](const LayerRecord& r) { return r.terms_in; });
-  result["terms_out"] = column(records, [](const LayerRecord& r) { return r.terms_out; });
-  result["circuit_index"] = column(records, [](const LayerRecord& r) { return r.circuit_index; });
-  result["application_index"] = column(records, [](const LayerRecord& r) { return r.application_index; });
-  result["gate_name"] =
-      column(records, [&](const LayerRecord& r) { return std::string(seed_type_name(circuit[r.circuit_index])); });
-  result["gate"] = column(records, [](const LayerRecord& r) { return r.gate_name; });
-  result["nanos"] = column(records, [](const LayerRecord& r) { return r.wall_ns; });
-  result["discarded_weight"] = column(records, [](const LayerRecord& r) { return r.discarded_weight; });
-  result["collapsed"] = column(records, [](const LayerRecord& r) { return r.collapsed; });
-  result["layers_done"] = stats.layers_done;
-  result["stopped"] = stats.stopped;
-  result["peak_terms"] = stats.peak_terms;
-  result["final_terms"] = stats.final_terms;
-  result["total_discarded_weight"] = stats.discarded_weight;
-  result["collapses"] = stats.collapses;
-  result["budget_truncations"] = stats.budget_truncations;
-  result["budget_discarded_weight"] = stats.budget_discarded_weight;
-  result["exception"] = pending;
-  return result;
-}
 
 namespace {
 
@@ -217,7 +65,8 @@ py::object partition_devices(const std::vector<int>& devices, int device, std::s
     return py::cast(std::vector<int>(rank ? 1 : partitions, device));
   }
   if (!rank) return py::cast(devices);
-  return py::cast(std::vector<int>{devices.size() == 1 ? devices[0] : devices[static_cast<std::size_t>(*rank)]});
+  return py::cast(
+      std::vector<int>{devices.size() == 1 ? devices[0] : devices[static_cast<std::size_t>(*rank)]});
 }
 
 /// PartitionStats as a dict (per-layer lists only when the run kept layer records); rank, size and
@@ -250,141 +99,178 @@ py::dict partition_dict(const PartitionStats& p) {
   return d;
 }
 
+const char* result_name(PartitionResult result) {
+  return result == PartitionResult::local ? "local" : "gather";
+}
+
 PartitionResult parse_result(const std::string& name) {
   if (name == "gather") return PartitionResult::gather;
   if (name == "local") return PartitionResult::local;
   throw std::invalid_argument("result must be 'gather' or 'local', got '" + name + "'");
 }
 
-std::size_t resident_bytes() {
-  std::ifstream statm("/proc/self/statm");
-  std::size_t total = 0, resident = 0;
-  statm >> total >> resident;
-  return resident * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+const char* input_name(PartitionInput input) {
+  switch (input) {
+    case PartitionInput::share:
+      return "share";
+    case PartitionInput::scattered:
+      return "scattered";
+    case PartitionInput::replicated:
+      break;
+  }
+  return "replicated";
+}
+
+PartitionInput parse_input(const std::string& name) {
+  if (name == "replicated") return PartitionInput::replicated;
+  if (name == "share") return PartitionInput::share;
+  if (name == "scattered") return PartitionInput::scattered;
+  throw std::invalid_argument("input must be 'replicated', 'scattered' or 'share', got '" + name + "'");
+}
+
+const char* row_policy_name(PartitionRowPolicy policy) {
+  switch (policy) {
+    case PartitionRowPolicy::seeded_excluding:
+      return "seeded_excluding";
+    case PartitionRowPolicy::cut:
+      return "cut";
+    case PartitionRowPolicy::seeded:
+      break;
+  }
+  return "seeded";
+}
+
+/// A std::optional<std::filesystem::path> field as str | None.
+template <class Class>
+void path_field(py::class_<Class>& c, const char* name, std::optional<std::filesystem::path> Class::*field) {
+  c.def_property(
+      name,
+      [field](const Class& o) -> std::optional<std::string> {
+        if (!(o.*field)) return std::nullopt;
+        return (o.*field)->string();
+      },
+      [field](Class& o, const std::optional<std::string>& path) {
+        if (path) {
+          o.*field = std::filesystem::path(*path);
+        } else {
+          o.*field = std::nullopt;
+        }
+      });
+}
+
+void register_options(py::module_& m) {
+  py::class_<PropagateOptions>(m, "PropagateOptions", "A segment's propagation options (internal).")
+      .def(py::init<>())
+      .def_property(
+          "direction", [](const PropagateOptions& o) { return std::string(to_string(o.direction)); },
+          [](PropagateOptions& o, const std::string& d) { o.direction = parse_direction(d); })
+      .def_readwrite("truncation", &PropagateOptions::truncation)
+      .def_readwrite("target_bucket_len", &PropagateOptions::target_bucket_len)
+      .def_readwrite("min_buckets", &PropagateOptions::min_buckets)
+      .def_readwrite("threads", &PropagateOptions::threads)
+      .def_readwrite("device", &PropagateOptions::device)
+      .def_readwrite("keep_layer_records", &PropagateOptions::keep_layer_records)
+      .def_readwrite("auto_truncate", &PropagateOptions::auto_truncate);
+
+  py::class_<PartitionOptions>(m, "PartitionOptions", "A run's partitions (internal).")
+      .def(py::init<>())
+      .def_readwrite("partitions", &PartitionOptions::partitions)
+      .def_property(
+          "row_policy", [](const PartitionOptions& o) { return std::string(row_policy_name(o.row_policy)); },
+          [](PartitionOptions& o, const std::string& name) { o.row_policy = parse_row_policy(name); })
+      .def_readwrite("row_seed", &PartitionOptions::row_seed)
+      .def_readwrite("excluded_qubits", &PartitionOptions::excluded_qubits)
+      .def_readwrite("cut_blocks", &PartitionOptions::cut_blocks)
+      .def_readwrite("cpu_lists", &PartitionOptions::cpu_lists)
+      .def_readwrite("devices", &PartitionOptions::devices)
+      .def_readwrite("use_nccl", &PartitionOptions::use_nccl)
+      .def_readwrite("route_orbits_from", &PartitionOptions::route_orbits_from)
+      .def_property(
+          "result", [](const PartitionOptions& o) { return std::string(result_name(o.result)); },
+          [](PartitionOptions& o, const std::string& name) { o.result = parse_result(name); })
+      .def_property(
+          "input", [](const PartitionOptions& o) { return std::string(input_name(o.input)); },
+          [](PartitionOptions& o, const std::string& name) { o.input = parse_input(name); });
+
+  py::class_<RunOptions> run(
+      m, "RunOptions",
+      "A run's options (internal; run/run_options.h): propagate, partition, checkpoint, "
+      "checkpoint_every, resume, fingerprint, memory_limit, memory_guard, memory_guard_bytes.");
+  run.def(py::init([] {
+       RunOptions options;
+       // The Python package's words in the messages of a refused run.
+       options.memory_limit_name = "memory_limit";
+       options.stricter_truncation_name = "a stricter policy, e.g. truncation.coeff";
+       options.fingerprint_covers = "run (circuit, direction, policy or starting observable differ)";
+       options.distributed_budget = DistributedBudget::per_rank;  // docs/python.md
+       return options;
+     }))
+      .def_readwrite("propagate", &RunOptions::propagate)
+      .def_readwrite("partition", &RunOptions::partition)
+      .def_readwrite("checkpoint_every", &RunOptions::checkpoint_every)
+      .def_readwrite("fingerprint", &RunOptions::fingerprint)
+      .def_readwrite("memory_limit", &RunOptions::memory_limit)
+      .def_readwrite("memory_guard", &RunOptions::memory_guard)
+      .def_readwrite("memory_guard_bytes", &RunOptions::memory_guard_bytes);
+  path_field(run, "checkpoint", &RunOptions::checkpoint);
+  path_field(run, "resume", &RunOptions::resume);
 }
 
 }  // namespace
 
 void register_propagate(py::module_& m) {
+  register_options(m);
   m.def(
       "propagate",
-      [](AnyPauliSum& sum, const Circuit& circuit, const Truncation& policy, const std::string& direction,
-         std::size_t target_bucket_len, std::size_t min_buckets, int threads, bool keep_records,
-         py::object layer_callback, bool poll_signals, std::size_t start_layer, std::size_t stop_every,
-         std::size_t max_terms, bool auto_truncate, int device, std::size_t partitions,
-         const std::string& row_policy, std::optional<std::uint64_t> row_seed,
-         std::vector<std::size_t> excluded_qubits, std::vector<std::vector<std::size_t>> cut_blocks,
-         py::object comm, const std::string& result, std::vector<std::vector<int>> cpu_lists,
-         std::vector<int> devices, bool use_nccl, const std::string& input,
-         std::optional<std::size_t> route_orbits_from) {
-        RunArguments args;
-        args.direction = direction;
-        args.target_bucket_len = target_bucket_len;
-        args.min_buckets = min_buckets;
-        args.threads = threads;
-        args.device = device;
-        args.keep_records = keep_records;
-        args.layer_callback = std::move(layer_callback);
-        args.poll_signals = poll_signals;
-        args.start_layer = start_layer;
-        args.stop_every = stop_every;
-        args.max_terms = max_terms;
-        args.auto_truncate = auto_truncate;
-        if (partitions <= 1 && comm.is_none() && cpu_lists.empty() && devices.empty()) {
-          // device ≥ 0: propagate() uploads, runs on that CUDA device and downloads into `sum`.
-          return run_propagation(circuit, policy, args, [&](const PropagateOptions& options) {
-            return propagate(sum, circuit, options);
-          });
-        }
-        // Partitioned: in-process partitions (threads of this process), or one partition per MPI rank
-        // of the mpi4py communicator `comm` (collective). Each partition runs the CPU engine, or the GPU
-        // engine on devices[r] (in-process: the list sets the partition count; under comm one entry for
-        // this rank or one per rank), or on `device` for every partition when the list is empty; the
-        // library checks the list against the partition count.
-        PartitionOptions partition;
-        partition.partitions = partitions;
-        partition.row_policy = parse_row_policy(row_policy);
-        if (row_seed) partition.row_seed = *row_seed;
-        partition.excluded_qubits = std::move(excluded_qubits);
-        partition.cut_blocks = std::move(cut_blocks);
-        partition.cpu_lists = std::move(cpu_lists);
-        partition.result = parse_result(result);
-        partition.devices = devices;
-        partition.use_nccl = use_nccl;
-        if (route_orbits_from) partition.route_orbits_from = *route_orbits_from;
-        partition.input = input == "scattered" ? PartitionInput::scattered
-                          : input == "share"   ? PartitionInput::share
-                                               : PartitionInput::replicated;
+      [](AnyPauliSum& sum, const Circuit& circuit, RunOptions options, py::object comm,
+         py::object layer_callback, bool poll_signals) {
+        // One choice for every engine (run/propagate.h): a device ≥ 0 alone runs the single-GPU engine;
+        // partitions > 1, a device list, CPU lists or an mpi4py communicator `comm` (collective: one
+        // partition per rank) run partitioned; the library checks the options.
         std::function<std::unique_ptr<Transport>()> make_transport;
         if (!comm.is_none()) make_transport = mpi_transport_factory(comm);  // GIL held: reads the object
-        PartitionStats partition_stats;
+        PythonHooks hooks(circuit, std::move(layer_callback), poll_signals);
+        options.propagate.on_layer = hooks.on_layer();
+        options.interrupted = hooks.interrupted();
+        const std::vector<int> devices = options.partition.devices;
+        const int device = options.propagate.device;
+        RunResult run;
         std::optional<int> rank, size;
-        py::dict out = run_propagation(circuit, policy, args, [&](const PropagateOptions& options) {
+        {
+          py::gil_scoped_release release;
           std::unique_ptr<Transport> transport;
           if (make_transport) {
             transport = make_transport();  // MPI_Comm_dup: collective, without the GIL
-            partition.transport = transport.get();
+            options.partition.transport = transport.get();
             rank = transport->rank();
             size = transport->size();
           }
-          PartitionedPropagation run = propagate_partitioned(sum, circuit, options, partition);
-          partition_stats = std::move(run.partitions);
-          return std::move(run.stats);
-        });
-        py::dict stats = partition_dict(partition_stats);
+          run = orchestrate(sum, circuit, std::move(options));
+        }
+        py::dict out = stats_dict(run.stats, circuit);
+        out["interrupted"] = run.interrupted;
+        out["exception"] = hooks.pending();
+        if (run.engine != EngineKind::partitioned && run.engine != EngineKind::distributed) return out;
+        py::dict stats = partition_dict(run.partitions);
         if (rank) {
           stats["rank"] = *rank;
           stats["size"] = *size;
         }
-        stats["devices"] = partition_devices(devices, device, partition_stats.partitions, rank);
+        stats["devices"] = partition_devices(devices, device, run.partitions.partitions, rank);
         out["partition"] = stats;
         return out;
       },
-      py::arg("sum"), py::arg("circuit"), py::arg("policy"), py::arg("direction"),
-      py::arg("target_bucket_len"), py::arg("min_buckets"), py::arg("threads"), py::arg("keep_records"),
-      py::arg("layer_callback"), py::arg("poll_signals"), py::arg("start_layer"), py::arg("stop_every"),
-      py::arg("max_terms"), py::arg("auto_truncate"), py::arg("device") = -1, py::arg("partitions") = 1,
-      py::arg("row_policy") = "seeded", py::arg("row_seed") = py::none(),
-      py::arg("excluded_qubits") = std::vector<std::size_t>{},
-      py::arg("cut_blocks") = std::vector<std::vector<std::size_t>>{}, py::arg("comm") = py::none(),
-      py::arg("result") = "gather", py::arg("cpu_lists") = std::vector<std::vector<int>>{},
-      py::arg("devices") = std::vector<int>{}, py::arg("use_nccl") = false,
-      py::arg("input") = "replicated", py::arg("route_orbits_from") = py::none());
+      py::arg("sum"), py::arg("circuit"), py::arg("options"), py::kw_only(), py::arg("comm") = py::none(),
+      py::arg("layer_callback") = py::none(), py::arg("poll_signals") = false);
 
   m.def("mpi4py_support", &mpi4py_support);
 
   m.def("run_fingerprint", &run_fingerprint);
-  m.def("resident_bytes", &resident_bytes);
+  m.def("resident_bytes", [] { return resident_bytes(); });
   m.def("available_cpus", &available_cpus);
-
-  m.def("save_checkpoint",
-        [](const std::string& path, const AnyPauliSum& sum, std::uint64_t circuit_fingerprint,
-           std::uint64_t task_fingerprint, std::uint64_t layers_done) {
-          // Streamed from the sum itself (no copy); like propagate, the sum must not change meanwhile.
-          py::gil_scoped_release release;
-          io::save_checkpoint(path, circuit_fingerprint, task_fingerprint, layers_done, sum);
-        });
-  // Checkpoints in parts (io/checkpoint.h): one file per rank of a comm= run.
+  // Checkpoints in parts (io/checkpoint.h): the name of one rank's part (for messages).
   m.def("checkpoint_part_path", [](const std::string& path, std::size_t part, std::size_t parts) {
     return io::checkpoint_part_path(path, part, parts).string();
-  });
-  m.def("checkpoint_parts", [](const std::string& path) { return io::checkpoint_parts(path); });
-  m.def("remove_other_checkpoints", [](const std::string& path, std::size_t keep_parts) {
-    io::remove_other_checkpoints(path, keep_parts);
-  });
-  // A checkpoint as (sum, circuit fingerprint, task fingerprint, layers done), read without the GIL.
-  const auto loaded = [](const std::function<io::Checkpoint()>& load) {
-    io::Checkpoint checkpoint;
-    {
-      py::gil_scoped_release release;
-      checkpoint = load();
-    }
-    return py::make_tuple(std::move(checkpoint.sum), checkpoint.circuit_fingerprint,
-                          checkpoint.task_fingerprint, checkpoint.layers_done);
-  };
-  m.def("load_checkpoint", [loaded](const std::string& path) { return loaded([&] { return io::load_checkpoint(path); }); });
-  m.def("load_checkpoint_share", [loaded](const std::string& path, std::size_t parts, std::size_t rank, std::size_t ranks) {
-    return loaded([&] { return io::load_checkpoint_share(path, parts, rank, ranks); });
   });
 }
 

@@ -3,18 +3,23 @@
 //
 // Exceptions: std::invalid_argument (and io::ParseError, which derives from it) → ValueError,
 // std::out_of_range → IndexError, std::runtime_error and other std::exception → RuntimeError
-// (pybind11's defaults), MemoryBudgetExceeded → MemoryError, std::bad_alloc → MemoryError; from the GPU
+// (pybind11's defaults), MemoryBudgetExceeded → MemoryError, HostMemoryExceeded → HostMemoryExceeded (a
+// MemoryError), std::bad_alloc → MemoryError; from the GPU
 // engine gpu::GpuOutOfMemory → MemoryError, gpu::GpuUnavailable (no CUDA build, no device, no such
-// ordinal; the message says which) and gpu::GpuError → RuntimeError.
+// ordinal; the message says which) and gpu::GpuError → RuntimeError; CheckpointNotFound (nothing at a
+// resume path) → FileNotFoundError.
 
 #include <pybind11/pybind11.h>
 
 #include <new>
 #include <stdexcept>
+#include <string>
 
 #include "mpi_comm.h"
-#include "paulistrings/engine/propagate.h"
+#include "paulistrings/engine/stats.h"
 #include "paulistrings/gpu/device_sum.h"
+#include "paulistrings/run/checkpoints.h"
+#include "paulistrings/run/propagate.h"
 
 namespace py = pybind11;
 
@@ -35,6 +40,9 @@ PYBIND11_MODULE(_core, m) {
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
+    } catch (const paulistrings::CheckpointNotFound& e) {
+      const std::string path = py::repr(py::str(e.path().string()));
+      PyErr_SetString(PyExc_FileNotFoundError, ("resume: no checkpoint file at " + path).c_str());
     } catch (const paulistrings::MemoryBudgetExceeded& e) {
       PyErr_SetString(PyExc_MemoryError, e.what());
     } catch (const paulistrings::gpu::GpuOutOfMemory& e) {
@@ -45,6 +53,10 @@ PYBIND11_MODULE(_core, m) {
       PyErr_SetString(PyExc_RuntimeError, e.what());
     }
   });
+
+  // A MemoryError subclass: paulistrings.HostMemoryExceeded (the host memory guard, or std::bad_alloc in
+  // a layer); the message names the layer, the terms, the bytes and the ways out.
+  py::register_exception<paulistrings::HostMemoryExceeded>(m, "HostMemoryExceeded", PyExc_MemoryError);
 
   paulistrings::python::register_sum(m);
   paulistrings::python::register_circuit(m);

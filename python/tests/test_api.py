@@ -681,7 +681,7 @@ def test_library_exceptions_map_to_python_types(tmp_path):
     with pytest.raises(RuntimeError):  # std::runtime_error (file cannot be read)
         _core.load_stim(str(tmp_path / "missing.stim"))
     with pytest.raises(ValueError):  # io::ParseError derives from std::invalid_argument
-        _core.read_stim("H 0\nM 0\n")
+        _core.read_stim("H 0\nM X0\n")
     with pytest.raises(IndexError):  # std::out_of_range
         _core.Circuit(1).at(0)
     with pytest.raises(FileNotFoundError):

@@ -281,9 +281,9 @@ def test_layer_logging_is_free_when_disabled(monkeypatch):
     seen = []
     real = _core.propagate
 
-    def spy(*args):
-        seen.append(args[8])  # the per-layer callback handed to the engine
-        return real(*args)
+    def spy(*args, **kwargs):
+        seen.append(kwargs["layer_callback"])  # the per-layer callback handed to the engine
+        return real(*args, **kwargs)
 
     monkeypatch.setattr(_core, "propagate", spy)
     logger = logging.getLogger("paulistrings.propagate")

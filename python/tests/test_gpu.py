@@ -262,19 +262,24 @@ def test_without_gpu_the_core_raises_runtime_error(no_gpu):
     c.h(0)
     with pytest.raises(RuntimeError, match="CUDA"):
         _core.DeviceSum(s._s, 0)
+
+    def run_options(device=-1, partitions=1, devices=()):
+        options = _core.RunOptions()
+        options.propagate.device = device
+        options.partition.partitions = partitions
+        options.partition.devices = list(devices)
+        return options
+
     with pytest.raises(RuntimeError, match="CUDA"):
-        _core.propagate(s._s.copy(), c._c, _core.Truncation(), "forward", 1024, 128, 0, False, None, False, 0, 0,
-                        0, True, 0)
+        _core.propagate(s._s.copy(), c._c, run_options(device=0))
     with pytest.raises(RuntimeError, match="CUDA"):
         _core.describe_device(0)
     # GPU partitions: the library's partition throws gpu::GpuUnavailable; its check of the list
     # against the partition count comes first.
     with pytest.raises(RuntimeError, match="CUDA"):
-        _core.propagate(s._s.copy(), c._c, _core.Truncation(), "forward", 1024, 128, 0, False, None, False, 0, 0,
-                        0, True, -1, partitions=2, devices=[0, 0])
+        _core.propagate(s._s.copy(), c._c, run_options(partitions=2, devices=[0, 0]))
     with pytest.raises(ValueError, match="partitions = 4 but 2 devices"):
-        _core.propagate(s._s.copy(), c._c, _core.Truncation(), "forward", 1024, 128, 0, False, None, False, 0, 0,
-                        0, True, -1, partitions=4, devices=[0, 0])
+        _core.propagate(s._s.copy(), c._c, run_options(partitions=4, devices=[0, 0]))
 
 
 # ---------------------------------------------------------------- with a GPU

@@ -114,10 +114,10 @@ def test_circuit_from_stim_text_path_and_object(tmp_path):
     fake_stim_circuit = type("Circuit", (), {"__module__": "stim", "__str__": lambda self: "H 0\nH 1"})()
     c2, obs2 = interop.circuit_from_stim(fake_stim_circuit)
     assert len(c2) == 2 and obs2 is None
-    with pytest.raises(ValueError, match="M"):
-        interop.circuit_from_stim("H 0\nM 0\n")
+    with pytest.raises(ValueError, match="record targets"):
+        interop.circuit_from_stim("H 0\nM 0\nCX rec[-1] 1\n")
     with pytest.raises(ValueError):
-        interop.circuit_from_stim("DETECTOR rec[-1]\n")
+        interop.circuit_from_stim("DETECTOR 0\n")
     with pytest.raises(ValueError):
         interop.circuit_from_stim("CX 0\n")
     with pytest.raises(TypeError):
@@ -134,8 +134,10 @@ def test_circuit_from_qasm(tmp_path):
     path = tmp_path / "c.qasm"
     path.write_text(text)
     assert interop.circuit_from_qasm(path).gates == c.gates
-    with pytest.raises(ValueError, match="measure"):
-        interop.circuit_from_qasm('OPENQASM 2.0;\ninclude "qelib1.inc";\nqreg q[1];\ncreg c[1];\nmeasure q[0] -> c[0];\n')
+    measured = interop.circuit_from_qasm('OPENQASM 2.0;\ninclude "qelib1.inc";\nqreg q[1];\ncreg c[1];\nmeasure q[0] -> c[0];\n')
+    assert measured.gates == [{"name": "measure", "qubits": [0]}]
+    with pytest.raises(ValueError, match="classical control 'if'"):
+        interop.circuit_from_qasm('OPENQASM 2.0;\nqreg q[1];\ncreg c[1];\nif (c == 1) x q[0];\n')
     with pytest.raises(ValueError):
         interop.circuit_from_qasm(text, num_qubits=2)
 
@@ -171,10 +173,76 @@ def test_circuit_from_qiskit_named_gates():
     c = interop.circuit_from_qiskit(qc)
     assert [g["name"] for g in c.gates] == ["h", "sdg", "cnot", "rz", "pauli_rotation", "swap"]
     assert c.gates[4] == {"name": "pauli_rotation", "qubits": [1, 2], "pauli": "ZZ", "theta": 0.25}
-    with pytest.raises(ValueError, match="measure"):
-        interop.circuit_from_qiskit(FakeQuantumCircuit(1, [FakeInstruction("measure", [0])]))
-    with pytest.raises(ValueError, match="3 qubits"):
-        interop.circuit_from_qiskit(FakeQuantumCircuit(3, [FakeInstruction("ccx", [0, 1, 2])]))
+    measured = interop.circuit_from_qiskit(
+        FakeQuantumCircuit(2, [FakeInstruction("measure", [1]), FakeInstruction("reset", [0]),
+                               FakeInstruction("delay", [0], [100])]))
+    assert measured.gates == [{"name": "measure", "qubits": [1]}, {"name": "reset", "qubits": [0]}]
+    with pytest.raises(ValueError, match="acts on 3 qubits"):
+        interop.circuit_from_qiskit(FakeQuantumCircuit(3, [FakeInstruction("mystery", [0, 1, 2])]))
+    with pytest.raises(ValueError, match="classically controlled"):
+        interop.circuit_from_qiskit(FakeQuantumCircuit(1, [FakeInstruction("if_else", [0])]))
+
+
+def _propagated(circuit, terms, n):
+    from test_dense_oracle import labels_of
+
+    return labels_of(PauliSum.from_strings(terms, num_qubits=n).propagate(circuit, direction="heisenberg"))
+
+
+def test_circuit_from_qiskit_three_qubit_and_controlled_gates_match_the_qasm_library():
+    terms = {"XIZY": 0.7, "ZZXI": -0.4, "IYYX": 0.25, "XXXX": 0.5}
+    header = 'OPENQASM 2.0;\ninclude "qelib1.inc";\nqreg q[4];\n'
+    # ccx and cswap by name, mcx by its control count, a negated control through ctrl_state.
+    ccx = FakeInstruction("ccx", [2, 0, 3])
+    mcx = FakeInstruction("mcx", [0, 1, 2, 3])
+    mcx.operation.num_ctrl_qubits = 3
+    negated = FakeInstruction("mcx", [1, 3, 0])
+    negated.operation.num_ctrl_qubits = 2
+    negated.operation.ctrl_state = 0b01  # control 1 (qubit 3) on |0⟩
+    qc = FakeQuantumCircuit(4, [ccx, FakeInstruction("cswap", [1, 2, 0]), mcx, negated])
+    expected = interop.circuit_from_qasm(
+        header + "ccx q[2], q[0], q[3];\ncswap q[1], q[2], q[0];\nc3x q[0], q[1], q[2], q[3];\n"
+        "x q[3];\nccx q[1], q[3], q[0];\nx q[3];\n")
+    actual = _propagated(interop.circuit_from_qiskit(qc), terms, 4)
+    reference = _propagated(expected, terms, 4)
+    assert set(actual) == set(reference)
+    for label in reference:
+        assert abs(actual[label] - reference[label]) < 1e-12
+
+
+def test_circuit_from_qasm_reads_openqasm3_with_params_and_registers():
+    text = ('OPENQASM 3.0;\ninclude "stdgates.inc";\ninput float[64] theta;\nqubit[2] a;\nqubit[1] b;\n'
+            "bit[3] c;\nrz(theta) a[1];\nctrl @ x a[0], b[0];\nc[0] = measure a[0];\nreset b;\n")
+    c = interop.circuit_from_qasm(text, params={"theta": 0.5})
+    assert c.num_qubits == 3
+    assert c.gates[0] == {"name": "rz", "qubits": [1], "theta": 0.5}
+    assert [g["name"] for g in c.gates[-2:]] == ["measure", "reset"]
+    assert interop.qasm_registers(text, params={"theta": 0.0}) == {"a": [0, 1], "b": [2]}
+    with pytest.raises(ValueError, match="input 'theta' has no value"):
+        interop.circuit_from_qasm(text)
+    with pytest.raises(ValueError, match="no input of that name"):
+        interop.circuit_from_qasm(text, params={"theta": 0.1, "phi": 2.0})
+    # Input values are finite numbers, never text that happens to parse.
+    with pytest.raises(TypeError, match=r"params\['theta'\]: must be real number, not str"):
+        interop.circuit_from_qasm(text, params={"theta": "0.5"})
+    with pytest.raises(ValueError, match=r"params\['theta'\]: nan is not a finite number"):
+        interop.circuit_from_qasm(text, params={"theta": float("nan")})
+    with pytest.raises(TypeError, match="params: expected a mapping"):
+        interop.circuit_from_qasm(text, params=[("theta", 0.5)])
+    with pytest.raises(TypeError, match="cannot be interpreted as an integer"):
+        interop.circuit_from_qasm(text, num_qubits=3.0, params={"theta": 0.5})
+    assert interop.circuit_from_qasm(text, params={"theta": np.float64(0.5)}).gates[0]["theta"] == 0.5
+    with pytest.raises(ValueError, match=r"<qasm>:3:1: loop 'for' is not supported"):
+        interop.circuit_from_qasm('OPENQASM 3;\nqubit q;\nfor int i in [0:1] { x q; }\n')
+    with pytest.warns(UserWarning, match="no 'OPENQASM' version line"):
+        old = interop.circuit_from_qasm('include "qelib1.inc";\nqreg q[1];\nh q[0];\n')
+    assert old.gates == [{"name": "h", "qubits": [0]}]
+
+
+def test_circuit_from_stim_measurements():
+    c, obs = interop.circuit_from_stim("H 0\nCX 0 1\nM 0\nMPP X0*X1\nR 1\nDETECTOR rec[-1]\nOBSERVABLE_INCLUDE(0) Z0\n")
+    assert [g["name"] for g in c.gates] == ["h", "cnot", "measure", "measure_pauli", "reset"]
+    assert obs is not None
 
 
 def test_circuit_from_qiskit_real_qiskit():

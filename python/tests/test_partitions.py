@@ -294,7 +294,7 @@ def test_partitions_auto_pins_one_partition_per_numa_node(monkeypatch):
     run = paulistrings._sum._core.propagate
 
     def spy(*args, **kwargs):
-        seen.append(kwargs.get("cpu_lists"))
+        seen.append(args[2].partition.cpu_lists)  # the RunOptions handed to the library
         return run(*args, **kwargs)
 
     monkeypatch.setattr(paulistrings._sum._core, "propagate", spy)

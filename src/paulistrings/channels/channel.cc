@@ -3,6 +3,7 @@
 #include "paulistrings/channels/channel.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -230,26 +231,48 @@ std::vector<Complex> clifford_matrix(ChannelKind kind) {
 }
 
 Channel Channel::make(Data data) {
-  if (data.kind != ChannelKind::pauli_rotation && data.heisenberg.dim == 0)
-    data.heisenberg = data.forward.adjoint();
-  for (const TransferMatrix* t : {&data.forward, &data.heisenberg}) {
-    for (const Complex& v : t->entries) data.complex_transfer |= v.imag() != 0.0;
+  const bool rotation_form = data.kind == ChannelKind::pauli_rotation ||
+                             (data.kind == ChannelKind::measure && data.qubits.size() > 2);
+  if (!data.tables && !rotation_form) {  // the rotation form has no tables
+    if (data.heisenberg.dim == 0) data.heisenberg = data.forward.adjoint();
+    data.tables = std::make_shared<const std::pair<TransferMatrix, TransferMatrix>>(
+        std::move(data.forward), std::move(data.heisenberg));
+  }
+  data.forward = {};
+  data.heisenberg = {};
+  if (data.tables) {
+    for (const TransferMatrix* t : {&data.tables->first, &data.tables->second}) {
+      for (const Complex& v : t->entries) data.complex_transfer |= v.imag() != 0.0;
+    }
   }
   return Channel(std::make_shared<const Data>(std::move(data)));
 }
 
 Channel Channel::clifford(ChannelKind kind, std::string name, std::vector<Qubit> qubits) {
   check_distinct(name, qubits);
-  const int k = static_cast<int>(qubits.size());
-  TransferMatrix t = unitary_transfer_matrix(clifford_matrix(kind), k);
-  // Clifford tables are signed permutations: make them exact.
-  for (Complex& v : t.entries) {
-    const double rounded = std::round(v.real());
-    if (std::abs(v.real() - rounded) > 1e-12) throw std::logic_error("Clifford table is not integral");
-    v = rounded;
-  }
+  // One pair of tables per Clifford kind, computed once and shared by every channel of that kind.
+  static const auto tables = [] {
+    std::array<std::shared_ptr<const std::pair<TransferMatrix, TransferMatrix>>,
+               static_cast<std::size_t>(ChannelKind::ecr) + 1>
+        all;
+    for (int k = 0; k <= static_cast<int>(ChannelKind::ecr); ++k) {
+      const auto c = static_cast<ChannelKind>(k);
+      const int qubits = c < ChannelKind::cnot ? 1 : 2;
+      TransferMatrix t = unitary_transfer_matrix(clifford_matrix(c), qubits);
+      // Clifford tables are signed permutations: make them exact.
+      for (Complex& v : t.entries) {
+        const double rounded = std::round(v.real());
+        if (std::abs(v.real() - rounded) > 1e-12) throw std::logic_error("Clifford table is not integral");
+        v = rounded;
+      }
+      TransferMatrix adjoint = t.adjoint();
+      all[static_cast<std::size_t>(k)] =
+          std::make_shared<const std::pair<TransferMatrix, TransferMatrix>>(std::move(t), std::move(adjoint));
+    }
+    return all;
+  }();
   Data data{kind, std::move(name), std::move(qubits)};
-  data.forward = std::move(t);
+  data.tables = tables[static_cast<std::size_t>(kind)];
   return make(std::move(data));
 }
 
@@ -412,6 +435,63 @@ Channel Channel::amplitude_damping(double gamma, Qubit q) {
   return make(std::move(data));
 }
 
+Channel Channel::measure(Qubit q) { return measure_pauli("Z", {q}); }
+
+Channel Channel::measure_pauli(std::string_view pauli, std::vector<Qubit> qubits) {
+  const bool plain = pauli == "Z" && qubits.size() == 1;
+  const std::string name = plain ? "measure" : "measure_pauli";
+  if (pauli.empty()) invalid(name, "the measured Pauli product is empty");
+  if (pauli.size() != qubits.size()) {
+    invalid(name, "Pauli product '" + std::string(pauli) + "' has " + std::to_string(pauli.size()) +
+                      " letters but " + std::to_string(qubits.size()) + " qubits are given");
+  }
+  for (char c : pauli) {
+    if (c != 'X' && c != 'Y' && c != 'Z') {
+      invalid(name, "Pauli product '" + std::string(pauli) + "' contains '" + std::string(1, c) +
+                        "' (only X, Y, Z allowed)");
+    }
+  }
+  check_distinct(name, qubits);
+  Data data{ChannelKind::measure, name, std::move(qubits)};
+  data.pauli = std::string(pauli);
+  data.is_noise = true;
+  if (data.qubits.size() <= 2) {
+    // Diagonal: a local pattern survives (amplitude 1) when it commutes with the measured one.
+    const int k = static_cast<int>(data.qubits.size());
+    const int dim = 1 << (2 * k);
+    int measured = 0;
+    for (int j = 0; j < k; ++j) {
+      const char c = data.pauli[static_cast<std::size_t>(j)];
+      measured |= (c == 'X' ? 1 : c == 'Z' ? 2 : 3) << (2 * j);
+    }
+    data.forward = {dim, std::vector<Complex>(static_cast<std::size_t>(dim * dim))};
+    for (int in = 0; in < dim; ++in) {
+      int anticommuting = 0;  // qubits where both patterns are non-identity and differ
+      for (int j = 0; j < k; ++j) {
+        const int a = (in >> (2 * j)) & 3, b = (measured >> (2 * j)) & 3;
+        anticommuting += a != 0 && b != 0 && a != b;
+      }
+      if (anticommuting % 2 == 0) data.forward.entries[static_cast<std::size_t>(in * dim + in)] = 1.0;
+    }
+  }
+  return make(std::move(data));
+}
+
+Channel Channel::reset(Qubit q, char basis) {
+  if (basis != 'X' && basis != 'Y' && basis != 'Z') {
+    invalid("reset", "basis '" + std::string(1, basis) + "' is not X, Y or Z");
+  }
+  Data data{ChannelKind::reset, basis == 'Z' ? "reset" : basis == 'X' ? "reset_x" : "reset_y", {q}};
+  data.pauli = std::string(1, basis);
+  data.is_noise = true;
+  const int b = basis == 'X' ? 1 : basis == 'Z' ? 2 : 3;  // pattern code I=0 X=1 Z=2 Y=3
+  // Forward: ρ → tr(ρ)·|b⟩⟨b| = tr(ρ)·(I + B)/2, so I → I + B and X, Y, Z → 0. Row = output, column = input.
+  data.forward = {4, std::vector<Complex>(16)};
+  data.forward.entries[0] = 1.0;
+  data.forward.entries[static_cast<std::size_t>(b * 4)] = 1.0;
+  return make(std::move(data));
+}
+
 Qubit Channel::span() const {
   Qubit top = 0;
   for (Qubit q : data_->qubits) top = std::max(top, q + 1);
@@ -419,12 +499,16 @@ Qubit Channel::span() const {
 }
 
 const TransferMatrix& Channel::transfer(Direction direction) const {
-  if (is_rotation()) throw std::logic_error("rotations have no local transfer matrix");
-  return direction == Direction::forward ? data_->forward : data_->heisenberg;
+  if (uses_rotation_form()) throw std::logic_error(description() + " has no local transfer matrix");
+  return direction == Direction::forward ? data_->tables->first : data_->tables->second;
 }
 
 Channel Channel::adjoint() const {
   const Data& d = *data_;
+  if (d.kind == ChannelKind::measure || d.kind == ChannelKind::reset) {
+    invalid(d.name, description() + " is a " + (d.kind == ChannelKind::measure ? "measurement" : "reset") +
+                        " and has no adjoint gate (circuit adjoint needs unitary gates)");
+  }
   if (d.is_noise) {
     invalid(d.name, "noise channel on " + description() +
                         " has no adjoint gate (circuit adjoint needs unitary gates)");
@@ -450,8 +534,8 @@ Channel Channel::adjoint() const {
       return unitary_2q(d.qubits[0], d.qubits[1], conjugate_transpose(d.matrix, 4));
     case ChannelKind::transfer_matrix: {
       Data inverse{d.kind, d.name + "_adjoint", d.qubits};
-      inverse.forward = d.heisenberg;
-      inverse.heisenberg = d.forward;
+      inverse.tables = std::make_shared<const std::pair<TransferMatrix, TransferMatrix>>(d.tables->second,
+                                                                                         d.tables->first);
       return make(std::move(inverse));
     }
     default:
@@ -462,7 +546,9 @@ Channel Channel::adjoint() const {
 std::string Channel::description() const {
   const Data& d = *data_;
   std::string text = d.name;
-  if (d.kind == ChannelKind::pauli_rotation) {
+  if (d.kind == ChannelKind::measure && d.name == "measure_pauli") {
+    text += "(pauli=" + d.pauli + ")";
+  } else if (d.kind == ChannelKind::pauli_rotation) {
     text += "(";
     if (d.name == "pauli_rotation") text += "pauli=" + d.pauli + ", ";
     text += "theta=" + format_double(d.theta) + ")";

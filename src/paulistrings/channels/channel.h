@@ -35,6 +35,7 @@ enum class ChannelKind : std::uint8_t {
   unitary_1q, unitary_2q,                                                  // general unitaries via their PTM
   transfer_matrix,                                                         // raw PTM or a user-defined map
   depolarize, dephase, pauli_channel, depolarize2, amplitude_damping,      // noise
+  measure, reset,                                                          // measurement and reset
 };
 // clang-format on
 
@@ -96,12 +97,24 @@ class Channel {
   static Channel pauli_channel(double px, double py, double pz, Qubit q);
   static Channel depolarize2(double p, Qubit q0, Qubit q1);
   static Channel amplitude_damping(double gamma, Qubit q);
+  // Measurement and reset, as the channels they are when no outcome is used afterwards (docs/design.md,
+  // "Circuit files"). A non-selective measurement of the Pauli product P keeps every Pauli string that
+  // commutes with P and removes every one that anticommutes (both directions: the map is self-adjoint).
+  /// Measurement of Z on q (OpenQASM's `measure q -> c`).
+  static Channel measure(Qubit q);
+  /// Measurement of the product pauli[0]@qubits[0] · pauli[1]@qubits[1] · …, any weight ≥ 1 (stim's MPP,
+  /// MX MY MZ, MXX …). Up to two qubits it is a local table; above, the rotation form with cos = sin = 0.
+  static Channel measure_pauli(std::string_view pauli, std::vector<Qubit> qubits);
+  /// Reset of q to the +1 eigenstate of `basis` (Z: |0⟩, X: |+⟩, Y: |+i⟩). Forward: I → I + B and every
+  /// other Pauli → 0; Heisenberg: B → I, I → I, the other two → 0.
+  static Channel reset(Qubit q, char basis = 'Z');
 
   ChannelKind kind() const { return data_->kind; }
   /// Task-JSON vocabulary name: "h", "cnot", "rz", "pauli_rotation", "depolarize", ...
   const std::string& name() const { return data_->name; }
   const std::vector<Qubit>& qubits() const { return data_->qubits; }
-  /// Rotation letters (one per qubit) for pauli_rotation; empty otherwise.
+  /// Rotation letters (one per qubit) for pauli_rotation, measured letters for measure, the basis letter
+  /// for reset; empty otherwise.
   const std::string& pauli() const { return data_->pauli; }
   /// θ for rotations; 0 otherwise.
   double theta() const { return data_->theta; }
@@ -110,10 +123,16 @@ class Channel {
   /// Row-major unitary matrix for unitary_1q / unitary_2q; empty otherwise.
   const std::vector<Complex>& matrix() const { return data_->matrix; }
   bool is_rotation() const { return data_->kind == ChannelKind::pauli_rotation; }
+  /// Non-unitary: noise, measurement or reset (no adjoint gate).
   bool is_noise() const { return data_->is_noise; }
+  bool is_measurement() const { return data_->kind == ChannelKind::measure; }
+  bool is_reset() const { return data_->kind == ChannelKind::reset; }
+  /// True when the channel is applied in the rotation form (rotations, and measurements of more than two
+  /// qubits): it has no local transfer matrix.
+  bool uses_rotation_form() const { return is_rotation() || (is_measurement() && data_->qubits.size() > 2); }
   /// Largest qubit index used + 1.
   Qubit span() const;
-  /// Local transfer matrix of the given direction (not for rotations, which have their own table).
+  /// Local transfer matrix of the given direction (not for channels in the rotation form).
   const TransferMatrix& transfer(Direction direction) const;
   /// True when the transfer matrices have a nonzero imaginary entry (only user-defined maps can).
   bool has_complex_transfer() const { return data_->complex_transfer; }
@@ -134,7 +153,10 @@ class Channel {
     double theta = 0.0;
     std::vector<double> parameters;
     std::vector<Complex> matrix;
-    TransferMatrix forward, heisenberg;
+    TransferMatrix forward, heisenberg;  ///< filled by the factories; make() moves them into `tables`
+    /// Both tables, shared: every Clifford of one kind points at the same pair (a circuit of a million
+    /// CNOTs holds one 16×16 table, not a million).
+    std::shared_ptr<const std::pair<TransferMatrix, TransferMatrix>> tables;
     bool is_noise = false;
     bool complex_transfer = false;
   };

@@ -28,7 +28,7 @@
 #include "paulistrings/circuit/circuit.h"
 #include "paulistrings/core/any_pauli_sum.h"
 #include "paulistrings/core/pauli_sum.h"
-#include "paulistrings/engine/propagate.h"
+#include "paulistrings/run/propagate.h"
 #include "paulistrings/engine/reference_engine.h"
 #include "paulistrings/testing/assertions.h"
 #include "paulistrings/testing/oracle_bridge.h"
@@ -1317,6 +1317,177 @@ TEST(ChannelValidationTest, RealSumMeetingComplexChannelNamesTheGate) {
   circuit.append(Channel::h(0)).append(Channel::custom("phase_z", {2}, map));
   auto sum = MakeSum<1, double>(3, {{"ZZZ", 1.0}});
   EXPECT_INVALID_ARGUMENT(propagate(sum, circuit), "gate 1", "phase_z", "complex");
+}
+
+// ---- measurement and reset
+
+/// The local table of a channel on ≤ 2 qubits as (input label → {output label: amplitude}).
+std::map<std::string, std::map<std::string, double>> table_of(const Channel& channel, Direction direction) {
+  const TransferMatrix& t = channel.transfer(direction);
+  const int k = t.dim == 4 ? 1 : 2;
+  auto label = [k](int pattern) {
+    std::string out;
+    for (int j = 0; j < k; ++j) out += "IXZY"[(pattern >> (2 * j)) & 3];
+    return out;
+  };
+  std::map<std::string, std::map<std::string, double>> out;
+  for (int in = 0; in < t.dim; ++in) {
+    out[label(in)];
+    for (int o = 0; o < t.dim; ++o) {
+      if (t(o, in) != Complex(0.0)) out[label(in)][label(o)] = t(o, in).real();
+    }
+  }
+  return out;
+}
+
+TEST(MeasureResetChannelTest, MeasureZKeepsIAndZAndRemovesXAndY) {
+  const Channel m = Channel::measure(3);
+  EXPECT_EQ(m.name(), "measure");
+  EXPECT_EQ(m.pauli(), "Z");
+  EXPECT_TRUE(m.is_measurement());
+  EXPECT_TRUE(m.is_noise());
+  EXPECT_FALSE(m.uses_rotation_form());
+  EXPECT_EQ(m.description(), "measure [3]");
+  for (const Direction d : {Direction::forward, Direction::heisenberg}) {
+    const auto table = table_of(m, d);
+    EXPECT_EQ(table.at("I"), (std::map<std::string, double>{{"I", 1.0}}));
+    EXPECT_EQ(table.at("Z"), (std::map<std::string, double>{{"Z", 1.0}}));
+    EXPECT_TRUE(table.at("X").empty());
+    EXPECT_TRUE(table.at("Y").empty());
+    const PreparedChannel<1> prepared = prepare_channel<1>(m, d);
+    EXPECT_EQ(prepared.table_class, TableClass::key_preserving);
+  }
+  // measure_pauli("Z", {q}) is the same channel under the same name.
+  EXPECT_EQ(Channel::measure_pauli("Z", {3}).name(), "measure");
+}
+
+TEST(MeasureResetChannelTest, TwoQubitProductKeepsTheCommutingPatterns) {
+  const Channel m = Channel::measure_pauli("XZ", {0, 2});
+  EXPECT_EQ(m.name(), "measure_pauli");
+  EXPECT_EQ(m.description(), "measure_pauli(pauli=XZ) [0, 2]");
+  const auto table = table_of(m, Direction::heisenberg);
+  int kept = 0;
+  for (const auto& [in, outs] : table) {
+    // Commutes with X⊗Z when the number of anticommuting positions is even.
+    const int anti = (in[0] == 'Y' || in[0] == 'Z') + (in[1] == 'X' || in[1] == 'Y');
+    if (anti % 2 == 0) {
+      EXPECT_EQ(outs, (std::map<std::string, double>{{in, 1.0}})) << in;
+      ++kept;
+    } else {
+      EXPECT_TRUE(outs.empty()) << in;
+    }
+  }
+  EXPECT_EQ(kept, 8);
+  EXPECT_EQ(table_of(m, Direction::forward), table);
+}
+
+TEST(MeasureResetChannelTest, HighWeightProductUsesTheRotationFormWithNoBranch) {
+  const Channel m = Channel::measure_pauli("XYZX", {4, 1, 7, 2});
+  EXPECT_TRUE(m.uses_rotation_form());
+  EXPECT_FALSE(m.is_rotation());
+  EXPECT_THROW(m.transfer(Direction::forward), std::logic_error);
+  for (const Direction d : {Direction::forward, Direction::heisenberg}) {
+    const PreparedChannel<1> t = prepare_channel<1>(m, d);
+    EXPECT_EQ(t.form, PreparedChannel<1>::Form::rotation);
+    EXPECT_EQ(t.table_class, TableClass::key_preserving);
+    EXPECT_EQ(t.cos_theta, 0.0);
+    EXPECT_EQ(t.sin_signed, 0.0);
+    EXPECT_EQ(t.max_fanout, 1);
+    int outputs = 0;
+    t.for_each_output(PauliString<1>::from_label("X2 Z4", 8), [&](auto&&...) { ++outputs; });
+    EXPECT_EQ(outputs, 0);  // X on 2 commutes with X there, Z on 4 anticommutes with X: removed
+    outputs = 0;
+    t.for_each_output(PauliString<1>::from_label("Y1 Z2 X4 Y7", 8), [&](auto&&...) { ++outputs; });
+    EXPECT_EQ(outputs, 1);  // Y on 1 and X on 4 commute, Z on 2 and Y on 7 do not: an even count, kept
+  }
+}
+
+TEST(MeasureResetChannelTest, ResetTablesInBothDirections) {
+  for (const char basis : {'X', 'Y', 'Z'}) {
+    const Channel r = Channel::reset(5, basis);
+    const std::string b(1, basis);
+    EXPECT_TRUE(r.is_reset());
+    EXPECT_TRUE(r.is_noise());
+    EXPECT_EQ(r.pauli(), b);
+    EXPECT_EQ(r.name(), basis == 'Z' ? "reset" : basis == 'X' ? "reset_x" : "reset_y");
+    // Forward: I → I + B, the rest → 0.
+    const auto forward = table_of(r, Direction::forward);
+    EXPECT_EQ(forward.at("I"), (std::map<std::string, double>{{"I", 1.0}, {b, 1.0}}));
+    // Heisenberg: I → I, B → I, the rest → 0.
+    const auto heisenberg = table_of(r, Direction::heisenberg);
+    EXPECT_EQ(heisenberg.at("I"), (std::map<std::string, double>{{"I", 1.0}}));
+    EXPECT_EQ(heisenberg.at(b), (std::map<std::string, double>{{"I", 1.0}}));
+    for (const char other : std::string("XYZ")) {
+      if (other == basis) continue;
+      EXPECT_TRUE(forward.at(std::string(1, other)).empty());
+      EXPECT_TRUE(heisenberg.at(std::string(1, other)).empty());
+    }
+    EXPECT_EQ(prepare_channel<1>(r, Direction::forward).table_class, TableClass::general);
+    EXPECT_EQ(prepare_channel<1>(r, Direction::heisenberg).table_class, TableClass::general);
+  }
+  EXPECT_EQ(Channel::reset(0).description(), "reset [0]");
+}
+
+TEST(MeasureResetChannelTest, AgreeWithTheOracleOnEveryBasisString) {
+  const std::vector<Channel> channels = {Channel::measure(1),
+                                         Channel::measure_pauli("YX", {2, 0}),
+                                         Channel::measure_pauli("ZZZ", {0, 1, 2}),
+                                         Channel::measure_pauli("XYZ", {2, 0, 1}),
+                                         Channel::reset(0),
+                                         Channel::reset(2, 'X'),
+                                         Channel::reset(1, 'Y')};
+  for (const Channel& channel : channels) {
+    Circuit circuit(3);
+    circuit.append(channel);
+    for (int p = 0; p < 64; ++p) {
+      std::string label;
+      for (int j = 0; j < 3; ++j) label += "IXZY"[(p >> (2 * j)) & 3];
+      for (const Direction d : {Direction::forward, Direction::heisenberg}) {
+        auto sum = MakeSum<1, double>(3, {{label, 1.0}});
+        PropagateOptions options;
+        options.direction = d;
+        options.engine = Engine::reference;
+        propagate(sum, circuit, options);
+        const dense::Matrix expected = apply_circuit_dense(dense::pauli_matrix(label), circuit, d, 3);
+        EXPECT_TRUE(testing::operators_close(testing::dense_operator(sum, 3), expected, 1e-14))
+            << channel.description() << " on " << label << " " << to_string(d);
+      }
+    }
+  }
+}
+
+TEST(MeasureResetChannelTest, NoAdjointAndValidatedInput) {
+  EXPECT_INVALID_ARGUMENT(Channel::measure(0).adjoint(), "measurement", "no adjoint");
+  EXPECT_INVALID_ARGUMENT(Channel::reset(0).adjoint(), "reset", "no adjoint");
+  Circuit circuit(2);
+  circuit.append(Channel::h(0)).append(Channel::measure(1));
+  EXPECT_INVALID_ARGUMENT(circuit.adjoint(), "gate 1", "is a measurement");
+  EXPECT_INVALID_ARGUMENT(Channel::measure_pauli("", {}), "empty");
+  EXPECT_INVALID_ARGUMENT(Channel::measure_pauli("XQ", {0, 1}), "'Q'");
+  EXPECT_INVALID_ARGUMENT(Channel::measure_pauli("XZ", {0}), "2 letters", "1 qubits");
+  EXPECT_INVALID_ARGUMENT(Channel::measure_pauli("XZZ", {0, 1, 0}), "qubit 0 is used twice");
+  EXPECT_INVALID_ARGUMENT(Channel::reset(0, 'Q'), "basis 'Q'");
+}
+
+TEST(ChannelTablesTest, CliffordsOfOneKindShareTheirTables) {
+  // A file of a million CNOTs holds one 16×16 table, not a million.
+  const Channel a = Channel::cnot(0, 1), b = Channel::cnot(7, 3);
+  EXPECT_EQ(&a.transfer(Direction::forward), &b.transfer(Direction::forward));
+  EXPECT_EQ(&a.transfer(Direction::heisenberg), &b.transfer(Direction::heisenberg));
+  EXPECT_NE(&Channel::h(0).transfer(Direction::forward), &Channel::s(0).transfer(Direction::forward));
+}
+
+TEST(ChannelTablesTest, QuarterTurnHalvesHaveEqualCosineAndSine) {
+  // cos(π/4) and sin(π/4) differ by one ulp in double; the table makes them equal so that branches
+  // cancelling in exact arithmetic (the Toffoli's decomposition) cancel exactly.
+  for (const double theta : {kPi / 4, -kPi / 4, 3 * kPi / 4, -3 * kPi / 4}) {
+    const PreparedChannel<1> t = prepare_channel<1>(Channel::rz(theta, 0), Direction::heisenberg);
+    EXPECT_EQ(std::abs(t.cos_theta), std::abs(t.sin_signed)) << theta;
+    EXPECT_EQ(std::abs(t.cos_theta), std::numbers::sqrt2 / 2);
+    EXPECT_EQ(std::signbit(t.cos_theta), std::cos(theta) < 0);
+  }
+  const PreparedChannel<1> other = prepare_channel<1>(Channel::rz(0.3, 0), Direction::heisenberg);
+  EXPECT_EQ(other.cos_theta, std::cos(0.3));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Template body of prepare_channel (included by prepared_channel.h).
 
 #include <algorithm>
+#include <numbers>
 #include <stdexcept>
 
 namespace paulistrings {
@@ -10,13 +11,34 @@ PreparedChannel<W> prepare_channel(const Channel& channel, Direction direction) 
   if (channel.span() > PauliString<W>::kMaxQubits)
     throw_qubit_out_of_range(channel.span() - 1, PauliString<W>::kMaxQubits);
   PreparedChannel<W> table;
+  if (channel.is_measurement() && channel.uses_rotation_form()) {
+    // A measurement of a product of more than two Paulis: the rotation form with cos θ = sin θ = 0 keeps
+    // the commuting terms and removes the anticommuting ones (every engine rescales a key-preserving
+    // rotation by cos θ and drops exact zeros; docs/design.md, "Circuit files").
+    table.form = PreparedChannel<W>::Form::rotation;
+    for (std::size_t k = 0; k < channel.qubits().size(); ++k) {
+      table.generator.set_code(channel.qubits()[k], pauli_code(channel.pauli()[k]));
+    }
+    table.cos_theta = 0.0;
+    table.sin_signed = 0.0;
+    table.deltas = {PauliString<W>{}};
+    table.table_class = TableClass::key_preserving;
+    table.max_fanout = 1;
+    return table;
+  }
   if (channel.is_rotation()) {
     table.form = PreparedChannel<W>::Form::rotation;
     for (std::size_t k = 0; k < channel.qubits().size(); ++k) {
       table.generator.set_code(channel.qubits()[k], pauli_code(channel.pauli()[k]));
     }
     table.cos_theta = snap_unit(std::cos(channel.theta()));
-    const double sin_theta = snap_unit(std::sin(channel.theta()));
+    double sin_theta = snap_unit(std::sin(channel.theta()));
+    // At odd multiples of π/4 (T gates, the Toffoli's decomposition) |cos θ| and |sin θ| differ by one
+    // ulp in double; made equal, branches that cancel in exact arithmetic (c² − s²) cancel exactly.
+    if (std::abs(std::abs(table.cos_theta) - std::abs(sin_theta)) < 1e-15) {
+      table.cos_theta = std::copysign(std::numbers::sqrt2 / 2, table.cos_theta);
+      sin_theta = std::copysign(std::numbers::sqrt2 / 2, sin_theta);
+    }
     table.sin_signed = direction == Direction::heisenberg ? sin_theta : -sin_theta;
     table.deltas = {PauliString<W>{}, table.generator};
     if (table.sin_signed == 0.0) {

@@ -78,8 +78,11 @@ Circuit Circuit::adjoint() const {
   Circuit result(num_qubits_);
   for (std::size_t k = channels_.size(); k-- > 0;) {
     if (channels_[k].is_noise()) {
+      const char* what = channels_[k].is_measurement() ? "a measurement"
+                         : channels_[k].is_reset()     ? "a reset"
+                                                       : "a noise channel";
       throw std::invalid_argument("adjoint(): gate " + std::to_string(k) + " (" + channels_[k].description() +
-                                  ") is a noise channel and has no inverse");
+                                  ") is " + what + " and has no inverse");
     }
     result.channels_.push_back(channels_[k].adjoint());
   }
@@ -101,7 +104,7 @@ std::uint64_t Circuit::fingerprint() const {
     for (char ch : c.pauli()) mix(static_cast<unsigned char>(ch));
     mix_double(c.theta());
     for (double p : c.parameters()) mix_double(p);
-    if (!c.is_rotation()) {
+    if (!c.uses_rotation_form()) {
       for (Direction d : {Direction::forward, Direction::heisenberg}) {
         for (const Complex& v : c.transfer(d).entries) {
           mix_double(v.real());

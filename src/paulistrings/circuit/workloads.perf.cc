@@ -5,21 +5,26 @@
 //                               [--rotations in_place|orbit] [--device D]
 //   WORKLOAD: tfim_chain (n = 64, 10 steps), heisenberg_chain (n = 14, 10 steps), tfim_2d (--side L,
 //   default 18, 21 steps).
-// --device D runs on CUDA device D (wall seconds then include the upload and the download).
+// --device D runs on CUDA device D (wall seconds then include the upload and the download);
+// PAULISTRINGS_GPU_PROFILE (set) then prints the device sum's phase times (GpuEngineOptions::profile).
 // Prints one line: workload, threads, wall seconds (propagation only), the published read-out
 // (⟨0…0|O|0…0⟩, and the Z_0 coefficient for heisenberg_chain), final and peak terms, peak RSS.
 
 #include <chrono>
+#include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "paulistrings/circuit/workloads.h"
+#include "paulistrings/core/text.h"
 #include "paulistrings/cpu/cpu_engine.h"
-#include "paulistrings/engine/propagate.h"
 #include "paulistrings/readout/product_state.h"
+#include "paulistrings/run/propagate.h"
 
 namespace {
 
@@ -52,16 +57,27 @@ int main(int argc, char** argv) {
   Engine engine = Engine::cpu;
   bool in_place = true;
   int device = -1;
-  for (int i = 2; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i], value = argv[i + 1];
+  for (int i = 2; i < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc) return usage(("missing value after " + flag).c_str());
+    const std::string value = argv[i + 1];
+    // Strict numbers (core/text.h): "--steps 1e3" is 1000 steps, "1.5" or "-1" an error.
+    const auto count = [&](std::uint64_t max) {
+      try {
+        return parse_count(value, max);
+      } catch (const std::invalid_argument& e) {
+        std::fprintf(stderr, "%s: %s\n", flag.c_str(), e.what());
+        std::exit(2);
+      }
+    };
     if (flag == "--side") {
-      side = std::stoul(value);
+      side = count(SIZE_MAX);
     } else if (flag == "--steps") {
-      steps = std::stol(value);
+      steps = static_cast<long>(count(LONG_MAX));
     } else if (flag == "--threads") {
-      threads = std::stoi(value);
+      threads = static_cast<int>(count(INT_MAX));
     } else if (flag == "--device") {
-      device = std::stoi(value);
+      device = static_cast<int>(count(INT_MAX));
     } else if (flag == "--rotations") {
       if (value != "in_place" && value != "orbit") return usage("bad --rotations");
       in_place = value == "in_place";
@@ -95,6 +111,7 @@ int main(int argc, char** argv) {
   options.keep_layer_records = false;
   options.in_place_rotations = in_place;
   options.device = device;
+  options.gpu.profile = std::getenv("PAULISTRINGS_GPU_PROFILE") != nullptr;
   const auto start = std::chrono::steady_clock::now();
   const PropagationStats stats = propagate(sum, workload.circuit, options);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "paulistrings/engine/propagate.h"
+#include "paulistrings/run/propagate.h"
 #include "paulistrings/testing/assertions.h"
 #include "paulistrings/testing/oracle_bridge.h"
 

@@ -5,8 +5,11 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
+#include <map>
 #include <numbers>
 #include <optional>
 #include <stdexcept>
@@ -18,7 +21,7 @@
 #include "paulistrings/cli/runner.h"
 #include "paulistrings/core/text.h"
 #include "paulistrings/cpu/cpu_engine.h"
-#include "paulistrings/engine/propagate.h"
+#include "paulistrings/run/propagate.h"
 #include "paulistrings/io/atomic_file.h"
 #include "paulistrings/io/parse_error.h"
 #include "paulistrings/io/qasm.h"
@@ -29,9 +32,41 @@
 namespace paulistrings::cli {
 namespace {
 
+/// CLI11 transforms for numbers (docs/cli.md, "Numbers"): the token must be what core/text.h's strict
+/// parsers accept, and goes on to CLI11 in plain form. CLI11 alone reads "-1" as 2^64 − 1 for an unsigned
+/// option, "010" as 8, "0x10" as 16 and "99999999999999999999" as 2^64 − 1; a refusal here is a one-line
+/// "--flag: 'token' ..." message and exit 2.
+CLI::Validator count_value(std::uint64_t max = std::numeric_limits<std::uint64_t>::max()) {
+  return CLI::Validator(
+      [max](std::string& text) -> std::string {
+        try {
+          text = std::to_string(parse_count(text, max));
+          return {};
+        } catch (const std::invalid_argument& e) {
+          return e.what();
+        }
+      },
+      "", "count");
+}
+
+CLI::Validator real_value() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        try {
+          text = format_double(parse_real(text));  // 17 digits: the same double after CLI11 reads it back
+          return {};
+        } catch (const std::invalid_argument& e) {
+          return e.what();
+        }
+      },
+      "", "real");
+}
+
+constexpr std::uint64_t kMaxInt = std::numeric_limits<int>::max();
+
 /// Options shared by every subcommand that runs something.
 struct CommonOptions {
-  std::optional<std::string> out, trace, checkpoint, resume, memory_limit, device;
+  std::optional<std::string> out, trace, checkpoint, resume, memory_limit, host_memory, device;
   std::size_t every = 0;
   std::optional<int> threads;
   std::optional<std::size_t> partitions;
@@ -39,31 +74,53 @@ struct CommonOptions {
   bool nccl = false;
   std::optional<std::uint64_t> route_orbits_from;
   bool no_auto_truncate = false;
+  bool no_memory_guard = false;
   bool quiet = false;
 };
 
 void add_common(CLI::App& command, CommonOptions& o) {
   command.add_option("--out", o.out, "write the results JSON here instead of stdout");
   command.add_option("--trace", o.trace, "per-layer trace file (.csv, or .jsonl for JSON lines)");
-  command.add_option("--threads", o.threads, "CPU threads (0 = every core allowed)");
+  command.add_option("--threads", o.threads, "CPU threads (0 = every core allowed)")
+      ->transform(count_value(kMaxInt));
   command.add_option("--device", o.device, "cpu | gpu | auto | N (GPU index)");
-  command.add_option("--partitions", o.partitions, "in-process partitions (a power of two; on GPUs with --device gpu | N)");
+  command
+      .add_option("--partitions", o.partitions,
+                  "in-process partitions (a power of two; on GPUs with --device gpu | N)")
+      ->transform(count_value());
   command.add_option("--partition-rows", o.partition_rows,
                      "rows of a partitioned run: seeded[:SEED] | exclude:QUBITS | cut:BLOCK/BLOCK/... | cutx:... "
                      "(QUBITS and BLOCK: comma-separated qubits and ranges A-B; one block per partition)");
   command.add_flag("--nccl", o.nccl, "GPU ranks under mpirun swap rows with NCCL (every rank alike)");
-  command.add_option("--route-orbits-from", o.route_orbits_from,
-                     "partitioned runs: remote dense two-qubit layers move whole orbits to one partition first "
-                     "from this many terms in the largest partition (0 = always; default 8192)");
+  command
+      .add_option("--route-orbits-from", o.route_orbits_from,
+                  "partitioned runs: remote dense two-qubit layers move whole orbits to one partition first "
+                  "from this many terms in the largest partition (0 = always; default 8192)")
+      ->transform(count_value());
   command.add_option("--checkpoint", o.checkpoint,
                      "checkpoint file, written every --every layers and on SIGINT/SIGTERM (under mpirun "
                      "one part per rank, FILE.part-R-of-K)");
-  command.add_option("--every", o.every, "layers between checkpoints");
+  command.add_option("--every", o.every, "layers between checkpoints")->transform(count_value());
   command.add_option("--resume", o.resume, "continue the same run from this checkpoint (a file or its parts)");
-  command.add_option("--memory-limit", o.memory_limit, "stay under this many bytes (K/M/G suffixes)");
+  command.add_option("--memory-limit", o.memory_limit,
+                     "stay under this many bytes (K/M/G/T suffixes, e.g. 1.5G)");
   command.add_flag("--no-auto-truncate", o.no_auto_truncate,
                    "with --memory-limit: stop with a message instead of truncating to fit");
+  command.add_flag("--no-memory-guard", o.no_memory_guard,
+                   "do not stop before a layer that could outgrow the host's memory (docs/cli.md)");
+  command.add_option("--host-memory", o.host_memory,
+                     "the memory guard lets the run use this many bytes (K/M/G suffixes) instead of what "
+                     "the host has free at the start");
   command.add_flag("--quiet,-q", o.quiet, "no progress bar");
+}
+
+/// A byte count given to `flag` (parse_byte_size), its errors naming the flag.
+std::size_t size_option(const std::string& text, const std::string& flag) {
+  try {
+    return parse_byte_size(text);
+  } catch (const std::invalid_argument& e) {
+    throw BadInput(flag + ": " + e.what());
+  }
 }
 
 RunControl control_from(const CommonOptions& o) {
@@ -73,8 +130,14 @@ RunControl control_from(const CommonOptions& o) {
   control.checkpoint_path = o.checkpoint;
   control.every = o.every;
   control.resume_path = o.resume;
-  if (o.memory_limit) control.memory_limit_bytes = parse_size(*o.memory_limit);
+  if (o.memory_limit) control.memory_limit_bytes = size_option(*o.memory_limit, "--memory-limit");
   control.auto_truncate = !o.no_auto_truncate;
+  control.memory_guard = !o.no_memory_guard;
+  if (o.host_memory) {
+    if (o.no_memory_guard) throw BadInput("--host-memory sets the memory guard's allowance: not with --no-memory-guard");
+    control.memory_guard_bytes = size_option(*o.host_memory, "--host-memory");
+    if (*control.memory_guard_bytes == 0) throw BadInput("--host-memory must be more than 0 bytes");
+  }
   control.quiet = o.quiet;
   if (o.no_auto_truncate && !o.memory_limit) throw BadInput("--no-auto-truncate needs --memory-limit");
   return control;
@@ -98,9 +161,11 @@ io::TaskPartitionRows parse_partition_rows(const std::string& spec) {
   io::TaskPartitionRows rows;
   if (kind == "seeded") {
     if (colon != std::string::npos) {
-      if (rest.empty() || rest.find_first_not_of("0123456789") != std::string::npos || rest.size() > 19)
-        throw BadInput(flag + ": seed '" + rest + "' is not a non-negative integer");
-      rows.seed = std::stoull(rest);
+      try {
+        rows.seed = parse_count(rest);
+      } catch (const std::invalid_argument& e) {
+        throw BadInput(flag + ": seed " + e.what());
+      }
     }
     return rows;
   }
@@ -126,11 +191,7 @@ io::TaskPartitionRows parse_partition_rows(const std::string& spec) {
 }
 
 void apply_overrides(io::Task& task, const CommonOptions& o) {
-  if (o.threads) {
-    if (*o.threads < 0)
-      throw BadInput("--threads must be ≥ 0 (0 = every core), got " + std::to_string(*o.threads));
-    task.threads = *o.threads;
-  }
+  if (o.threads) task.threads = *o.threads;  // ≥ 0: count_value
   if (o.partitions) {
     const std::size_t n = *o.partitions;
     if (n == 0 || (n & (n - 1)) != 0 || n > 64)
@@ -142,25 +203,25 @@ void apply_overrides(io::Task& task, const CommonOptions& o) {
   if (o.route_orbits_from) task.route_orbits_from = *o.route_orbits_from;
   if (o.device) {
     const std::string& d = *o.device;
-    const bool index = !d.empty() && d.find_first_not_of("0123456789") == std::string::npos;
-    if (d != "cpu" && d != "gpu" && d != "auto" && !index) {
-      throw BadInput("--device must be cpu, gpu, auto or a GPU index, got '" + d + "'");
+    if (d == "cpu" || d == "gpu" || d == "auto") {
+      task.device = d;
+    } else {
+      try {
+        task.device = std::to_string(parse_count(d, kMaxInt));
+      } catch (const std::invalid_argument& e) {
+        throw BadInput("--device: " + std::string(e.what()) + " (expected cpu, gpu, auto or a GPU index)");
+      }
     }
-    task.device = d;
   }
 }
 
-/// The whole of `text` as a finite number, or nothing.
+/// The whole of `text` as a finite number (core/text.h), or nothing.
 std::optional<double> parse_finite(const std::string& text) {
-  std::size_t used = 0;
-  double value = 0.0;
   try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
+    return parse_real(text);
+  } catch (const std::invalid_argument&) {
     return std::nullopt;
   }
-  if (used != text.size() || !std::isfinite(value)) return std::nullopt;
-  return value;
 }
 
 /// "0.5", "-pi/2", "5pi/16", "5*pi/16", "pi": a number or a rational multiple of π.
@@ -173,7 +234,11 @@ double parse_angle(const std::string& text) {
     if (!v) throw BadInput("bad angle '" + text + "': expected a number or k*pi/m");
     return *v;
   };
-  if (at == std::string::npos) return number(text, 0.0);
+  if (at == std::string::npos) {  // no π: the whole token is the number ("" and "-" are not 0)
+    const std::optional<double> v = parse_finite(text);
+    if (!v) throw BadInput("bad angle '" + text + "': expected a number or k*pi/m");
+    return *v;
+  }
   std::string head = text.substr(0, at), tail = text.substr(at + 2);
   if (!head.empty() && head.back() == '*') head.pop_back();
   double value = number(head, 1.0) * std::numbers::pi;
@@ -193,6 +258,20 @@ std::pair<std::string, Complex> parse_term(const std::string& text) {
   const std::optional<double> c = parse_finite(text.substr(0, star));
   if (!c) throw BadInput("bad --observable term '" + text + "': expected [COEFF*]LABEL, e.g. 0.5*Z0 Z1");
   return {text.substr(star + 1), *c};
+}
+
+/// --param NAME=VALUE (repeatable; VALUE a number or k*pi/m).
+std::map<std::string, double, std::less<>> parse_params(const std::vector<std::string>& params) {
+  std::map<std::string, double, std::less<>> out;
+  for (const std::string& p : params) {
+    const std::size_t eq = p.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw BadInput("bad --param '" + p + "': expected NAME=VALUE, e.g. theta=0.5");
+    const std::string name = p.substr(0, eq);
+    if (out.count(name)) throw BadInput("--param " + name + " is given twice");
+    out[name] = parse_angle(p.substr(eq + 1));
+  }
+  return out;
 }
 
 /// Runs a file reader; a file that cannot be read is bad input (exit 2), like a malformed one.
@@ -280,24 +359,32 @@ int main_entry(int argc, char** argv, Launch& launch) {
   app.set_version_flag("--version", std::string("paulistrings ") + PAULISTRINGS_VERSION_STRING);
 
   // run
-  CLI::App* run = app.add_subcommand("run", "run a task file, an OpenQASM 2 program or a stim circuit");
+  CLI::App* run = app.add_subcommand("run", "run a task file, an OpenQASM 2 or 3 program or a stim circuit");
   std::optional<std::string> task_path, qasm_path, stim_path, state, direction;
-  std::vector<std::string> observable_terms;
+  std::vector<std::string> observable_terms, params;
+  bool ignore_measure = false;
   std::optional<double> coeff;
   std::optional<std::size_t> weight, top_n, approx_top_n;
   CommonOptions common;
   run->add_option("task", task_path, "task JSON file (schema v1 and extensions)");
-  run->add_option("--qasm", qasm_path, "OpenQASM 2.0 program");
+  run->add_option("--qasm", qasm_path, "OpenQASM 2 or 3 program");
   run->add_option("--stim", stim_path, "stim circuit");
-  run->add_option("--observable", observable_terms,
-                  "observable term [COEFF*]LABEL (dense or sparse label, repeatable; terms add up)");
+  run->add_option(
+      "--observable", observable_terms,
+      "observable term [COEFF*]LABEL (dense or sparse label, repeatable; terms add up; a qubit of an "
+      "OpenQASM register as Zq[3])");
+  run->add_option("--param", params, "value of an OpenQASM 3 input parameter, NAME=VALUE (repeatable)");
+  run->add_flag("--ignore-measure", ignore_measure,
+                "propagate the unmeasured observable: drop the circuit's measurements (resets stay)");
   run->add_option("--state", state, "product state: z+ x+ y+ or one of 0 1 + - r l per qubit (default z+)");
   run->add_option("--direction", direction, "heisenberg (default for --qasm/--stim) or forward");
-  run->add_option("--coeff", coeff, "drop terms with |c| below this after every gate");
-  run->add_option("--weight", weight, "drop terms of Pauli weight above this");
-  run->add_option("--top-n", top_n, "keep the N largest terms after every gate");
+  run->add_option("--coeff", coeff, "drop terms with |c| below this after every gate")
+      ->transform(real_value());
+  run->add_option("--weight", weight, "drop terms of Pauli weight above this")->transform(count_value());
+  run->add_option("--top-n", top_n, "keep the N largest terms after every gate")->transform(count_value());
   run->add_option("--approx-top-n", approx_top_n,
-                  "keep about N largest terms (whole octaves) after every gate");
+                  "keep about N largest terms (whole octaves) after every gate")
+      ->transform(count_value());
   add_common(*run, common);
 
   // kicked-ising
@@ -308,12 +395,12 @@ int main_entry(int argc, char** argv, Launch& launch) {
   std::optional<double> kicked_coeff;
   std::optional<std::size_t> kicked_weight;
   CommonOptions kicked_common;
-  kicked->add_option("--steps", steps, "Trotter steps")->required();
+  kicked->add_option("--steps", steps, "Trotter steps")->required()->transform(count_value());
   kicked->add_option("--theta-h", theta_h_text, "rx angle: a number or k*pi/m, e.g. 5pi/16")->required();
   kicked->add_option("--observable", kicked_observable, "Z62 (default), mz (mean magnetization) or a label");
   kicked->add_option("--write-task", write_task, "also write the workload as a task JSON file");
-  kicked->add_option("--coeff", kicked_coeff, "coefficient cutoff (default 2^-12)");
-  kicked->add_option("--weight", kicked_weight, "Pauli weight cutoff");
+  kicked->add_option("--coeff", kicked_coeff, "coefficient cutoff (default 2^-12)")->transform(real_value());
+  kicked->add_option("--weight", kicked_weight, "Pauli weight cutoff")->transform(count_value());
   add_common(*kicked, kicked_common);
 
   // demo
@@ -323,10 +410,12 @@ int main_entry(int argc, char** argv, Launch& launch) {
   bool demo_quiet = false;
   std::size_t demo_steps = 20;
   int demo_points = 9;
-  demo->add_option("--steps", demo_steps, "Trotter steps (default 20)");
+  demo->add_option("--steps", demo_steps, "Trotter steps (default 20)")->transform(count_value());
   demo->add_option("--points", demo_points, "angles k·π/16, k = 0…points−1 (default 9: up to π/2)")
+      ->transform(count_value(kMaxInt))
       ->check(CLI::Range(1, 64));
-  demo->add_option("--threads", demo_threads, "CPU threads (0 = every core allowed)");
+  demo->add_option("--threads", demo_threads, "CPU threads (0 = every core allowed)")
+      ->transform(count_value(kMaxInt));
   demo->add_flag("--quiet,-q", demo_quiet, "table only");
 
   if (!launch.error().empty()) {  // before parsing: even --help would print where it must not
@@ -352,6 +441,10 @@ int main_entry(int argc, char** argv, Launch& launch) {
       const int sources = (task_path ? 1 : 0) + (qasm_path ? 1 : 0) + (stim_path ? 1 : 0);
       if (sources != 1) throw BadInput("run: give exactly one of TASK.json, --qasm FILE or --stim FILE");
       RunSpec spec;
+      if (!params.empty() && !qasm_path) {
+        throw BadInput(
+            "--param gives OpenQASM 3 inputs with --qasm (a task file has them in circuit.params)");
+      }
       if (task_path) {
         if (state || direction || coeff || weight || top_n || approx_top_n) {
           throw BadInput("run TASK.json: --state, --direction and truncation flags belong in the task file");
@@ -362,7 +455,12 @@ int main_entry(int argc, char** argv, Launch& launch) {
         spec.source = qasm_path ? *qasm_path : *stim_path;
         io::Task& task = spec.task;
         if (qasm_path) {
-          task.circuit = reading([&] { return io::load_qasm(*qasm_path); });
+          io::QasmOptions options;
+          options.inputs = parse_params(params);
+          io::QasmProgram program = reading([&] { return io::load_qasm_program(*qasm_path, options); });
+          task.circuit = std::move(program.circuit);
+          task.registers = std::move(program.registers);
+          task.warnings = std::move(program.warnings);
         } else {
           io::StimProgram program = reading([&] { return io::load_stim(*stim_path); });
           task.circuit = std::move(program.circuit);
@@ -380,8 +478,21 @@ int main_entry(int argc, char** argv, Launch& launch) {
       }
       if (!observable_terms.empty()) {
         io::ObservableTerms terms;
-        for (const std::string& t : observable_terms) terms.push_back(parse_term(t));
+        for (const std::string& t : observable_terms) {
+          auto [label, coefficient] = parse_term(t);
+          try {
+            label = io::resolve_register_label(label, spec.task.registers);
+          } catch (const std::invalid_argument& e) {
+            throw BadInput("bad --observable term '" + t + "': " + e.what());
+          }
+          terms.emplace_back(std::move(label), coefficient);
+        }
         spec.task.observables = {{"observable", terms}};
+      }
+      spec.task.ignore_measure = spec.task.ignore_measure || ignore_measure;
+      io::apply_ignore_measure(spec.task);
+      if (launch.writer()) {
+        for (const std::string& warning : spec.task.warnings) std::fprintf(stderr, "%s\n", warning.c_str());
       }
       return run_spec(std::move(spec), common, launch);
     }
@@ -394,6 +505,7 @@ int main_entry(int argc, char** argv, Launch& launch) {
       task.circuit = kicked_ising_circuit(steps, theta_h);
       task.direction = Direction::heisenberg;
       task.threads = 0;
+      if (kicked_coeff && !(*kicked_coeff >= 0.0)) throw BadInput("--coeff must be ≥ 0");
       task.truncation.min_abs_coeff = kicked_coeff ? *kicked_coeff : std::ldexp(1.0, -12);
       task.truncation.max_weight = kicked_weight;
       io::ObservableTerms terms;

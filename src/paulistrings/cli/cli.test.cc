@@ -1,25 +1,31 @@
 // End-to-end tests of the `paulistrings` command: every subcommand, task files with every v1 gate
 // name against the library called directly, QASM and stim runs, exit codes and located one-line
 // messages for bad input, traces, checkpoint/resume after SIGKILL and SIGINT, corrupted checkpoints,
-// and the memory budget (peak resident memory measured by the process itself).
+// the memory budget (peak resident memory measured by the process itself), the host memory guard (its
+// stop and checkpoint, an address-space limit) and the OpenMP wait policy the command chooses.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <numbers>
 #include <sstream>
 #include <string>
 
-#include "paulistrings/engine/propagate.h"
 #include "paulistrings/gpu/device_sum.h"
 #include "paulistrings/io/atomic_file.h"
+#include "paulistrings/io/checkpoint.h"
 #include "paulistrings/io/qasm.h"
 #include "paulistrings/io/stim.h"
 #include "paulistrings/io/task.h"
 #include "paulistrings/readout/product_state.h"
+#include "paulistrings/run/propagate.h"
 
 namespace paulistrings {
 namespace {
@@ -212,7 +218,7 @@ TEST_F(Cli, BadInputExitsWithCodeTwoAndOneLocatedLine) {
        R"({"version": 1, "n_qubits": 1, "circuit": {"gates": [{"name": "rx", "qubits": [0]}]}, "run": {"direction": "forward"}, "observable": {"Z": 1}})",
        "", "circuit.gates[0]"},
       {"bad.qasm", "OPENQASM 2.0;\nqreg q[2];\nmeasure q[0] -> c[0];\n", "--qasm", "bad.qasm:3:"},
-      {"bad.stim", "H 0\nM 0\n", "--stim", "bad.stim:2:"},
+      {"bad.stim", "H 0\nM X0\n", "--stim", "bad.stim:2:"},
       {"noobs.json",
        R"({"version": 1, "n_qubits": 1, "circuit": {"gates": []}, "run": {"direction": "forward"}})", "",
        "no observable"},
@@ -237,13 +243,174 @@ TEST_F(Cli, BadInputExitsWithCodeTwoAndOneLocatedLine) {
   EXPECT_FALSE(fs::exists(path("never.json")));
 }
 
+// Numbers on the command line are read strictly (core/text.h; docs/cli.md, "Numbers"): "1e0" is 1 and
+// "2e0" is 2, while fractions, signs, trailing text, overflow, NaN and infinity are one line quoting the
+// token, with exit code 2 — never a prefix, a wrapped value or a silently rounded one.
+TEST_F(Cli, NumbersAreExactOrRefusedQuotingTheToken) {
+  const std::string qasm =
+      write("n.qasm", "OPENQASM 2.0;\ninclude \"qelib1.inc\";\nqreg q[2];\nh q[0];\ncx q[0], q[1];\n");
+  const std::string kicked = "kicked-ising --steps 1 --theta-h 0.1 -q ";
+  const std::string param = "run --qasm " +
+                            write("in.qasm",
+                                  "OPENQASM 3.0;\ninclude \"stdgates.inc\";\ninput float[64] theta;\nqubit[1] q;\n"
+                                  "rx(theta) q[0];\n") +
+                            " -q --observable Z0 --param ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"kicked-ising --steps 1.5 --theta-h 0.1 -q", "--steps: '1.5' is not a whole number"},
+      {"kicked-ising --steps -1 --theta-h 0.1 -q", "--steps: '-1' is negative"},
+      {"kicked-ising --steps 1x --theta-h 0.1 -q", "--steps: '1x' is not a number ('x' after it)"},
+      {"kicked-ising --steps 99999999999999999999 --theta-h 0.1 -q",
+       "--steps: '99999999999999999999' is too large"},
+      {"kicked-ising --steps 1 --theta-h 0x1p2 -q", "bad angle '0x1p2'"},
+      {"kicked-ising --steps 1 --theta-h nan -q", "bad angle 'nan'"},
+      {kicked + "--threads 2147483648", "--threads: '2147483648' is too large (at most 2147483647)"},
+      {kicked + "--threads 0x2", "--threads: '0x2' is not a number ('x2' after it)"},
+      {kicked + "--threads ' 2'", "--threads: ' 2' is not a number"},
+      {kicked + "--every 1e-1 --checkpoint " + path("c.ckpt"), "--every: '1e-1' is not a whole number"},
+      {kicked + "--memory-limit 1.3K", "--memory-limit: '1.3K' is not a whole number"},
+      {kicked + "--memory-limit 99999999999999999999G",
+       "--memory-limit: '99999999999999999999G' is too large"},
+      {kicked + "--memory-limit 1e", "--memory-limit: '1e' is not a byte size"},
+      {kicked + "--device -1", "--device: '-1' is negative (expected cpu, gpu, auto or a GPU index)"},
+      {kicked + "--device 1.5", "--device: '1.5' is not a whole number"},
+      {kicked + "--partitions 3.5", "--partitions: '3.5' is not a whole number"},
+      {kicked + "--route-orbits-from -5 --partitions 2", "--route-orbits-from: '-5' is negative"},
+      {kicked + "--partitions 2 --partition-rows seeded:1.5",
+       "--partition-rows: seed '1.5' is not a whole number"},
+      {kicked + "--coeff 1e999", "--coeff: '1e999' is out of range"},
+      {kicked + "--weight 2.5", "--weight: '2.5' is not a whole number"},
+      {"run --qasm " + qasm + " -q --coeff nan", "--coeff: 'nan' is not a number"},
+      {"run --qasm " + qasm + " -q --top-n 1e400", "--top-n: '1e400' is too large"},
+      {"run --qasm " + qasm + " -q --approx-top-n 10.5", "--approx-top-n: '10.5' is not a whole number"},
+      {"run --qasm " + qasm + " -q --observable '1e999*Z0'", "bad --observable term '1e999*Z0'"},
+      {"demo --steps 1 --points 1.0e0x -q", "--points: '1.0e0x' is not a number"},
+      {param + "theta=1e999", "bad angle '1e999'"},
+      {param + "theta=0.5x", "bad angle '0.5x'"},
+      {param + "theta=", "bad angle ''"},
+      {param + "theta=-", "bad angle '-'"},
+      {param + "theta=nan", "bad angle 'nan'"},
+  };
+  for (const auto& [arguments, expected] : cases) {
+    SCOPED_TRACE(arguments);
+    const Result r = run(arguments);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  // Scientific notation that names a whole number means that number.
+  const Result two = run("kicked-ising --steps 2 --theta-h 0.3 --threads 1 -q");
+  const Result two_e0 = run("kicked-ising --steps 2e0 --theta-h 0.3 --threads 1.0 --weight 1e2 -q");
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  ASSERT_EQ(two_e0.exit_code, 0) << two_e0.err;
+  EXPECT_EQ(parse(two.out)["observables"]["Z62"]["value"], parse(two_e0.out)["observables"]["Z62"]["value"]);
+  EXPECT_EQ(parse(two_e0.out)["observables"]["Z62"]["final_terms"],
+            parse(two.out)["observables"]["Z62"]["final_terms"]);
+  const Result topn = run("run --qasm " + qasm + " -q --observable Z1 --top-n 1e3 --memory-limit 1.5G");
+  EXPECT_EQ(topn.exit_code, 0) << topn.err;
+  // An OpenQASM 3 input in scientific notation is the number it spells.
+  const Result half = run(param + "theta=0.5");
+  const Result half_e = run(param + "theta=5e-1");
+  ASSERT_EQ(half.exit_code, 0) << half.err;
+  ASSERT_EQ(half_e.exit_code, 0) << half_e.err;
+  EXPECT_EQ(parse(half.out)["observables"]["observable"]["value"],
+            parse(half_e.out)["observables"]["observable"]["value"]);
+}
+
+/// Circuit files as they come: measurements and resets counted in the results, --ignore-measure, qubits
+/// named by register in observables, OpenQASM 3 inputs from --param, a missing version line warned about.
+TEST_F(Cli, QasmFilesWithMeasurementsRegistersAndParameters) {
+  // Bell pair on a[0], b[0], measured; b[0] is then reset. ⟨Za[0] Zb[0]⟩ = 1 through the measurements,
+  // ⟨Xa[0] Xb[0]⟩ = 0 with them and 1 without; after the reset ⟨Zb[0]⟩ = 1.
+  const std::string file =
+      write("bell.qasm",
+            "OPENQASM 2.0;\ninclude \"qelib1.inc\";\nqreg a[2];\nqreg b[1];\ncreg c[3];\n"
+            "h a[0];\ncx a[0], b[0];\nmeasure a[0] -> c[0];\nmeasure b[0] -> c[1];\n");
+  Result r = run("run --qasm " + file + " --observable 'Za[0] Zb[0]' -q");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Json j = parse(r.out);
+  EXPECT_EQ(j["measurements"], 2);
+  EXPECT_EQ(j["resets"], 0);
+  EXPECT_FALSE(j.contains("ignore_measure"));
+  EXPECT_NEAR(value_of(j["observables"]["observable"]["value"]).real(), 1.0, 1e-12);
+  r = run("run --qasm " + file + " --observable 'Xa[0] Xb[0]' -q");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NEAR(value_of(parse(r.out)["observables"]["observable"]["value"]).real(), 0.0, 1e-12);
+  r = run("run --qasm " + file + " --observable 'Xa[0] Xb[0]' --ignore-measure -q");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = parse(r.out);
+  EXPECT_NEAR(value_of(j["observables"]["observable"]["value"]).real(), 1.0, 1e-12);
+  EXPECT_EQ(j["measurements"], 2);  // counted, then left out
+  EXPECT_EQ(j["ignore_measure"], true);
+  // Register b starts after a's two qubits: Zb[0] is Z2.
+  r = run("run --qasm " + file + " --observable 'Zb[0]' --observable '-1*Z2' -q");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NEAR(value_of(parse(r.out)["observables"]["observable"]["value"]).real(), 0.0, 1e-12);
+  r = run("run --qasm " + file + " --observable 'Zc[0]' -q");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no qubit register named 'c' (its registers: a, b)"), std::string::npos) << r.err;
+  r = run("run --qasm " + file + " --observable 'Za[2]' -q");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("register 'a' has 2 qubits"), std::string::npos) << r.err;
+
+  // OpenQASM 3 with an input, a reset and a modifier.
+  const std::string file3 =
+      write("p.qasm",
+            "OPENQASM 3.0;\ninclude \"stdgates.inc\";\ninput float[64] theta;\nqubit[2] q;\n"
+            "bit[2] c;\nry(theta) q[0];\nctrl @ x q[0], q[1];\nreset q[0];\nc[1] = measure q[1];\n");
+  r = run("run --qasm " + file3 + " --param theta=pi/3 --observable 'Zq[1]' -q");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = parse(r.out);
+  EXPECT_NEAR(value_of(j["observables"]["observable"]["value"]).real(), std::cos(std::numbers::pi / 3),
+              1e-12);
+  EXPECT_EQ(j["measurements"], 1);
+  EXPECT_EQ(j["resets"], 1);
+  r = run("run --qasm " + file3 + " --observable Z1 -q");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind(file3 + ":3:17: input 'theta' has no value", 0), 0u) << r.err;
+  r = run("run --qasm " + file3 + " --param theta=1 --param phi=2 --observable Z1 -q");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no input of that name"), std::string::npos) << r.err;
+  EXPECT_EQ(run("run --qasm " + file3 + " --param theta --observable Z1 -q").exit_code, 2);
+
+  // A file without a version line runs, with a located warning.
+  const std::string old = write("old.qasm", "include \"qelib1.inc\";\nqreg q[1];\nx q[0];\n");
+  r = run("run --qasm " + old + " --observable Z0 -q");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, old + ":1:1: warning: no 'OPENQASM' version line; reading the program as OpenQASM 2.0\n");
+  EXPECT_NEAR(value_of(parse(r.out)["observables"]["observable"]["value"]).real(), -1.0, 1e-12);
+}
+
+TEST_F(Cli, TaskFilesNameQasmFilesAndTheirRegisters) {
+  write(
+      "c.qasm",
+      "OPENQASM 3;\ninclude \"stdgates.inc\";\ninput float[64] t;\nqubit[1] anc;\nqubit[2] q;\nrx(t) q[1];\n"
+      "measure q[0];\n");
+  const std::string task = write("t.json", R"({"version": 1, "n_qubits": 3,
+    "circuit": {"qasm_file": "c.qasm", "params": {"t": 0.5}},
+    "observables": {"a": {"Zq[1]": 1.0}, "b": {"Xq[0]": 1.0}},
+    "run": {"direction": "heisenberg", "ignore_measure": true}})");
+  Result r = run("run " + task + " -q");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json j = parse(r.out);
+  EXPECT_NEAR(value_of(j["observables"]["a"]["value"]).real(), std::cos(0.5), 1e-12);
+  EXPECT_EQ(j["measurements"], 1);
+  EXPECT_EQ(j["ignore_measure"], true);
+  const std::string bad = write("bad.json", R"({"version": 1, "n_qubits": 3,
+    "circuit": {"qasm_file": "c.qasm", "params": {"t": 0.5}}, "observable": {"Zr[0]": 1.0},
+    "run": {"direction": "heisenberg"}})");
+  r = run("run " + bad + " -q");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("observable.Zr[0]"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no qubit register named 'r'"), std::string::npos) << r.err;
+}
+
 /// Malformed QASM and stim programs through the command: exit code 2, one line starting with
 /// "file:line:column: ", never a crash (the readers' own tests cover the messages in detail).
 TEST_F(Cli, MalformedProgramsExitWithCodeTwoAndALocatedLine) {
   const std::string h = "OPENQASM 2.0;\ninclude \"qelib1.inc\";\nqreg q[2];\n";
   const std::vector<std::pair<std::string, int>> qasm = {{"", 1},
-                                                         {"OPENQASM 3.0;\n", 1},
-                                                         {"qreg q[2];\n", 1},
+                                                         {"OPENQASM 4.0;\n", 1},
+                                                         {"qreg q[2]\nh q;\n", 2},
                                                          {"OPENQASM 2.0\nqreg q[1];\n", 2},
                                                          {h + "h q[2];\n", 4},
                                                          {h + "h r[0];\n", 4},
@@ -255,7 +422,7 @@ TEST_F(Cli, MalformedProgramsExitWithCodeTwoAndALocatedLine) {
                                                          {h + "rx(1/0) q[0];\n", 4},
                                                          {h + "rx((0.1) q[0];\n", 4},
                                                          {h + "measure q[0] -> c[0];\n", 4},
-                                                         {h + "reset q[0];\n", 4},
+                                                         {h + "reset r[0];\n", 4},
                                                          {h + "creg c[1];\nif (c == 1) x q[0];\n", 5},
                                                          {h + "opaque g q;\n", 4},
                                                          {h + "h q[0]\nh q[1];\n", 5},
@@ -271,10 +438,10 @@ TEST_F(Cli, MalformedProgramsExitWithCodeTwoAndALocatedLine) {
                                                          {h + "swap q[0], q;\n", 4},
                                                          {h + "qreg r[1];\ncx q, r;\n", 5},
                                                          {h + "h q[0];;\n", 4}};
-  const std::vector<std::pair<std::string, int>> stim = {{"M 0\n", 1},
-                                                         {"H 0\nMR 1\n", 2},
-                                                         {"R 0\n", 1},
-                                                         {"DETECTOR rec[-1]\n", 1},
+  const std::vector<std::pair<std::string, int>> stim = {{"M X0\n", 1},
+                                                         {"H 0\nMR(2) 1\n", 2},
+                                                         {"R rec[-1]\n", 1},
+                                                         {"DETECTOR 1\n", 1},
                                                          {"FOO 1\n", 1},
                                                          {"H(0.1) 0\n", 1},
                                                          {"DEPOLARIZE1 0\n", 1},
@@ -294,7 +461,7 @@ TEST_F(Cli, MalformedProgramsExitWithCodeTwoAndALocatedLine) {
                                                          {"OBSERVABLE_INCLUDE(0) rec[-1]\n", 1},
                                                          {"PAULI_CHANNEL_1(0.1,0.1,0.1) 0\n", 1},
                                                          {"CORRELATED_ERROR(0.1) X0\n", 1},
-                                                         {"MPP X0*X1\n", 1},
+                                                         {"MPP X0*X0\n", 1},
                                                          {"H 0\nH 1\nDEPOLARIZE2(0.1) 0 1 2\n", 3}};
   std::size_t index = 0;
   for (const auto& [programs, flag, extension] :
@@ -574,6 +741,52 @@ TEST_F(Cli, ResumeAfterSigkillOrSigintGivesTheUninterruptedResult) {
   EXPECT_NE(short_file.err.find("truncated"), std::string::npos) << short_file.err;
 }
 
+/// A signal inside a layer stops the run there (the CPU engine polls between cosets), keeping the state
+/// of the last layer boundary it holds; a signal during the last layer is an interruption, not a finished
+/// run. Either way the checkpoint resumes to the uninterrupted result.
+TEST_F(Cli, SignalsInsideALayerAndInTheLastLayerStopTheRun) {
+  const std::string file =
+      write("s.qasm",
+            "OPENQASM 2.0;\ninclude \"qelib1.inc\";\nqreg q[2];\nh q[0];\ncx q[0], q[1];\n"
+            "rz(0.3) q[1];\nrx(0.2) q[0];\ncx q[1], q[0];\nry(0.7) q[1];\nh q[1];\n"
+            "rzz(0.4) q[0], q[1];\n");
+  const std::string arguments = "run --qasm " + file + " --observable 'Z0 Z1' -q";
+  const Result full = run(arguments);
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  const Json expected = parse(full.out);
+
+  // Inside layer 6 (of 8), with checkpoints every 3 layers: the state after layer 3 is what remains.
+  Result r =
+      run(arguments + " --checkpoint " + path("mid.ckpt") + " --every 3", "PAULISTRINGS_FAULT=SIGTERM@5:mid");
+  EXPECT_EQ(r.exit_code, 130) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("interrupted inside layer 6 of 8; checkpoint after layer 3 written"),
+            std::string::npos)
+      << r.err;
+  Result resumed = run(arguments + " --resume " + path("mid.ckpt"));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_EQ(parse(resumed.out)["observables"]["observable"]["value"],
+            expected["observables"]["observable"]["value"]);
+  EXPECT_EQ(parse(resumed.out)["resumed_from_layer"], 3);
+
+  // Without a checkpoint: stopped, nothing printed on stdout.
+  r = run(arguments, "PAULISTRINGS_FAULT=SIGINT@2:mid");
+  EXPECT_EQ(r.exit_code, 130) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("interrupted inside layer 3 of 8 (no --checkpoint given)"), std::string::npos)
+      << r.err;
+
+  // During the last layer: exit 130 with the final state saved, not results as if nothing happened.
+  r = run(arguments + " --checkpoint " + path("last.ckpt"), "PAULISTRINGS_FAULT=SIGTERM@8");
+  EXPECT_EQ(r.exit_code, 130) << r.err;
+  EXPECT_EQ(r.out, "");
+  resumed = run(arguments + " --resume " + path("last.ckpt"));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_EQ(parse(resumed.out)["observables"]["observable"]["value"],
+            expected["observables"]["observable"]["value"]);
+  EXPECT_EQ(parse(resumed.out)["resumed_from_layer"], 8);
+}
+
 TEST_F(Cli, MemoryLimitKeepsTheRunUnderItOrStops) {
   // Unbounded, this run grows to 2.1·10^6 terms (≈ 260 MB resident); the limit is 48 MiB. Under
   // AddressSanitizer the process starts at ≈ 50 MB of shadow memory, so the limit grows by 112 MiB
@@ -598,6 +811,79 @@ TEST_F(Cli, MemoryLimitKeepsTheRunUnderItOrStops) {
   const Result strict = run(arguments + " --memory-limit " + limit + " --no-auto-truncate");
   EXPECT_EQ(strict.exit_code, 1);
   EXPECT_NE(strict.err.find("memory budget"), std::string::npos) << strict.err;
+}
+
+TEST_F(Cli, TheMemoryGuardStopsBeforeALayerWithOneLineAndTheCheckpoint) {
+  // 4 MB for the run's terms (80 bytes an output term): this run passes 25 000 terms in its last step.
+  const std::string arguments = "kicked-ising --steps 5 --theta-h 0.9 --coeff 1e-7 -q --threads 2";
+  const Result stopped =
+      run(arguments + " --checkpoint " + path("run.ckpt") + " --host-memory 4000000");
+  ASSERT_EQ(stopped.exit_code, 1) << stopped.err;
+  EXPECT_EQ(std::count(stopped.err.begin(), stopped.err.end(), '\n'), 1) << stopped.err;
+  for (const char* part : {"memory guard: layer ", " terms, about ", "the memory guard's allowance",
+                           "checkpoint ", " written after layer ", "--memory-limit", "--coeff"}) {
+    EXPECT_NE(stopped.err.find(part), std::string::npos) << "\"" << part << "\" not in: " << stopped.err;
+  }
+  const std::size_t at = stopped.err.find(" written after layer ") + 21;
+  const std::size_t layer = std::stoul(stopped.err.substr(at));
+  EXPECT_EQ(io::load_checkpoint(path("run.ckpt")).layers_done, layer);
+  // The checkpoint goes on, within memory, under --memory-limit (or once there is more memory).
+  const Result resumed = run(arguments + " --resume " + path("run.ckpt") + " --memory-limit 64M");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_EQ(parse(resumed.out)["resumed_from_layer"].get<std::size_t>(), layer);
+  // Off, the run is not stopped.
+  EXPECT_EQ(run(arguments + " --no-memory-guard").exit_code, 0);
+  // The allowance is a byte count above zero, and means nothing without the guard.
+  for (const char* bad : {" --host-memory 0", " --host-memory 4X", " --host-memory -5",
+                          " --host-memory 4000000 --no-memory-guard"}) {
+    const Result refused = run(arguments + bad);
+    EXPECT_EQ(refused.exit_code, 2) << bad << ": " << refused.err;
+    EXPECT_NE(refused.err.find("--host-memory"), std::string::npos) << bad << ": " << refused.err;
+  }
+}
+
+TEST_F(Cli, AnAddressSpaceLimitEndsInTheMemoryErrorNeverASignal) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP()
+      << "AddressSanitizer reserves terabytes of address space: no run fits under an address-space limit";
+#else
+  if (std::system("prlimit --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "no prlimit (util-linux)";
+  // Unbounded this run passes 2·10^6 terms within its first five steps and needs gigabytes after; the
+  // process starts at a few hundred megabytes of address space (shared libraries), so 600 and 450 MB
+  // are passed mid-run wherever it starts.
+  const std::string arguments = " kicked-ising --steps 6 --theta-h 0.9 --coeff 1e-7 -q --threads 2";
+  const auto one_line = [](const std::string& text) {
+    return std::count(text.begin(), text.end(), '\n') == 1;
+  };
+  // The guard sees the limit and stops before a layer that would not fit (or, should the untracked
+  // address space — thread stacks, allocator arenas — outgrow its margin, an allocation is refused).
+  const Result stopped = run(arguments, "prlimit --as=" + std::to_string(std::size_t{600} << 20));
+  ASSERT_EQ(stopped.exit_code, 1) << stopped.err;
+  EXPECT_TRUE(one_line(stopped.err)) << stopped.err;
+  EXPECT_TRUE(stopped.err.find("memory guard: layer ") != std::string::npos ||
+              stopped.err.find("out of host memory") != std::string::npos)
+      << stopped.err;
+  // Without the guard an allocation is refused inside a layer: the same error, not a signal.
+  const Result refused =
+      run(arguments + " --no-memory-guard", "prlimit --as=" + std::to_string(std::size_t{450} << 20));
+  ASSERT_EQ(refused.exit_code, 1) << refused.err;
+  EXPECT_TRUE(one_line(refused.err)) << refused.err;
+  EXPECT_NE(refused.err.find("out of host memory: an allocation was refused"), std::string::npos)
+      << refused.err;
+#endif
+}
+
+TEST_F(Cli, TheCommandChoosesPassiveOpenMpWaitingUnlessTheUserDid) {
+  const std::string arguments = "kicked-ising --steps 1 --theta-h 0.25 -q --threads 2";
+  const Result chosen = run(arguments, "env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT");
+  ASSERT_EQ(chosen.exit_code, 0) << chosen.err;
+  EXPECT_EQ(parse(chosen.out)["openmp_wait_policy"], "passive");
+  const Result user = run(arguments, "OMP_WAIT_POLICY=active");
+  ASSERT_EQ(user.exit_code, 0) << user.err;
+  EXPECT_EQ(parse(user.out)["openmp_wait_policy"], "active");
+  const Result spins = run(arguments, "env -u OMP_WAIT_POLICY GOMP_SPINCOUNT=1000");
+  ASSERT_EQ(spins.exit_code, 0) << spins.err;
+  EXPECT_EQ(parse(spins.out)["openmp_wait_policy"], "GOMP_SPINCOUNT=1000");
 }
 
 }  // namespace

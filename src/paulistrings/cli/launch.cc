@@ -6,8 +6,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <stdexcept>
 #include <string>
+
+#include "paulistrings/core/text.h"
 
 #if PAULISTRINGS_HAS_MPI
 #include <mpi.h>
@@ -45,9 +48,11 @@ Ending agree_on_ending(int exit_code, int rank) {
 long env_number(const char* name) {
   const char* text = std::getenv(name);
   if (text == nullptr || *text == '\0') return -1;
-  char* end = nullptr;
-  const long value = std::strtol(text, &end, 10);
-  return *end == '\0' ? value : -1;
+  try {
+    return static_cast<long>(parse_count(text, std::numeric_limits<int>::max()));
+  } catch (const std::invalid_argument&) {
+    return -1;
+  }
 }
 #endif
 

@@ -1,6 +1,6 @@
-// The command line's execution core (see runner.h): observables one after another through the
-// shared propagate() driver, with progress, trace, checkpoints on a schedule and on SIGINT/SIGTERM,
-// resume, and the memory budget mapped to the driver's term budget.
+// The command line's execution core (see runner.h): the task and flags as RunOptions, its observables one
+// after another through the library's run orchestration (run/orchestrate.h: checkpoints on a schedule
+// and on SIGINT/SIGTERM, resume, the memory budget), with progress, trace and the results JSON.
 #include "paulistrings/cli/runner.h"
 
 #include <signal.h>
@@ -13,21 +13,23 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
+#include <functional>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <sstream>
 #include <stdexcept>
 
 #include "paulistrings/cli/launch.h"
+#include "paulistrings/core/text.h"
 #include "paulistrings/cpu/cpu_engine.h"
-#include "paulistrings/engine/propagate.h"
 #include "paulistrings/gpu/device_sum.h"
 #include "paulistrings/io/atomic_file.h"
 #include "paulistrings/io/checkpoint.h"
 #include "paulistrings/partition/cpu_pinning.h"
-#include "paulistrings/partition/partitioned_propagate.h"
 #include "paulistrings/readout/product_state.h"
+#include "paulistrings/run/memory_budget.h"
+#include "paulistrings/run/orchestrate.h"
 
 namespace paulistrings::cli {
 namespace {
@@ -60,21 +62,6 @@ class SignalScope {
   struct sigaction old_int_ {};
   struct sigaction old_term_ {};
 };
-
-std::size_t resident_bytes() {
-  std::ifstream statm("/proc/self/statm");
-  std::size_t pages_total = 0, pages_resident = 0;
-  statm >> pages_total >> pages_resident;
-  return pages_resident * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-}
-
-std::size_t peak_resident_bytes() {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
-  }
-  return 0;
-}
 
 std::string format_seconds(double s) {
   char text[32];
@@ -237,31 +224,13 @@ Json complex_value(Complex v) {
   return Json::array({v.real(), v.imag()});
 }
 
-/// Throws BadInput when the limit leaves no room above what the process already holds.
-void check_budget_room(std::size_t limit, std::size_t baseline) {
-  if (limit <= baseline + (std::size_t{1} << 20)) {
-    throw BadInput("--memory-limit " + std::to_string(limit) +
-                   " bytes is below what the process already uses (" + std::to_string(baseline) + " bytes)");
-  }
-}
-
-/// Terms the budget allows: the limit minus what the process already holds, over the bytes a
-/// term costs in the engine (key + coefficient, times the engine's working-set factor).
-std::size_t budget_terms(std::size_t limit, std::size_t baseline, int width, bool complex_coefficients) {
-  // Buckets plus a layer's output (the driver caps a layer at 2× the budget), vector growth slack
-  // and the export copy: 4 × (key + coefficient) bytes per budget term bounds the measured peak
-  // (docs/PERFORMANCE.md, "Memory budget (CLI)").
-  constexpr double kWorkingSetFactor = 4.0;
-  const double per_term = (16.0 * width + (complex_coefficients ? 16.0 : 8.0)) * kWorkingSetFactor;
-  check_budget_room(limit, baseline);
-  return std::max<std::size_t>(1, static_cast<std::size_t>(static_cast<double>(limit - baseline) / per_term));
-}
-
 /// Test hook: PAULISTRINGS_FAULT="SIGNAL@LAYER" (SIGKILL, SIGINT or SIGTERM) makes the process
-/// signal itself right after that layer, so tests can kill a run mid-way deterministically.
+/// signal itself right after that layer, so tests can kill a run mid-way deterministically;
+/// "SIGNAL@LAYER:mid" signals inside the next layer instead (at its first interrupt poll).
 struct FaultInjection {
   int signal = 0;
   std::size_t layer = 0;
+  bool mid_layer = false;
 };
 
 FaultInjection fault_injection() {
@@ -273,42 +242,20 @@ FaultInjection fault_injection() {
   const std::string name = spec.substr(0, at);
   FaultInjection fault;
   fault.signal = name == "SIGKILL" ? SIGKILL : name == "SIGINT" ? SIGINT : name == "SIGTERM" ? SIGTERM : 0;
+  std::string layer = spec.substr(at + 1);
+  if (layer.ends_with(":mid")) {
+    fault.mid_layer = true;
+    layer.resize(layer.size() - 4);
+  }
   try {
-    fault.layer = std::stoul(spec.substr(at + 1));
-  } catch (const std::exception&) {
+    fault.layer = static_cast<std::size_t>(parse_count(layer));
+  } catch (const std::invalid_argument&) {
     fault.signal = 0;
   }
   return fault;
 }
 
 }  // namespace
-
-std::size_t parse_size(const std::string& text) {
-  std::size_t digits = 0;
-  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
-  if (digits == 0)
-    throw BadInput("bad size '" + text + "': expected a number with an optional K, M or G suffix");
-  std::string suffix = text.substr(digits);
-  if (suffix.size() == 2 && (suffix[1] == 'B' || suffix[1] == 'b' || suffix[1] == 'i')) suffix.pop_back();
-  unsigned shift = 0;
-  if (suffix.empty() || suffix == "B" || suffix == "b") {
-    shift = 0;
-  } else if (suffix == "K" || suffix == "k") {
-    shift = 10;
-  } else if (suffix == "M" || suffix == "m") {
-    shift = 20;
-  } else if (suffix == "G" || suffix == "g") {
-    shift = 30;
-  } else if (suffix == "T" || suffix == "t") {
-    shift = 40;
-  } else {
-    throw BadInput("bad size '" + text + "': expected a number with an optional K, M or G suffix");
-  }
-  if (digits > 15) throw BadInput("bad size '" + text + "': too large");
-  const std::size_t value = std::stoull(text.substr(0, digits));
-  if (shift > 0 && value > (~std::size_t{0} >> shift)) throw BadInput("bad size '" + text + "': too large");
-  return value << shift;
-}
 
 std::uint64_t task_fingerprint(const io::Task& task, std::size_t observable_index) {
   std::ostringstream canonical;
@@ -330,7 +277,14 @@ int resolve_device(const std::string& device) {
   if (device == "cpu") return -1;
   const int count = gpu::device_count();
   if (device == "auto") return count > 0 ? 0 : -1;
-  const int ordinal = device == "gpu" ? 0 : std::stoi(device);
+  int ordinal = 0;
+  if (device != "gpu") {
+    try {
+      ordinal = static_cast<int>(parse_count(device, std::numeric_limits<int>::max()));
+    } catch (const std::invalid_argument& e) {
+      throw BadInput("device: " + std::string(e.what()) + " (expected cpu, gpu, auto or a GPU index)");
+    }
+  }
   if (count == 0) {
     throw std::runtime_error(std::string("device ").append(device).append(": ").append(gpu::unavailable_reason()));
   }
@@ -361,31 +315,16 @@ std::vector<int> partition_devices(const std::string& device, std::size_t partit
   if (launch != nullptr) {
     // OpenMPI names the rank's place on its node; elsewhere the world rank stands in.
     const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-    const int rank = local != nullptr ? std::atoi(local) : launch->rank();
-    return {rank % count};
+    std::uint64_t rank = static_cast<std::uint64_t>(launch->rank());
+    try {
+      if (local != nullptr) rank = parse_count(local);
+    } catch (const std::invalid_argument&) {  // not OpenMPI's number: the world rank stands in
+    }
+    return {static_cast<int>(rank % static_cast<std::uint64_t>(count))};
   }
   std::vector<int> devices(partitions);
   for (std::size_t r = 0; r < partitions; ++r) devices[r] = static_cast<int>(r % static_cast<std::size_t>(count));
   return devices;
-}
-
-/// The checkpoint to resume from (--resume PATH): the file at PATH; or, for a checkpoint written in K parts
-/// (io::checkpoint_parts), in one process the K parts added, and as rank r of R under mpirun the parts
-/// j ≡ r (mod R) added — an empty sum where R > K — which the run then routes to their owners, so K and
-/// R need not match. `in_parts` says which.
-io::Checkpoint load_resume(const std::string& path, const Launch* launch, bool& in_parts) {
-  try {
-    const std::size_t parts = io::checkpoint_parts(path);
-    in_parts = parts > 0;
-    if (parts == 0) return io::load_checkpoint(path);
-    const std::size_t ranks = launch != nullptr ? static_cast<std::size_t>(launch->size()) : 1;
-    const std::size_t rank = launch != nullptr ? static_cast<std::size_t>(launch->rank()) : 0;
-    return io::load_checkpoint_share(path, parts, rank, ranks);
-  } catch (const std::invalid_argument& e) {
-    throw BadInput(e.what());
-  } catch (const std::runtime_error& e) {
-    throw BadInput(e.what());
-  }
 }
 
 }  // namespace
@@ -428,27 +367,67 @@ int execute(const RunSpec& spec, const RunControl& control) {
     }
   }();
 
-  std::optional<io::Checkpoint> resume;
-  std::size_t resume_index = 0;
-  bool resume_in_parts = false;  // the checkpoint was written in parts (by the ranks of a distributed run)
-  if (control.resume_path) {
-    resume = load_resume(*control.resume_path, launch, resume_in_parts);
-    bool matched = false;
-    for (std::size_t i = 0; i < task.observables.size() && !matched; ++i) {
-      if (resume->task_fingerprint == task_fingerprint(task, i)) {
-        matched = true;
-        resume_index = i;
-      }
-    }
-    if (!matched || resume->circuit_fingerprint != task.circuit.fingerprint() ||
-        resume->sum.num_qubits() != task.num_qubits || resume->layers_done > task.circuit.size()) {
-      throw BadInput(
-          "checkpoint " + *control.resume_path +
-          " belongs to a different task (circuit, direction, truncation, state or observable differ); "
-          "refusing to resume from it");
-    }
-  }
+  const int threads = task.threads == 0 ? available_cpus() : task.threads;
+  const bool tracing = writer && control.trace_path.has_value();
+  // Set once the progress bar and the trace exist (after the ranks have joined).
+  std::function<void(const LayerRecord&)> on_layer;
 
+  RunOptions options;
+  options.propagate.direction = task.direction;
+  options.propagate.truncation = task.truncation.policy();
+  options.propagate.threads = threads;
+  options.propagate.device = device;
+  // Partition statistics per layer are kept only for the trace (the layer records come with them).
+  options.propagate.keep_layer_records = partitions > 1 && tracing;
+  options.propagate.auto_truncate = control.auto_truncate;
+  options.propagate.on_layer = [&](const LayerRecord& record) { on_layer(record); };
+  if (partitions > 1) {
+    PartitionOptions& partition = options.partition;
+    partition.partitions = task.partitions;
+    partition.devices = devices;
+    partition.cpu_lists = cpu_lists;  // in-process CPU partitions: NUMA nodes (empty otherwise)
+    // Distributed: partitions = ranks. The result stays distributed: each rank keeps its share, writes it
+    // as its part of a checkpoint, and the read-out below adds the shares' expectation values.
+    // In-process partitions always gather the result.
+    const io::TaskPartitionRows& rows = task.partition_rows;
+    partition.row_policy = parse_row_policy(rows.policy);
+    if (rows.seed) partition.row_seed = *rows.seed;
+    partition.excluded_qubits = rows.excluded_qubits;
+    partition.cut_blocks = rows.blocks;
+    partition.cut_basis = rows.basis;
+    partition.use_nccl = task.nccl;
+    if (task.route_orbits_from)
+      partition.route_orbits_from = static_cast<std::size_t>(*task.route_orbits_from);
+    partition.result = PartitionResult::local;
+  }
+  options.checkpoint = control.checkpoint_path;
+  options.checkpoint_every = control.every;
+  options.resume = control.resume_path;
+  options.memory_limit = control.memory_limit_bytes;
+  options.distributed_budget = DistributedBudget::whole_run;  // docs/cli.md
+  options.interrupted = [] { return g_signal.load() != 0; };
+  if (launch != nullptr) options.on_shared_ending = [launch] { launch->note_shared_ending(); };
+  options.memory_limit_name = "--memory-limit";
+  options.stricter_truncation_name = "--coeff, or a larger min_abs_coeff in the task";
+  options.memory_guard = control.memory_guard;
+  options.memory_guard_bytes = control.memory_guard_bytes;
+  options.fingerprint_covers = "task (circuit, direction, truncation, state or observable differ)";
+  std::vector<std::uint64_t> fingerprints;
+  for (std::size_t i = 0; i < task.observables.size(); ++i) fingerprints.push_back(task_fingerprint(task, i));
+
+  // Before the ranks join (Launch agrees on failures there): the resume checkpoint — under mpirun, this
+  // rank's share of one in parts — and the memory baseline. A checkpoint that cannot be read is bad input.
+  Orchestration run = [&] {
+    try {
+      return Orchestration(task.circuit, task.num_qubits, options, fingerprints,
+                           launch != nullptr ? static_cast<std::size_t>(launch->rank()) : 0,
+                           launch != nullptr ? static_cast<std::size_t>(launch->size()) : 1);
+    } catch (const std::invalid_argument&) {
+      throw;
+    } catch (const std::runtime_error& e) {
+      throw BadInput(e.what());
+    }
+  }();
   auto make_sum = [&](const io::NamedObservable& observable) {
     try {
       return io::make_observable(observable.terms, task.num_qubits);
@@ -459,34 +438,29 @@ int execute(const RunSpec& spec, const RunControl& control) {
   // Every observable is checked before the first one runs, so that bad input ends every rank of a
   // distributed launch before the run (where the ranks agree on it), not in the middle of it.
   for (const io::NamedObservable& observable : task.observables) make_sum(observable);
-  std::size_t baseline_rss = resident_bytes();
-  if (control.memory_limit_bytes) check_budget_room(*control.memory_limit_bytes, baseline_rss);
 
   Transport* const transport = launch != nullptr ? &launch->join() : nullptr;
-  if (transport != nullptr && resume_in_parts) {
-    // Each rank read its own parts: they must all be of the same observable, after the same layer (a run
-    // stopped while its ranks were writing leaves parts of two checkpoints).
-    std::uint64_t seen[4] = {resume->layers_done, ~resume->layers_done, resume_index, ~std::uint64_t{resume_index}};
-    transport->all_reduce_max(std::span<std::uint64_t>(seen, 4));
-    if (seen[0] != ~seen[1] || seen[2] != ~seen[3]) {
-      launch->note_shared_ending();
-      throw BadInput("checkpoint " + *control.resume_path +
-                     ": its parts were written after different layers or for different observables (a run stopped "
-                     "while writing them?); refusing to resume from it");
-    }
-  }
-  if (transport != nullptr && control.memory_limit_bytes) {
-    // The term budget is part of the run's shape every rank must agree on, and each rank measured its
-    // own baseline: all take the largest (every rank passed the room check with its own, so it passes).
-    std::uint64_t largest = baseline_rss;
-    transport->all_reduce_max(std::span<std::uint64_t>(&largest, 1));
-    baseline_rss = largest;
-  }
-  const int threads = task.threads == 0 ? available_cpus() : task.threads;
+  run.join(transport);
   SignalScope signals;
   const FaultInjection fault = fault_injection();
   Progress progress(!control.quiet && writer, task.circuit.size(), task.observables.size());
   Trace trace(writer ? control.trace_path : std::nullopt);
+  const io::NamedObservable* current = nullptr;
+  std::atomic<std::size_t> layers_done_now{0};  // the last layer finished, for the interruption message
+  std::atomic<bool> fault_raised{false};
+  on_layer = [&](const LayerRecord& record) {
+    progress.update(record);
+    if (trace.enabled()) trace.add(current->name, record);
+    layers_done_now.store(record.application_index + 1);
+    if (fault.signal != 0 && !fault.mid_layer && record.application_index + 1 == fault.layer) ::raise(fault.signal);
+  };
+  // A signal stops a long layer at once (the CPU engine polls this between cosets); the run then keeps
+  // the state it had when the segment began (run/orchestrate.h).
+  run.set_layer_interrupt([&] {
+    if (fault.signal != 0 && fault.mid_layer && layers_done_now.load() == fault.layer && !fault_raised.exchange(true))
+      ::raise(fault.signal);
+    return g_signal.load() != 0;
+  });
   const auto start = Clock::now();
 
   Json observables = Json::object();
@@ -495,139 +469,37 @@ int execute(const RunSpec& spec, const RunControl& control) {
   for (std::size_t i = 0; i < task.observables.size(); ++i) {
     const io::NamedObservable& observable = task.observables[i];
     AnyPauliSum sum = make_sum(observable);
-    PropagateOptions options;
-    options.direction = task.direction;
-    options.truncation = task.truncation.policy();
-    options.threads = threads;
-    options.device = device;
-    // Partition statistics per layer are kept only for the trace (the layer records come with them).
-    options.keep_layer_records = partitions > 1 && trace.enabled();
-    options.auto_truncate = control.auto_truncate;
-    if (resume && i == resume_index) {
-      sum = resume->sum;
-      options.start_layer = resume->layers_done;
-    }
-    if (control.memory_limit_bytes) {
-      bool complex_coefficients = sum.is_complex();
-      for (const Channel& c : task.circuit)
-        complex_coefficients = complex_coefficients || c.has_complex_transfer();
-      options.max_terms =
-          budget_terms(*control.memory_limit_bytes, baseline_rss, sum.width(), complex_coefficients);
-      max_terms_used = options.max_terms;
-    }
-    progress.begin_observable(i, options.start_layer);
-    options.on_layer = [&](const LayerRecord& record) {
-      progress.update(record);
-      if (trace.enabled()) trace.add(observable.name, record);
-      if (fault.signal != 0 && record.application_index + 1 == fault.layer) ::raise(fault.signal);
-    };
-    const bool checkpointing = control.checkpoint_path.has_value() && (!resume || i >= resume_index);
-    options.should_stop = [&](std::size_t done) {
-      return g_signal.load() != 0 || (checkpointing && control.every > 0 && done % control.every == 0);
-    };
-    std::vector<PartitionStats> partition_stats;  // one per propagate call (checkpoint segments)
-    // Under mpirun every rank passes the whole observable first; a rank resuming from a checkpoint in parts
-    // passes the parts it read (the run routes each term to its owner); after a checkpoint segment each
-    // rank holds exactly its own share.
-    PartitionInput input = transport != nullptr && resume && i == resume_index && resume_in_parts
-                               ? PartitionInput::scattered
-                               : PartitionInput::replicated;
-    std::size_t observable_peak = 0;
-    double observable_discarded = 0.0;
-    std::size_t observable_cuts = 0;
-    double observable_budget_discarded = 0.0;
-    std::size_t final_terms = 0;
-    while (true) {
-      PropagationStats stats;
-      if (partitions > 1) {
-        PartitionOptions partition;
-        partition.partitions = task.partitions;
-        partition.devices = devices;
-        partition.cpu_lists = cpu_lists;  // in-process CPU partitions: NUMA nodes (empty otherwise)
-        // Distributed: partitions = ranks. The result stays distributed: each rank keeps its share, writes
-        // it as its part of a checkpoint, and the read-out below adds the shares' expectation values.
-        // In-process partitions gather the result for a checkpoint (one file).
-        const io::TaskPartitionRows& rows = task.partition_rows;
-        partition.row_policy = parse_row_policy(rows.policy);
-        if (rows.seed) partition.row_seed = *rows.seed;
-        partition.excluded_qubits = rows.excluded_qubits;
-        partition.cut_blocks = rows.blocks;
-        partition.cut_basis = rows.basis;
-        partition.use_nccl = task.nccl;
-        if (task.route_orbits_from) partition.route_orbits_from = static_cast<std::size_t>(*task.route_orbits_from);
-        partition.transport = transport;
-        partition.input = input;
-        partition.result = checkpointing && transport == nullptr ? PartitionResult::gather : PartitionResult::local;
-        PartitionedPropagation run = [&] {
-          try {
-            return propagate_partitioned(sum, task.circuit, options, partition);
-          } catch (...) {
-            // The driver agrees on errors: every rank throws here together and may end normally.
-            if (launch != nullptr) launch->note_shared_ending();
-            throw;
-          }
-        }();
-        stats = std::move(run.stats);
-        if (trace.enabled()) trace.attach_partitions(observable.name, run.partitions.layers);
-        partition_stats.push_back(std::move(run.partitions));
-      } else {
-        stats = propagate(sum, task.circuit, options);
+    current = &observable;
+    layers_done_now.store(run.start_layer(i));
+    progress.begin_observable(i, run.start_layer(i));
+    // Under mpirun every rank passes the whole observable; a rank resuming from a checkpoint in parts
+    // passes the parts it read; after a checkpoint segment each rank holds exactly its own share.
+    const RunResult result = run.propagate(i, sum);
+    const PropagationStats& stats = result.stats;
+    if (partitions > 1 && trace.enabled()) trace.attach_partitions(observable.name, result.partitions.layers);
+    if (result.interrupted) {
+      trace.write();
+      const std::string when =
+          result.abandoned_layer
+              ? "interrupted inside layer " + std::to_string(layers_done_now.load() + 1) + " of " +
+                    std::to_string(task.circuit.size())
+              : "interrupted after layer " + std::to_string(stats.layers_done) + " of " +
+                    std::to_string(task.circuit.size());
+      if (writer && result.checkpoint_written) {  // rank 0 tells, once for the run
+        const std::string where =
+            transport != nullptr
+                ? io::checkpoint_part_path(*control.checkpoint_path, 0, partitions).string() + " … " +
+                      io::checkpoint_part_path(*control.checkpoint_path, partitions - 1, partitions)
+                          .string() +
+                      " (one part per rank)"
+                : *control.checkpoint_path;
+        std::fprintf(stderr,
+                     "\npaulistrings: %s; checkpoint after layer %zu written to %s (continue with --resume %s)\n",
+                     when.c_str(), stats.layers_done, where.c_str(), control.checkpoint_path->c_str());
+      } else if (writer) {
+        std::fprintf(stderr, "\npaulistrings: %s (no --checkpoint given)\n", when.c_str());
       }
-      observable_peak = std::max(observable_peak, stats.peak_terms);
-      final_terms = stats.final_terms;  // over every partition (a local result holds only this rank's)
-      observable_discarded += stats.discarded_weight;
-      observable_cuts += stats.budget_truncations;
-      observable_budget_discarded += stats.budget_discarded_weight;
-      if (!stats.stopped) break;
-      if (transport != nullptr) input = PartitionInput::share;
-      if (checkpointing) {
-        // Saved from the live sum (a Checkpoint would copy it).
-        const auto save = [&](const std::filesystem::path& path) {
-          io::save_checkpoint(path, task.circuit.fingerprint(), task_fingerprint(task, i), stats.layers_done, sum);
-        };
-        if (transport != nullptr) {
-          // Every rank writes its share; once all are written, rank 0 removes what an earlier run left at
-          // the path (the single file, parts of another rank count). A rank failing to write ends the job
-          // (Launch::finish: MPI_Abort), as any failure of one rank after the run began.
-          save(io::checkpoint_part_path(*control.checkpoint_path, static_cast<std::size_t>(launch->rank()), partitions));
-          std::uint64_t written = 1;
-          transport->all_reduce_max(std::span<std::uint64_t>(&written, 1));
-          if (writer) io::remove_other_checkpoints(*control.checkpoint_path, partitions);
-        } else if (writer) {
-          save(*control.checkpoint_path);
-          io::remove_other_checkpoints(*control.checkpoint_path, 0);
-        }
-      }
-      bool interrupted = g_signal.load() != 0;
-      if (transport != nullptr) {
-        // Every rank stopped at this layer (the stop vote is shared), but maybe only some got the signal:
-        // all must leave or all go on.
-        std::uint64_t any = interrupted ? 1 : 0;
-        transport->all_reduce_max(std::span<std::uint64_t>(&any, 1));
-        interrupted = any != 0;
-      }
-      if (interrupted) {
-        if (launch != nullptr) launch->note_shared_ending();
-        trace.write();
-        if (writer && checkpointing) {  // rank 0 tells, once for the run
-          const std::string where =
-              transport != nullptr ? io::checkpoint_part_path(*control.checkpoint_path, 0, partitions).string() +
-                                         " … " +
-                                         io::checkpoint_part_path(*control.checkpoint_path, partitions - 1, partitions)
-                                             .string() +
-                                         " (one part per rank)"
-                                   : *control.checkpoint_path;
-          std::fprintf(stderr,
-                       "\npaulistrings: interrupted after layer %zu of %zu; checkpoint written to %s "
-                       "(continue with --resume %s)\n",
-                       stats.layers_done, task.circuit.size(), where.c_str(), control.checkpoint_path->c_str());
-        } else if (writer) {
-          std::fprintf(stderr, "\npaulistrings: interrupted after layer %zu of %zu (no --checkpoint given)\n",
-                       stats.layers_done, task.circuit.size());
-        }
-        return kExitInterrupted;
-      }
-      options.start_layer = stats.layers_done;
+      return kExitInterrupted;
     }
     Complex value = sum.visit([&](const auto& typed) -> Complex { return state.expectation(typed); });
     if (transport != nullptr) {
@@ -637,46 +509,39 @@ int execute(const RunSpec& spec, const RunControl& control) {
       value = Complex(parts[0], parts[1]);
     }
     observables[observable.name] = {{"value", complex_value(value)},
-                                    {"final_terms", final_terms},
-                                    {"peak_terms", observable_peak},
-                                    {"discarded_weight", observable_discarded}};
-    if (!partition_stats.empty()) {
-      std::size_t remote = 0, routed = 0, exported = 0, bytes = 0;
-      double imbalance = 1.0;
+                                    {"final_terms", stats.final_terms},
+                                    {"peak_terms", stats.peak_terms},
+                                    {"discarded_weight", stats.discarded_weight}};
+    if (partitions > 1) {
+      const PartitionStats& p = result.partitions;
       std::vector<double> transport_seconds(partitions, 0.0), work_seconds(partitions, 0.0);
-      for (const PartitionStats& p : partition_stats) {
-        remote += p.remote_layers;
-        routed += p.orbit_routed_layers;
-        exported += p.rows_exported;
-        bytes += p.bytes_exported;
-        imbalance = std::max(imbalance, p.max_imbalance);
-        for (std::size_t r = 0; r < p.transport_seconds.size() && r < partitions; ++r) {
-          transport_seconds[r] += p.transport_seconds[r];
-          work_seconds[r] += p.work_seconds[r];
-        }
+      for (std::size_t r = 0; r < p.transport_seconds.size() && r < partitions; ++r) {
+        transport_seconds[r] = p.transport_seconds[r];
+        work_seconds[r] = p.work_seconds[r];
       }
       observables[observable.name]["partitions"] = {{"count", partitions},
-                                                    {"transport", partition_stats.front().transport},
-                                                    {"rows", partition_stats.front().rows},
-                                                    {"remote_layers", remote},
-                                                    {"orbit_routed_layers", routed},
-                                                    {"rows_exported", exported},
-                                                    {"bytes_exported", bytes},
-                                                    {"max_imbalance", imbalance},
+                                                    {"transport", p.transport},
+                                                    {"rows", p.rows},
+                                                    {"remote_layers", p.remote_layers},
+                                                    {"orbit_routed_layers", p.orbit_routed_layers},
+                                                    {"rows_exported", p.rows_exported},
+                                                    {"bytes_exported", p.bytes_exported},
+                                                    {"max_imbalance", std::max(1.0, p.max_imbalance)},
                                                     {"numa_pinned", !cpu_lists.empty()},
-                                                    {"final_terms_by_partition", partition_stats.back().final_terms},
+                                                    {"final_terms_by_partition", p.final_terms},
                                                     {"transport_seconds", transport_seconds},
                                                     {"work_seconds", work_seconds}};
     }
     if (control.memory_limit_bytes) {
-      observables[observable.name]["budget_truncations"] = observable_cuts;
-      observables[observable.name]["budget_discarded_weight"] = observable_budget_discarded;
+      observables[observable.name]["budget_truncations"] = stats.budget_truncations;
+      observables[observable.name]["budget_discarded_weight"] = stats.budget_discarded_weight;
+      max_terms_used = result.max_terms;
     }
-    total_final += final_terms;
-    peak = std::max(peak, observable_peak);
-    discarded += observable_discarded;
-    budget_cuts += observable_cuts;
-    budget_discarded += observable_budget_discarded;
+    total_final += stats.final_terms;
+    peak = std::max(peak, stats.peak_terms);
+    discarded += stats.discarded_weight;
+    budget_cuts += stats.budget_truncations;
+    budget_discarded += stats.budget_discarded_weight;
   }
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
   if (!writer) return kExitOk;  // every rank holds the read-out; rank 0 reports it
@@ -686,6 +551,14 @@ int execute(const RunSpec& spec, const RunControl& control) {
   results["source"] = spec.source;
   results["num_qubits"] = task.num_qubits;
   results["layers"] = task.circuit.size();
+  std::size_t measurements = task.ignored_measurements, resets = 0;
+  for (const Channel& channel : task.circuit) {
+    measurements += channel.is_measurement() ? 1 : 0;
+    resets += channel.is_reset() ? 1 : 0;
+  }
+  results["measurements"] = measurements;
+  results["resets"] = resets;
+  if (task.ignore_measure) results["ignore_measure"] = true;
   results["direction"] = task.direction == Direction::forward ? "forward" : "heisenberg";
   results["state"] = task.state;
   results["truncation"] = task.truncation.policy().description();
@@ -695,6 +568,12 @@ int execute(const RunSpec& spec, const RunControl& control) {
   results["discarded_weight"] = discarded;
   results["wall_time_s"] = wall;
   results["peak_resident_bytes"] = peak_resident_bytes();
+  // What OpenMP's waiting threads did (wait_policy.h): the policy the process started with.
+  if (const char* policy = std::getenv("OMP_WAIT_POLICY")) {
+    results["openmp_wait_policy"] = policy;
+  } else if (const char* spins = std::getenv("GOMP_SPINCOUNT")) {
+    results["openmp_wait_policy"] = std::string("GOMP_SPINCOUNT=") + spins;
+  }
   results["engine"] = device >= 0 || !devices.empty() ? "gpu" : "cpu";
   results["device"] = device >= 0 ? gpu::describe_device(device) : "cpu";
   results["threads"] = threads;  // per rank in a distributed run
@@ -706,7 +585,7 @@ int execute(const RunSpec& spec, const RunControl& control) {
                                 {"truncations", budget_cuts},
                                 {"discarded_weight", budget_discarded}};
   }
-  if (resume) results["resumed_from_layer"] = resume->layers_done;
+  if (run.resume()) results["resumed_from_layer"] = run.resume()->checkpoint.layers_done;
   trace.write();
   const std::string text = results.dump(2) + "\n";
   if (control.out_path) {

@@ -2,7 +2,8 @@
 // The command line's execution core: one RunSpec (a circuit, named observables, truncation,
 // direction, state, threads) run to a results JSON document, with the conveniences of a long
 // simulation — a progress bar, a per-layer trace file, periodic and on-signal checkpoints, resume,
-// and a memory budget. Front ends (task files, QASM, stim, kicked Ising) only build the RunSpec.
+// and a memory budget (the last three by the library's run orchestration, run/orchestrate.h). Front
+// ends (task files, QASM, stim, kicked Ising) only build the RunSpec.
 // Under mpirun (several ranks) every rank calls execute() alike and the run is distributed.
 
 #include <cstddef>
@@ -41,14 +42,13 @@ struct RunControl {
   std::optional<std::string> resume_path;
   std::optional<std::size_t> memory_limit_bytes;
   bool auto_truncate = true;
+  bool memory_guard = true;  ///< RunOptions::memory_guard (--no-memory-guard turns it off)
+  std::optional<std::size_t> memory_guard_bytes;  ///< RunOptions::memory_guard_bytes (--host-memory)
   bool quiet = false;
   /// The launch (launch.h; not owned). Several ranks: one distributed run over them, partitions =
   /// ranks, with rank 0 alone writing stdout and files. nullptr: this process alone.
   Launch* launch = nullptr;
 };
-
-/// Parses "512M", "2G", "1500000", "64K" (binary multiples) into bytes; throws BadInput.
-std::size_t parse_size(const std::string& text);
 
 /// Runs the spec; writes results JSON (to out_path or stdout). Returns the exit code. Throws
 /// BadInput / io::ParseError / std::invalid_argument for bad input, std::runtime_error otherwise.

@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
+#include <limits>
 #include <stdexcept>
 
 #include "paulistrings/core/pauli_string.h"
+#include "paulistrings/core/text.h"
 
 namespace paulistrings {
 namespace {
@@ -62,12 +65,14 @@ std::vector<LabelFactor> parse_sparse(std::string_view label, std::size_t num_qu
                                   std::string(1, label[pos]) + "' at position " + std::to_string(pos));
     }
     const std::string_view digits = label.substr(digits_start, pos - digits_start);
-    if (digits.size() > 9) throw_qubit_out_of_range(static_cast<std::size_t>(-1), num_qubits);
-    const std::size_t qubit = std::stoul(std::string(digits));
+    std::uint64_t qubit = std::numeric_limits<std::uint64_t>::max();
+    try {
+      qubit = parse_count(digits);
+    } catch (const std::invalid_argument&) {  // beyond 2^64 − 1: out of range like any other too large index
+    }
     if (qubit >= num_qubits) {
-      throw std::invalid_argument("invalid Pauli label " + quoted(label) + ": qubit " +
-                                  std::to_string(qubit) + " is out of range for " +
-                                  std::to_string(num_qubits) + " qubits");
+      throw std::invalid_argument("invalid Pauli label " + quoted(label) + ": qubit " + std::string(digits) +
+                                  " is out of range for " + std::to_string(num_qubits) + " qubits");
     }
     if (letter == 'I') continue;
     factors.push_back({qubit, letter});

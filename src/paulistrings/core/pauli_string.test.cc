@@ -489,6 +489,23 @@ TEST(LabelTest, ParseLabelReturnsFactorsAscending) {
   EXPECT_TRUE(ThrowsInvalidArgumentMentioning([] { parse_label("X0", 1025); }, {"1024"}));
 }
 
+// Qubit indices in sparse labels are decimal digits only, read exactly: leading zeros are decimal, and an
+// index past 2^64 is out of range like any other (quoted as written), never wrapped or cut.
+TEST(LabelTest, QubitIndicesAreStrictDecimals) {
+  const std::vector<LabelFactor> factors = parse_label("X007 Z0010", 11);
+  ASSERT_EQ(factors.size(), 2u);
+  EXPECT_EQ(factors[0].qubit, 7u);
+  EXPECT_EQ(factors[1].qubit, 10u);
+  EXPECT_TRUE(ThrowsInvalidArgumentMentioning(
+      [] { parse_label("X99999999999999999999999", 10); },
+      {"'X99999999999999999999999'", "qubit 99999999999999999999999", "out of range for 10 qubits"}));
+  EXPECT_TRUE(ThrowsInvalidArgumentMentioning([] { parse_label("Z1 X18446744073709551616", 10); },
+                                              {"qubit 18446744073709551616", "out of range"}));
+  EXPECT_TRUE(ThrowsInvalidArgumentMentioning([] { parse_label("X1e3", 10); }, {"'X1e3'", "'e'"}));
+  EXPECT_TRUE(ThrowsInvalidArgumentMentioning([] { parse_label("X1.0", 10); }, {"'X1.0'", "'.'"}));
+  EXPECT_TRUE(ThrowsInvalidArgumentMentioning([] { parse_label("X+1", 10); }, {"'X+1'", "no qubit index"}));
+}
+
 TEST(PauliString, RowParitiesReadTheKeysWordsOfWiderRowsAndAreLinear) {
   // Row 0 reads x of qubit 3 and z of qubit 70; row 1 reads x of qubit 130 (beyond W = 2: never seen).
   std::vector<PauliString<16>> rows(2);

@@ -150,6 +150,13 @@ class PauliSum {
   std::vector<std::size_t> bucket_offsets_{0, 0};
 };
 
+/// Every (width, coefficient type) pair the library compiles, for explicit instantiations: X(W, C) for each.
+#define PAULISTRINGS_FOR_EACH_SUM_TYPE(X) \
+  X(1, double)                            \
+  X(2, double)                            \
+  X(4, double)                            \
+  X(8, double) X(16, double) X(1, Complex) X(2, Complex) X(4, Complex) X(8, Complex) X(16, Complex)
+
 }  // namespace paulistrings
 
 #include "paulistrings/core/pauli_sum.inl"

@@ -4,6 +4,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "paulistrings/core/parallel_errors.h"
 #include "paulistrings/core/text.h"
 
 namespace paulistrings {
@@ -138,28 +139,35 @@ void PauliSum<W, C>::assign_terms(std::vector<Term>&& terms, int bits) {
   keys_.resize(n);
   coefficients_.resize(n);
   std::vector<std::size_t> kept(buckets + 1, 0);
+  ParallelErrors errors;  // an exception must not leave the parallel region (std::bad_alloc of a run)
 #pragma omp parallel if (n >= (std::size_t{1} << 16))
   {
     std::vector<Term> run;
 #pragma omp for schedule(dynamic, 64)
     for (std::size_t b = 0; b < buckets; ++b) {
-      run.clear();
-      for (std::size_t k = start[b]; k < start[b + 1]; ++k) run.push_back(terms[order[k] & kIndexMask]);
-      std::stable_sort(run.begin(), run.end(), [](const Term& a, const Term& c) { return a.key < c.key; });
-      std::size_t out = start[b];
-      for (auto it = run.begin(); it != run.end();) {
-        C total = it->coefficient;
-        const Key key = it->key;
-        for (++it; it != run.end() && it->key == key; ++it) total += it->coefficient;
-        if (total != C(0.0)) {
-          keys_[out] = key;
-          coefficients_[out] = total;
-          ++out;
+      if (errors.failed()) continue;
+      try {
+        run.clear();
+        for (std::size_t k = start[b]; k < start[b + 1]; ++k) run.push_back(terms[order[k] & kIndexMask]);
+        std::stable_sort(run.begin(), run.end(), [](const Term& a, const Term& c) { return a.key < c.key; });
+        std::size_t out = start[b];
+        for (auto it = run.begin(); it != run.end();) {
+          C total = it->coefficient;
+          const Key key = it->key;
+          for (++it; it != run.end() && it->key == key; ++it) total += it->coefficient;
+          if (total != C(0.0)) {
+            keys_[out] = key;
+            coefficients_[out] = total;
+            ++out;
+          }
         }
+        kept[b + 1] = out - start[b];
+      } catch (...) {
+        errors.capture();
       }
-      kept[b + 1] = out - start[b];
     }
   }
+  errors.rethrow();
   terms = {};
   // Close the gaps left by merged keys and zeros (moves only ever go left).
   std::partial_sum(kept.begin(), kept.end(), kept.begin());

@@ -5,12 +5,20 @@
 #include <cstdio>
 #include <numeric>
 #include <random>
+#include <stdexcept>
 #include "paulistrings/core/pauli_sum.h"
+#include "paulistrings/core/text.h"
 using namespace paulistrings;
 using Sum = PauliSum<8, double>;
 using Clock = std::chrono::steady_clock;
 int main(int argc, char** argv) {
-  const std::size_t n = argc > 1 ? std::stoul(argv[1]) : 5'500'000;
+  std::size_t n = 5'500'000;
+  try {  // strict numbers (core/text.h): "5.5e6" is 5,500,000; "1.5" or "-1" an error
+    if (argc > 1) n = parse_count(argv[1]);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "N: %s\n", e.what());
+    return 2;
+  }
   std::mt19937_64 rng(7);
   std::vector<Sum::Term> terms(n);
   for (auto& t : terms) {

@@ -10,6 +10,7 @@
 #include <numeric>
 #include <vector>
 
+#include "paulistrings/core/parallel_errors.h"
 #include "paulistrings/core/pauli_sum.h"
 
 namespace paulistrings {
@@ -47,8 +48,17 @@ class BucketStore {
 
   /// Sorts every bucket by key: the canonical (bucket, key) order. `threads` ≥ 1 here and below.
   void sort_buckets(int threads) {
+    ParallelErrors errors;  // std::bad_alloc of a bucket's sort must not leave the region
 #pragma omp parallel for schedule(dynamic, 16) num_threads(threads)
-    for (std::size_t i = 0; i < buckets_.size(); ++i) sort_bucket(buckets_[i]);
+    for (std::size_t i = 0; i < buckets_.size(); ++i) {
+      if (errors.failed()) continue;
+      try {
+        sort_bucket(buckets_[i]);
+      } catch (...) {
+        errors.capture();
+      }
+    }
+    errors.rethrow();
   }
 
   /// Grow-only refinement to 2^bits buckets: bucket β splits into β | (new bits) by the new rows.
@@ -56,16 +66,23 @@ class BucketStore {
     if (bits <= bits_) return;
     std::vector<Bucket<W, C>> refined(std::size_t{1} << bits);
     const std::size_t old_count = buckets_.size();
+    ParallelErrors errors;
 #pragma omp parallel for schedule(dynamic, 16) num_threads(threads)
     for (std::size_t i = 0; i < old_count; ++i) {
-      Bucket<W, C>& source = buckets_[i];
-      for (std::size_t t = 0; t < source.size(); ++t) {
-        const std::size_t target = hash_(source.keys[t], bits);  // low bits_ bits equal i
-        refined[target].keys.push_back(source.keys[t]);
-        refined[target].coefficients.push_back(source.coefficients[t]);
+      if (errors.failed()) continue;
+      try {
+        Bucket<W, C>& source = buckets_[i];
+        for (std::size_t t = 0; t < source.size(); ++t) {
+          const std::size_t target = hash_(source.keys[t], bits);  // low bits_ bits equal i
+          refined[target].keys.push_back(source.keys[t]);
+          refined[target].coefficients.push_back(source.coefficients[t]);
+        }
+        source = Bucket<W, C>();
+      } catch (...) {
+        errors.capture();
       }
-      source = Bucket<W, C>();
     }
+    errors.rethrow();
     buckets_ = std::move(refined);
     bits_ = bits;
   }

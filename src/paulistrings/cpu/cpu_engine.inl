@@ -11,6 +11,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "paulistrings/core/parallel_errors.h"
+
 namespace paulistrings {
 namespace cpu_detail {
 
@@ -138,42 +140,6 @@ LayerKernel<W, C> make_kernel(const PreparedChannel<W>& table, const BucketHash<
   }
   return kernel;
 }
-
-/// Removes the terms of `bucket` with drop(key, c) true, keeping the others in order; returns their Σ|c|².
-template <class Bucket, class Predicate>
-double remove_from_bucket(Bucket& bucket, Predicate&& drop) {
-  std::size_t out = 0;
-  double dropped = 0.0;
-  for (std::size_t t = 0; t < bucket.size(); ++t) {
-    if (drop(bucket.keys[t], bucket.coefficients[t])) {
-      dropped += magnitude_squared(bucket.coefficients[t]);
-      continue;
-    }
-    bucket.keys[out] = bucket.keys[t];
-    bucket.coefficients[out] = bucket.coefficients[t];
-    ++out;
-  }
-  bucket.keys.resize(out);
-  bucket.coefficients.resize(out);
-  return dropped;
-}
-
-/// apply_term_truncation's drop rule: exact zeros, and what the policy's per-term test rejects.
-template <int W, Coefficient C>
-auto fails_term_test(const Truncation& truncation) {
-  return [&truncation, test_terms = truncation.has_term_test()](const PauliString<W>& key, const C& c) {
-    return c == C(0.0) || (test_terms && !truncation.keep(key, c));
-  };
-}
-
-/// merge_by_bucket's finish hook that leaves a merged bucket as it is (removes nothing).
-struct KeepBucket {
-  template <class Bucket>
-  std::size_t operator()(std::size_t, Bucket&) const {
-    return 0;
-  }
-};
-inline constexpr KeepBucket kKeepBucket{};
 
 inline std::size_t mix_key_words(std::uint64_t h) {
   h ^= h >> 31;
@@ -305,21 +271,6 @@ struct CpuEngine<W, C>::StayRoute {
   static constexpr bool kRoutes = false;
 };
 
-/// The export group of an output, by the partition offset of its delta: [0, groups) leaves for that
-/// group, `groups` stays. counts[g · B + b] receives the rows of group g left at the end of bucket b.
-template <int W, Coefficient C>
-struct CpuEngine<W, C>::ExportRoute {
-  static constexpr bool kRoutes = true;
-  std::uint32_t groups = 0;
-  std::array<std::uint32_t, 16> pattern_group{};  // local tables: by delta pattern
-  std::uint32_t generator_group = 0;               // rotations: the delta g
-  /// apply_out_final on a general table: every orbit is whole here (export_orbit_members), so an output
-  /// is routed by its delta from the orbit's representative, not from an input.
-  bool orbits_owned = false;
-  std::uint64_t* counts = nullptr;
-  std::size_t buckets = 0;
-};
-
 template <int W, Coefficient C>
 CpuEngine<W, C>::CpuEngine(const PauliSum<W, C>& sum, const CpuEngineOptions& options)
     : options_(options),
@@ -405,135 +356,143 @@ double CpuEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const Tr
   std::vector<double> discarded(cosets, 0.0);
   std::ptrdiff_t change = 0;
   for (Scratch& scratch : scratch_) scratch.support.fill(0);
+  ParallelErrors errors;
 #pragma omp parallel num_threads(threads_) reduction(+ : change) if (parallel_worthwhile())
   {
     Scratch& scratch = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 1)
     for (std::size_t coset = 0; coset < cosets; ++coset) {
-      const std::uint64_t rep = plan.representative(coset);
-      double dropped = 0.0;
-      unsigned dirty = 0;  // locals whose bucket holds a removed (zeroed) term
-      std::ptrdiff_t removed = 0;
-      // A new value for the term at (local, index): kept, or zeroed to be compacted away.
-      auto store_value = [&](unsigned local, C& slot, const PauliString<W>& key, const C& value) {
-        if (value != C(0.0) && (!test_terms || truncation.keep(key, value))) {
-          slot = value;
-          return;
-        }
-        dropped += magnitude_squared(value);
-        slot = C(0.0);
-        dirty |= 1u << local;
-        ++removed;
-      };
-      auto append = [&](unsigned local, const PauliString<W>& key, const C& value) {
-        if (value == C(0.0)) return;
-        if (test_terms && !truncation.keep(key, value)) {
-          dropped += magnitude_squared(value);
-          return;
-        }
-        scratch.pending.push_back({local, key, value});
-      };
-      scratch.flipped.clear();
-      scratch.unflipped.clear();
-      scratch.pending.clear();
-      // Kernel fields in locals: the stores below could alias them, which would force a reload
-      // of every field (and of the support accumulator) per term.
-      const bool pivot_on_z = kernel.pivot_on_z;
-      const int pivot_word = kernel.pivot_word;
-      const std::uint64_t pivot_bit = kernel.pivot_bit;
-      std::array<std::uint64_t, W> support{};
-      for (unsigned local = 0; local < locals; ++local) {
-        Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
-        const std::size_t size = bucket.size();
-        const PauliString<W>* keys = bucket.keys.data();
-        for (std::size_t t = 0; t < size; ++t) {
-          const PauliString<W>& key = keys[t];
-          for (int w = 0; w < W; ++w) support[w] |= key.x[w] | key.z[w];
-          if (key.commutes_with(generator)) {
-            if (test_unchanged) store_value(local, bucket.coefficients[t], key, bucket.coefficients[t]);
-            continue;
+      if (errors.failed() || interrupted()) continue;  // a failure or an interrupt abandons the layer
+      try {
+        const std::uint64_t rep = plan.representative(coset);
+        double dropped = 0.0;
+        unsigned dirty = 0;  // locals whose bucket holds a removed (zeroed) term
+        std::ptrdiff_t removed = 0;
+        // A new value for the term at (local, index): kept, or zeroed to be compacted away.
+        auto store_value = [&](unsigned local, C& slot, const PauliString<W>& key, const C& value) {
+          if (value != C(0.0) && (!test_terms || truncation.keep(key, value))) {
+            slot = value;
+            return;
           }
-          const std::uint64_t word = pivot_on_z ? key.z[pivot_word] : key.x[pivot_word];
-          auto& side = (word & pivot_bit) ? scratch.flipped : scratch.unflipped;
-          side.push_back({local, static_cast<std::uint32_t>(t)});
+          dropped += magnitude_squared(value);
+          slot = C(0.0);
+          dirty |= 1u << local;
+          ++removed;
+        };
+        auto append = [&](unsigned local, const PauliString<W>& key, const C& value) {
+          if (value == C(0.0)) return;
+          if (test_terms && !truncation.keep(key, value)) {
+            dropped += magnitude_squared(value);
+            return;
+          }
+          scratch.pending.push_back({local, key, value});
+        };
+        scratch.flipped.clear();
+        scratch.unflipped.clear();
+        scratch.pending.clear();
+        // Kernel fields in locals: the stores below could alias them, which would force a reload
+        // of every field (and of the support accumulator) per term.
+        const bool pivot_on_z = kernel.pivot_on_z;
+        const int pivot_word = kernel.pivot_word;
+        const std::uint64_t pivot_bit = kernel.pivot_bit;
+        std::array<std::uint64_t, W> support{};
+        for (unsigned local = 0; local < locals; ++local) {
+          Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+          const std::size_t size = bucket.size();
+          const PauliString<W>* keys = bucket.keys.data();
+          for (std::size_t t = 0; t < size; ++t) {
+            const PauliString<W>& key = keys[t];
+            for (int w = 0; w < W; ++w) support[w] |= key.x[w] | key.z[w];
+            if (key.commutes_with(generator)) {
+              if (test_unchanged) store_value(local, bucket.coefficients[t], key, bucket.coefficients[t]);
+              continue;
+            }
+            const std::uint64_t word = pivot_on_z ? key.z[pivot_word] : key.x[pivot_word];
+            auto& side = (word & pivot_bit) ? scratch.flipped : scratch.unflipped;
+            side.push_back({local, static_cast<std::uint32_t>(t)});
+          }
         }
-      }
-      for (int w = 0; w < W; ++w) scratch.support[w] |= support[w];
-      // Index the flipped side w by its representative v = w ⊕ g.
-      scratch.reset_slots(scratch.flipped.size());
-      scratch.paired.assign(scratch.flipped.size(), 0);
-      for (std::size_t i = 0; i < scratch.flipped.size(); ++i) {
-        const auto [local, index] = scratch.flipped[i];
-        scratch.insert_slot(store_.bucket(plan.member(rep, local)).keys[index] ^ generator,
-                            static_cast<std::int32_t>(i));
-      }
-      // v = representative, w = v ⊕ g: out_v = cos·c_v + σ(w)·sin·c_w, out_w = cos·c_w + σ(v)·sin·c_v.
-      for (const auto [local, index] : scratch.unflipped) {
-        Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
-        const PauliString<W> v = bucket.keys[index];
-        const C c_v = bucket.coefficients[index];
-        const double sign_v = product_phase(generator, v) == 3 ? 1.0 : -1.0;
-        const std::int32_t found = scratch.find_slot(v, [&](std::int32_t i) {
-          const auto& w = scratch.flipped[static_cast<std::size_t>(i)];
-          return (store_.bucket(plan.member(rep, w.local)).keys[w.index] ^ generator) == v;
-        });
-        if (found >= 0) {
-          scratch.paired[static_cast<std::size_t>(found)] = 1;
-          const auto& w = scratch.flipped[static_cast<std::size_t>(found)];
-          Bucket<W, C>& w_bucket = store_.bucket(plan.member(rep, w.local));
-          const C c_w = w_bucket.coefficients[w.index];
-          C out_v = C(0.0), out_w = C(0.0);
-          out_v += c_v * cos_theta;
-          out_v += c_w * (-sign_v * sin_signed);
-          out_w += c_w * cos_theta;
-          out_w += c_v * (sign_v * sin_signed);
-          store_value(local, bucket.coefficients[index], v, out_v);
-          store_value(w.local, w_bucket.coefficients[w.index], w_bucket.keys[w.index], out_w);
-        } else {
-          C out_v = C(0.0);
-          out_v += c_v * cos_theta;
-          store_value(local, bucket.coefficients[index], v, out_v);
+        for (int w = 0; w < W; ++w) scratch.support[w] |= support[w];
+        // Index the flipped side w by its representative v = w ⊕ g.
+        scratch.reset_slots(scratch.flipped.size());
+        scratch.paired.assign(scratch.flipped.size(), 0);
+        for (std::size_t i = 0; i < scratch.flipped.size(); ++i) {
+          const auto [local, index] = scratch.flipped[i];
+          scratch.insert_slot(store_.bucket(plan.member(rep, local)).keys[index] ^ generator,
+                              static_cast<std::int32_t>(i));
+        }
+        // v = representative, w = v ⊕ g: out_v = cos·c_v + σ(w)·sin·c_w, out_w = cos·c_w + σ(v)·sin·c_v.
+        for (const auto [local, index] : scratch.unflipped) {
+          Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+          const PauliString<W> v = bucket.keys[index];
+          const C c_v = bucket.coefficients[index];
+          const double sign_v = product_phase(generator, v) == 3 ? 1.0 : -1.0;
+          const std::int32_t found = scratch.find_slot(v, [&](std::int32_t i) {
+            const auto& w = scratch.flipped[static_cast<std::size_t>(i)];
+            return (store_.bucket(plan.member(rep, w.local)).keys[w.index] ^ generator) == v;
+          });
+          if (found >= 0) {
+            scratch.paired[static_cast<std::size_t>(found)] = 1;
+            const auto& w = scratch.flipped[static_cast<std::size_t>(found)];
+            Bucket<W, C>& w_bucket = store_.bucket(plan.member(rep, w.local));
+            const C c_w = w_bucket.coefficients[w.index];
+            C out_v = C(0.0), out_w = C(0.0);
+            out_v += c_v * cos_theta;
+            out_v += c_w * (-sign_v * sin_signed);
+            out_w += c_w * cos_theta;
+            out_w += c_v * (sign_v * sin_signed);
+            store_value(local, bucket.coefficients[index], v, out_v);
+            store_value(w.local, w_bucket.coefficients[w.index], w_bucket.keys[w.index], out_w);
+          } else {
+            C out_v = C(0.0);
+            out_v += c_v * cos_theta;
+            store_value(local, bucket.coefficients[index], v, out_v);
+            C out_w = C(0.0);
+            out_w += c_v * (sign_v * sin_signed);
+            append(local ^ kernel.generator_local, v ^ generator, out_w);
+          }
+        }
+        for (std::size_t i = 0; i < scratch.flipped.size(); ++i) {
+          if (scratch.paired[i]) continue;
+          const auto [local, index] = scratch.flipped[i];
+          Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+          const PauliString<W> w = bucket.keys[index];
+          const C c_w = bucket.coefficients[index];
+          const double sign_w = product_phase(generator, w) == 3 ? 1.0 : -1.0;
           C out_w = C(0.0);
-          out_w += c_v * (sign_v * sin_signed);
-          append(local ^ kernel.generator_local, v ^ generator, out_w);
+          out_w += c_w * cos_theta;
+          store_value(local, bucket.coefficients[index], w, out_w);
+          C out_v = C(0.0);
+          out_v += c_w * (sign_w * sin_signed);
+          append(local ^ kernel.generator_local, w ^ generator, out_v);
         }
-      }
-      for (std::size_t i = 0; i < scratch.flipped.size(); ++i) {
-        if (scratch.paired[i]) continue;
-        const auto [local, index] = scratch.flipped[i];
-        Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
-        const PauliString<W> w = bucket.keys[index];
-        const C c_w = bucket.coefficients[index];
-        const double sign_w = product_phase(generator, w) == 3 ? 1.0 : -1.0;
-        C out_w = C(0.0);
-        out_w += c_w * cos_theta;
-        store_value(local, bucket.coefficients[index], w, out_w);
-        C out_v = C(0.0);
-        out_v += c_w * (sign_w * sin_signed);
-        append(local ^ kernel.generator_local, w ^ generator, out_v);
-      }
-      for (unsigned local = 0; dirty != 0 && local < locals; ++local) {
-        if (!((dirty >> local) & 1)) continue;
-        Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
-        std::size_t out = 0;
-        for (std::size_t t = 0; t < bucket.size(); ++t) {
-          if (bucket.coefficients[t] == C(0.0)) continue;
-          bucket.keys[out] = bucket.keys[t];
-          bucket.coefficients[out] = bucket.coefficients[t];
-          ++out;
+        for (unsigned local = 0; dirty != 0 && local < locals; ++local) {
+          if (!((dirty >> local) & 1)) continue;
+          Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+          std::size_t out = 0;
+          for (std::size_t t = 0; t < bucket.size(); ++t) {
+            if (bucket.coefficients[t] == C(0.0)) continue;
+            bucket.keys[out] = bucket.keys[t];
+            bucket.coefficients[out] = bucket.coefficients[t];
+            ++out;
+          }
+          bucket.keys.resize(out);
+          bucket.coefficients.resize(out);
         }
-        bucket.keys.resize(out);
-        bucket.coefficients.resize(out);
+        for (const auto& p : scratch.pending) {
+          Bucket<W, C>& bucket = store_.bucket(plan.member(rep, p.local));
+          bucket.keys.push_back(p.key);
+          bucket.coefficients.push_back(p.coefficient);
+        }
+        change += static_cast<std::ptrdiff_t>(scratch.pending.size()) - removed;
+        discarded[coset] = dropped;
+      } catch (...) {
+        errors.capture();
       }
-      for (const auto& p : scratch.pending) {
-        Bucket<W, C>& bucket = store_.bucket(plan.member(rep, p.local));
-        bucket.keys.push_back(p.key);
-        bucket.coefficients.push_back(p.coefficient);
-      }
-      change += static_cast<std::ptrdiff_t>(scratch.pending.size()) - removed;
-      discarded[coset] = dropped;
     }
   }
+  errors.rethrow();
+  throw_if_interrupted();
   size_ = static_cast<std::size_t>(static_cast<std::ptrdiff_t>(size_) + change);
   // The keys scanned (a superset of those kept) plus the generator's support (appended partners).
   support_.fill(0);
@@ -556,6 +515,7 @@ double CpuEngine<W, C>::rescale_layer(const PreparedChannel<W>& table, const Tru
   std::size_t total = 0;
 #pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) reduction(+ : total) if (parallel_worthwhile())
   for (std::size_t b = 0; b < buckets; ++b) {
+    if (interrupted()) continue;  // the layer is abandoned (throw_if_interrupted below)
     Bucket<W, C>& bucket = store_.bucket(b);
     std::size_t out = 0;
     double dropped = 0.0;
@@ -583,6 +543,7 @@ double CpuEngine<W, C>::rescale_layer(const PreparedChannel<W>& table, const Tru
     discarded[b] = dropped;
     total += out;
   }
+  throw_if_interrupted();
   size_ = total;
   double sum = 0.0;
   for (double d : discarded) sum += d;
@@ -611,204 +572,212 @@ double CpuEngine<W, C>::coset_layer(const PreparedChannel<W>& table, const Trunc
   }
   std::vector<double> discarded(cosets, 0.0);
   std::size_t total = 0;
+  ParallelErrors errors;
 #pragma omp parallel num_threads(threads_) reduction(+ : total) if (parallel_worthwhile())
   {
     Scratch& scratch = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 1)
     for (std::size_t coset = 0; coset < cosets; ++coset) {
-      const std::uint64_t rep = plan.representative(coset);
-      scratch.clear_outputs(locals);
-      if constexpr (Route::kRoutes) scratch.clear_leaving(route.groups);
-      double dropped = 0.0;
-      // `group`: the output's export group under an ExportRoute (ignored otherwise).
-      // The per-term test sees leaving outputs too (only apply_out_final passes a policy with a test).
-      auto emit = [&](unsigned local, const PauliString<W>& key, const C& value, std::uint32_t group) {
-        if (value == C(0.0)) return;
-        if (test_terms && !truncation.keep(key, value)) {
-          dropped += magnitude_squared(value);
-          return;
-        }
-        if constexpr (Route::kRoutes) {
-          if (group < route.groups) {
-            scratch.emit_leaving(group, local, key, value);
+      if (errors.failed() || interrupted()) continue;  // a failure or an interrupt abandons the layer
+      try {
+        const std::uint64_t rep = plan.representative(coset);
+        scratch.clear_outputs(locals);
+        if constexpr (Route::kRoutes) scratch.clear_leaving(route.groups);
+        double dropped = 0.0;
+        // `group`: the output's export group under an ExportRoute (ignored otherwise).
+        // The per-term test sees leaving outputs too (only apply_out_final passes a policy with a test).
+        auto emit = [&](unsigned local, const PauliString<W>& key, const C& value, std::uint32_t group) {
+          if (value == C(0.0)) return;
+          if (test_terms && !truncation.keep(key, value)) {
+            dropped += magnitude_squared(value);
             return;
           }
-        }
-        scratch.emit(local, key, value);
-      };
-      std::size_t inputs = 0;
-      for (unsigned local = 0; local < locals; ++local)
-        inputs += store_.bucket(plan.member(rep, local)).size();
+          if constexpr (Route::kRoutes) {
+            if (group < route.groups) {
+              scratch.emit_leaving(group, local, key, value);
+              return;
+            }
+          }
+          scratch.emit(local, key, value);
+        };
+        std::size_t inputs = 0;
+        for (unsigned local = 0; local < locals; ++local)
+          inputs += store_.bucket(plan.member(rep, local)).size();
 
-      if (permutation) {
-        for (unsigned local = 0; local < locals; ++local) {
-          const Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
-          for (std::size_t t = 0; t < bucket.size(); ++t) {
-            const PauliString<W>& key = bucket.keys[t];
-            const C c = bucket.coefficients[t];
-            if (kernel.rotation) {
-              if (key.commutes_with(kernel.generator)) {
-                emit(local, key, c, stays);
+        if (permutation) {
+          for (unsigned local = 0; local < locals; ++local) {
+            const Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+            for (std::size_t t = 0; t < bucket.size(); ++t) {
+              const PauliString<W>& key = bucket.keys[t];
+              const C c = bucket.coefficients[t];
+              if (kernel.rotation) {
+                if (key.commutes_with(kernel.generator)) {
+                  emit(local, key, c, stays);
+                } else {
+                  const double sign = product_phase(kernel.generator, key) == 3 ? 1.0 : -1.0;
+                  emit(local ^ kernel.generator_local, key ^ kernel.generator, c * (sign * kernel.sin_signed),
+                       generator_group);
+                }
               } else {
-                const double sign = product_phase(kernel.generator, key) == 3 ? 1.0 : -1.0;
-                emit(local ^ kernel.generator_local, key ^ kernel.generator, c * (sign * kernel.sin_signed),
-                     generator_group);
+                const int p = kernel.pattern_of(key);
+                if (!kernel.has_image[p]) continue;
+                const int d = p ^ kernel.image[p];
+                emit(local ^ kernel.local_of_pattern[d], key ^ kernel.pattern_mask[d],
+                     c * kernel.image_amplitude[p], pattern_group[d]);
               }
-            } else {
+            }
+          }
+        } else if (kernel.rotation) {
+          scratch.reset_groups(inputs);
+          for (unsigned local = 0; local < locals; ++local) {
+            const Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+            for (std::size_t t = 0; t < bucket.size(); ++t) {
+              const PauliString<W>& key = bucket.keys[t];
+              if (key.commutes_with(kernel.generator)) {
+                emit(local, key, bucket.coefficients[t], stays);
+                continue;
+              }
+              const std::uint64_t word =
+                  kernel.pivot_on_z ? key.z[kernel.pivot_word] : key.x[kernel.pivot_word];
+              const bool flipped = (word & kernel.pivot_bit) != 0;
+              Group& g = scratch.group_of(flipped ? key ^ kernel.generator : key, 0,
+                                          flipped ? local ^ kernel.generator_local : local);
+              g.in[flipped] = bucket.coefficients[t];
+              g.present |= static_cast<std::uint16_t>(1u << flipped);
+            }
+          }
+          for (const Group& g : scratch.groups) {
+            // v = representative, w = v ⊕ g: out_v = cos·c_v + σ(w)·sin·c_w, out_w = cos·c_w + σ(v)·sin·c_v.
+            const double sign_v = product_phase(kernel.generator, g.representative) == 3 ? 1.0 : -1.0;
+            const double sign_w = -sign_v;
+            C out_v = C(0.0), out_w = C(0.0);
+            if (g.present & 1) out_v += g.in[0] * kernel.cos_theta;
+            if (g.present & 2) out_v += g.in[1] * (sign_w * kernel.sin_signed);
+            if (g.present & 2) out_w += g.in[1] * kernel.cos_theta;
+            if (g.present & 1) out_w += g.in[0] * (sign_v * kernel.sin_signed);
+            // Every input lies in one partition: the member present decides which output crosses.
+            const bool v_here = (g.present & 1) != 0;
+            emit(g.representative_local, g.representative, out_v, v_here ? stays : generator_group);
+            emit(g.representative_local ^ kernel.generator_local, g.representative ^ kernel.generator, out_w,
+                 v_here ? generator_group : stays);
+          }
+        } else if (options_.general_layer == GeneralLayer::sort_merge) {
+          // Formulation (a): every output of every input into one stream, sorted by (bucket, key),
+          // duplicates summed in input order.
+          auto& stream = scratch.stream;
+          stream.clear();
+          std::uint32_t order = 0;
+          for (unsigned local = 0; local < locals; ++local) {
+            const Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+            for (std::size_t t = 0; t < bucket.size(); ++t, order += 16) {
+              const PauliString<W>& key = bucket.keys[t];
               const int p = kernel.pattern_of(key);
-              if (!kernel.has_image[p]) continue;
-              const int d = p ^ kernel.image[p];
-              emit(local ^ kernel.local_of_pattern[d], key ^ kernel.pattern_mask[d],
-                   c * kernel.image_amplitude[p], pattern_group[d]);
+              for (int k = 0; k < table.fanout[p]; ++k) {
+                const auto& o = table.outputs[p][k];
+                const int d = p ^ o.pattern;
+                const PauliString<W> out = key ^ kernel.pattern_mask[d];
+                stream.push_back(
+                    {out, bucket.coefficients[t] * cpu_detail::amplitude_as<C>(o.amplitude),
+                     (std::uint64_t{local ^ kernel.local_of_pattern[d]} << 59) | (Scratch::key_hash(out) >> 5),
+                     order + static_cast<std::uint32_t>(k)});
+              }
+            }
+          }
+          // Sort (bucket ⧺ key hash, stream index) handles, not the 56-byte records: one integer
+          // compare each, and the index (= input order) fixes the summation order of duplicates. Runs
+          // of equal hash are checked key by key; a hash collision between different keys (rare)
+          // sorts that run by key, keeping the index order inside each key.
+          auto& handles = scratch.handles;
+          handles.resize(stream.size());
+          for (std::size_t i = 0; i < stream.size(); ++i)
+            handles[i] = {stream[i].sort_key, static_cast<std::uint32_t>(i)};
+          std::sort(handles.begin(), handles.end());
+          for (std::size_t i = 0; i < handles.size();) {
+            std::size_t end = i + 1;
+            bool one_key = true;
+            while (end < handles.size() && handles[end].first == handles[i].first) {
+              one_key = one_key && stream[handles[end].second].key == stream[handles[i].second].key;
+              ++end;
+            }
+            if (!one_key) {
+              std::sort(handles.begin() + static_cast<std::ptrdiff_t>(i),
+                        handles.begin() + static_cast<std::ptrdiff_t>(end),
+                        [&stream](const auto& a, const auto& b) {
+                          const auto& x = stream[a.second].key;
+                          const auto& y = stream[b.second].key;
+                          return x != y ? x < y : a.second < b.second;
+                        });
+            }
+            while (i < end) {
+              const auto& head = stream[handles[i].second];
+              C value = head.coefficient;
+              std::size_t j = i + 1;
+              for (; j < end && stream[handles[j].second].key == head.key; ++j)
+                value += stream[handles[j].second].coefficient;
+              emit(static_cast<unsigned>(handles[i].first >> 59), head.key, value, stays);
+              i = j;
+            }
+          }
+        } else {
+          scratch.reset_groups(inputs);
+          for (unsigned local = 0; local < locals; ++local) {
+            const Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+            for (std::size_t t = 0; t < bucket.size(); ++t) {
+              const PauliString<W>& key = bucket.keys[t];
+              const int p = kernel.pattern_of(key);
+              const std::uint8_t r = kernel.representative[p];
+              const int s = p ^ r;
+              Group& g = scratch.group_of(key ^ kernel.pattern_mask[s], r, local ^ kernel.local_of_pattern[s]);
+              g.in[p] = bucket.coefficients[t];
+              g.present |= static_cast<std::uint16_t>(1u << p);
+            }
+          }
+          for (const Group& g : scratch.groups) {
+            // An output's delta from any present input routes it when all inputs lie in one partition
+            // (apply_out), its delta s from the representative when the orbit is owned (apply_out_final).
+            const int p0 = orbits_owned ? g.representative_pattern : std::countr_zero(static_cast<unsigned>(g.present));
+            for (std::uint8_t s : kernel.span_patterns) {
+              const int q = g.representative_pattern ^ s;
+              C value = C(0.0);
+              const auto& list = kernel.incoming[q];
+              for (int k = 0; k < kernel.incoming_count[q]; ++k) {
+                if ((g.present >> list[k].pattern) & 1) value += g.in[list[k].pattern] * list[k].amplitude;
+              }
+              emit(g.representative_local ^ kernel.local_of_pattern[s],
+                   g.representative ^ kernel.pattern_mask[s], value, pattern_group[q ^ p0]);
             }
           }
         }
-      } else if (kernel.rotation) {
-        scratch.reset_groups(inputs);
+        // Every read of this coset is done: rewrite its buckets in place.
+        std::size_t written = 0;
         for (unsigned local = 0; local < locals; ++local) {
-          const Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
-          for (std::size_t t = 0; t < bucket.size(); ++t) {
-            const PauliString<W>& key = bucket.keys[t];
-            if (key.commutes_with(kernel.generator)) {
-              emit(local, key, bucket.coefficients[t], stays);
-              continue;
-            }
-            const std::uint64_t word =
-                kernel.pivot_on_z ? key.z[kernel.pivot_word] : key.x[kernel.pivot_word];
-            const bool flipped = (word & kernel.pivot_bit) != 0;
-            Group& g = scratch.group_of(flipped ? key ^ kernel.generator : key, 0,
-                                        flipped ? local ^ kernel.generator_local : local);
-            g.in[flipped] = bucket.coefficients[t];
-            g.present |= static_cast<std::uint16_t>(1u << flipped);
-          }
-        }
-        for (const Group& g : scratch.groups) {
-          // v = representative, w = v ⊕ g: out_v = cos·c_v + σ(w)·sin·c_w, out_w = cos·c_w + σ(v)·sin·c_v.
-          const double sign_v = product_phase(kernel.generator, g.representative) == 3 ? 1.0 : -1.0;
-          const double sign_w = -sign_v;
-          C out_v = C(0.0), out_w = C(0.0);
-          if (g.present & 1) out_v += g.in[0] * kernel.cos_theta;
-          if (g.present & 2) out_v += g.in[1] * (sign_w * kernel.sin_signed);
-          if (g.present & 2) out_w += g.in[1] * kernel.cos_theta;
-          if (g.present & 1) out_w += g.in[0] * (sign_v * kernel.sin_signed);
-          // Every input lies in one partition: the member present decides which output crosses.
-          const bool v_here = (g.present & 1) != 0;
-          emit(g.representative_local, g.representative, out_v, v_here ? stays : generator_group);
-          emit(g.representative_local ^ kernel.generator_local, g.representative ^ kernel.generator, out_w,
-               v_here ? generator_group : stays);
-        }
-      } else if (options_.general_layer == GeneralLayer::sort_merge) {
-        // Formulation (a): every output of every input into one stream, sorted by (bucket, key),
-        // duplicates summed in input order.
-        auto& stream = scratch.stream;
-        stream.clear();
-        std::uint32_t order = 0;
-        for (unsigned local = 0; local < locals; ++local) {
-          const Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
-          for (std::size_t t = 0; t < bucket.size(); ++t, order += 16) {
-            const PauliString<W>& key = bucket.keys[t];
-            const int p = kernel.pattern_of(key);
-            for (int k = 0; k < table.fanout[p]; ++k) {
-              const auto& o = table.outputs[p][k];
-              const int d = p ^ o.pattern;
-              const PauliString<W> out = key ^ kernel.pattern_mask[d];
-              stream.push_back(
-                  {out, bucket.coefficients[t] * cpu_detail::amplitude_as<C>(o.amplitude),
-                   (std::uint64_t{local ^ kernel.local_of_pattern[d]} << 59) | (Scratch::key_hash(out) >> 5),
-                   order + static_cast<std::uint32_t>(k)});
+          Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+          // Swap, not copy: the bucket takes the freshly written vectors and the scratch keeps the old
+          // ones (with their capacity) for the next coset.
+          bucket.keys.swap(scratch.out_keys[local]);
+          bucket.coefficients.swap(scratch.out_coefficients[local]);
+          written += bucket.size();
+          if constexpr (Route::kRoutes) {
+            // The leaving rows wait at the bucket's end, group by group, for apply_out's second pass.
+            const std::size_t b = static_cast<std::size_t>(plan.member(rep, local));
+            for (std::uint32_t group = 0; group < route.groups; ++group) {
+              const auto& keys = scratch.leaving_keys[16 * group + local];
+              const auto& values = scratch.leaving_coefficients[16 * group + local];
+              bucket.keys.insert(bucket.keys.end(), keys.begin(), keys.end());
+              bucket.coefficients.insert(bucket.coefficients.end(), values.begin(), values.end());
+              route.counts[group * route.buckets + b] = keys.size();
             }
           }
         }
-        // Sort (bucket ⧺ key hash, stream index) handles, not the 56-byte records: one integer
-        // compare each, and the index (= input order) fixes the summation order of duplicates. Runs
-        // of equal hash are checked key by key; a hash collision between different keys (rare)
-        // sorts that run by key, keeping the index order inside each key.
-        auto& handles = scratch.handles;
-        handles.resize(stream.size());
-        for (std::size_t i = 0; i < stream.size(); ++i)
-          handles[i] = {stream[i].sort_key, static_cast<std::uint32_t>(i)};
-        std::sort(handles.begin(), handles.end());
-        for (std::size_t i = 0; i < handles.size();) {
-          std::size_t end = i + 1;
-          bool one_key = true;
-          while (end < handles.size() && handles[end].first == handles[i].first) {
-            one_key = one_key && stream[handles[end].second].key == stream[handles[i].second].key;
-            ++end;
-          }
-          if (!one_key) {
-            std::sort(handles.begin() + static_cast<std::ptrdiff_t>(i),
-                      handles.begin() + static_cast<std::ptrdiff_t>(end),
-                      [&stream](const auto& a, const auto& b) {
-                        const auto& x = stream[a.second].key;
-                        const auto& y = stream[b.second].key;
-                        return x != y ? x < y : a.second < b.second;
-                      });
-          }
-          while (i < end) {
-            const auto& head = stream[handles[i].second];
-            C value = head.coefficient;
-            std::size_t j = i + 1;
-            for (; j < end && stream[handles[j].second].key == head.key; ++j)
-              value += stream[handles[j].second].coefficient;
-            emit(static_cast<unsigned>(handles[i].first >> 59), head.key, value, stays);
-            i = j;
-          }
-        }
-      } else {
-        scratch.reset_groups(inputs);
-        for (unsigned local = 0; local < locals; ++local) {
-          const Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
-          for (std::size_t t = 0; t < bucket.size(); ++t) {
-            const PauliString<W>& key = bucket.keys[t];
-            const int p = kernel.pattern_of(key);
-            const std::uint8_t r = kernel.representative[p];
-            const int s = p ^ r;
-            Group& g = scratch.group_of(key ^ kernel.pattern_mask[s], r, local ^ kernel.local_of_pattern[s]);
-            g.in[p] = bucket.coefficients[t];
-            g.present |= static_cast<std::uint16_t>(1u << p);
-          }
-        }
-        for (const Group& g : scratch.groups) {
-          // An output's delta from any present input routes it when all inputs lie in one partition
-          // (apply_out), its delta s from the representative when the orbit is owned (apply_out_final).
-          const int p0 = orbits_owned ? g.representative_pattern : std::countr_zero(static_cast<unsigned>(g.present));
-          for (std::uint8_t s : kernel.span_patterns) {
-            const int q = g.representative_pattern ^ s;
-            C value = C(0.0);
-            const auto& list = kernel.incoming[q];
-            for (int k = 0; k < kernel.incoming_count[q]; ++k) {
-              if ((g.present >> list[k].pattern) & 1) value += g.in[list[k].pattern] * list[k].amplitude;
-            }
-            emit(g.representative_local ^ kernel.local_of_pattern[s],
-                 g.representative ^ kernel.pattern_mask[s], value, pattern_group[q ^ p0]);
-          }
-        }
+        total += written;
+        discarded[coset] = dropped;
+      } catch (...) {
+        errors.capture();
       }
-      // Every read of this coset is done: rewrite its buckets in place.
-      std::size_t written = 0;
-      for (unsigned local = 0; local < locals; ++local) {
-        Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
-        // Swap, not copy: the bucket takes the freshly written vectors and the scratch keeps the old
-        // ones (with their capacity) for the next coset.
-        bucket.keys.swap(scratch.out_keys[local]);
-        bucket.coefficients.swap(scratch.out_coefficients[local]);
-        written += bucket.size();
-        if constexpr (Route::kRoutes) {
-          // The leaving rows wait at the bucket's end, group by group, for apply_out's second pass.
-          const std::size_t b = static_cast<std::size_t>(plan.member(rep, local));
-          for (std::uint32_t group = 0; group < route.groups; ++group) {
-            const auto& keys = scratch.leaving_keys[16 * group + local];
-            const auto& values = scratch.leaving_coefficients[16 * group + local];
-            bucket.keys.insert(bucket.keys.end(), keys.begin(), keys.end());
-            bucket.coefficients.insert(bucket.coefficients.end(), values.begin(), values.end());
-            route.counts[group * route.buckets + b] = keys.size();
-          }
-        }
-      }
-      total += written;
-      discarded[coset] = dropped;
     }
   }
+  errors.rethrow();
+  throw_if_interrupted();
   size_ = total;
   double sum = 0.0;
   for (double d : discarded) sum += d;
@@ -914,525 +883,6 @@ LayerPassResult CpuEngine<W, C>::finalize_layer(const Truncation& truncation) {
 template <int W, Coefficient C>
 void CpuEngine<W, C>::export_to(PauliSum<W, C>& sum) {
   store_.export_to(sum, parallel_worthwhile() ? threads_ : 1);
-}
-
-// ---- Hooks for the partitioned driver (see cpu_engine.h) ----
-
-template <int W, Coefficient C>
-template <class F>
-void CpuEngine<W, C>::for_each_term(F&& f) const {
-  for (std::size_t b = 0; b < store_.num_buckets(); ++b) {
-    const Bucket<W, C>& bucket = store_.bucket(b);
-    for (std::size_t t = 0; t < bucket.size(); ++t) f(bucket.keys[t], bucket.coefficients[t]);
-  }
-}
-
-template <int W, Coefficient C>
-template <class Predicate>
-double CpuEngine<W, C>::remove_if(Predicate&& drop) {
-  const std::size_t buckets = store_.num_buckets();
-  std::vector<double> discarded(buckets, 0.0);
-  std::size_t total = 0;
-#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) reduction(+ : total) if (parallel_worthwhile())
-  for (std::size_t b = 0; b < buckets; ++b) {
-    Bucket<W, C>& bucket = store_.bucket(b);
-    discarded[b] = cpu_detail::remove_from_bucket(bucket, drop);
-    total += bucket.size();
-  }
-  size_ = total;
-  double sum = 0.0;
-  for (double d : discarded) sum += d;
-  return sum;
-}
-
-template <int W, Coefficient C>
-void CpuEngine<W, C>::merge_terms(std::span<const PauliString<W>> keys, std::span<const C> coefficients) {
-  if (keys.size() != coefficients.size()) {
-    std::string message("merge_terms: ");
-    message.append(std::to_string(keys.size())).append(" keys but ");
-    throw std::invalid_argument(message.append(std::to_string(coefficients.size())).append(" coefficients"));
-  }
-  if (keys.empty()) return;
-  // Rows grouped by bucket (a counting sort that keeps their order), then each touched bucket merged
-  // through a small open-addressing index of its keys.
-  const std::size_t buckets = store_.num_buckets();
-  std::vector<std::uint32_t> bucket_of(keys.size());
-  std::vector<std::size_t> start(buckets + 1, 0);
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    bucket_of[i] = static_cast<std::uint32_t>(store_.hash()(keys[i], store_.bits()));
-    ++start[bucket_of[i] + 1];
-  }
-  for (std::size_t b = 0; b < buckets; ++b) start[b + 1] += start[b];
-  std::vector<std::uint32_t> order(keys.size());
-  {
-    std::vector<std::size_t> next(start.begin(), start.end() - 1);
-    for (std::size_t i = 0; i < keys.size(); ++i) order[next[bucket_of[i]]++] = static_cast<std::uint32_t>(i);
-  }
-  merge_by_bucket(
-      parallel_worthwhile(), [&](std::size_t b) { return start[b + 1] - start[b]; },
-      [&](std::size_t b, auto&& add) {
-        for (std::size_t r = start[b]; r < start[b + 1]; ++r) add(keys[order[r]], coefficients[order[r]]);
-      },
-      cpu_detail::kKeepBucket);
-  refine_if_needed();
-}
-
-template <int W, Coefficient C>
-template <class Count, class Rows, class Finish>
-void CpuEngine<W, C>::merge_by_bucket(bool parallel, Count&& count, Rows&& rows, Finish&& finish) {
-  const std::size_t buckets = store_.num_buckets();
-  std::size_t added = 0, removed = 0;
-  std::array<std::uint64_t, W> support{};
-#pragma omp parallel num_threads(threads_) reduction(+ : added, removed) if (parallel)
-  {
-    Scratch& scratch = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
-    std::array<std::uint64_t, W> seen{};  // x | z of the new keys this thread added
-#pragma omp for schedule(dynamic, 16)
-    for (std::size_t b = 0; b < buckets; ++b) {
-      const std::size_t incoming = count(b);
-      Bucket<W, C>& bucket = store_.bucket(b);
-      if (incoming == 0) {
-        removed += finish(b, bucket);
-        continue;
-      }
-      scratch.reset_slots(bucket.size() + incoming);
-      for (std::size_t t = 0; t < bucket.size(); ++t)
-        scratch.insert_slot(bucket.keys[t], static_cast<std::int32_t>(t));
-      rows(b, [&](const PauliString<W>& key, const C& c) {
-        const std::int32_t found = scratch.find_slot(
-            key, [&](std::int32_t t) { return bucket.keys[static_cast<std::size_t>(t)] == key; });
-        if (found >= 0) {
-          bucket.coefficients[static_cast<std::size_t>(found)] += c;
-          return;
-        }
-        scratch.insert_slot(key, static_cast<std::int32_t>(bucket.size()));
-        bucket.keys.push_back(key);
-        bucket.coefficients.push_back(c);
-        for (int w = 0; w < W; ++w) seen[static_cast<std::size_t>(w)] |= key.x[w] | key.z[w];
-        ++added;
-      });
-      removed += finish(b, bucket);
-    }
-#pragma omp critical(paulistrings_merge_support)
-    for (int w = 0; w < W; ++w) support[static_cast<std::size_t>(w)] |= seen[static_cast<std::size_t>(w)];
-  }
-  for (int w = 0; w < W; ++w) support_[w] |= support[static_cast<std::size_t>(w)];
-  size_ = size_ + added - removed;
-  tested_valid_ = false;  // merged coefficients were never tested against any policy
-}
-
-template <int W, Coefficient C>
-template <class GroupOf, class Place>
-void CpuEngine<W, C>::extract_grouped(std::uint32_t groups, GroupOf&& group, Place&& place) {
-  const std::size_t buckets = store_.num_buckets();
-  // Pass 1: terms per (group, bucket); the prefix sums then give every bucket's place in its group.
-  std::vector<std::uint64_t> counts(static_cast<std::size_t>(groups) * buckets, 0);
-#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) if (parallel_worthwhile())
-  for (std::size_t b = 0; b < buckets; ++b) {
-    const Bucket<W, C>& bucket = store_.bucket(b);
-    for (std::size_t t = 0; t < bucket.size(); ++t) {
-      const std::uint32_t g = group(bucket.keys[t]);
-      if (g < groups) ++counts[g * buckets + b];
-    }
-  }
-  const std::vector<GroupDestination> destinations = place(std::span<const std::uint64_t>(counts));
-  if (destinations.size() != groups) throw std::logic_error("extract_grouped: one destination per group");
-  std::vector<std::uint64_t>& next = counts;  // becomes the write position of every (group, bucket)
-  for (std::size_t g = 0; g < groups; ++g) {
-    std::uint64_t running = 0;
-    for (std::size_t b = 0; b < buckets; ++b) running += std::exchange(next[g * buckets + b], running);
-  }
-  // Pass 2: leaving terms written to their places, staying terms compacted in place.
-  std::size_t total = 0;
-#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) reduction(+ : total) if (parallel_worthwhile())
-  for (std::size_t b = 0; b < buckets; ++b) {
-    Bucket<W, C>& bucket = store_.bucket(b);
-    std::size_t out = 0;
-    for (std::size_t t = 0; t < bucket.size(); ++t) {
-      const std::uint32_t g = group(bucket.keys[t]);
-      if (g < groups) {
-        const std::uint64_t at = next[g * buckets + b]++;
-        std::memcpy(destinations[g].keys + at * sizeof(PauliString<W>), &bucket.keys[t], sizeof(PauliString<W>));
-        std::memcpy(destinations[g].coefficients + at * sizeof(C), &bucket.coefficients[t], sizeof(C));
-        continue;
-      }
-      bucket.keys[out] = bucket.keys[t];
-      bucket.coefficients[out] = bucket.coefficients[t];
-      ++out;
-    }
-    bucket.keys.resize(out);
-    bucket.coefficients.resize(out);
-    total += out;
-  }
-  size_ = total;
-}
-
-template <int W, Coefficient C>
-template <class Place>
-void CpuEngine<W, C>::rotate_out(const PreparedChannel<W>& table, Place&& place) {
-  if (table.form != PreparedChannel<W>::Form::rotation) throw std::logic_error("rotate_out: not a rotation");
-  const std::size_t buckets = store_.num_buckets();
-  const std::size_t flip = static_cast<std::size_t>(store_.hash()(table.generator, store_.bits()));
-  const PauliString<W> generator = table.generator;
-  const double cos_theta = table.cos_theta, sin_signed = table.sin_signed;
-  const Truncation none;
-  const bool skipped = skips_layer(table, none);
-  // The partner of a term, as rotation_layer computes it.
-  const auto partner_of = [&](const PauliString<W>& key, const C& c) {
-    const double sign = product_phase(generator, key) == 3 ? 1.0 : -1.0;
-    C out = C(0.0);
-    out += c * (sign * sin_signed);
-    return out;
-  };
-  // Pass 1: partners per destination bucket (the source bucket b's all land in b ⊕ flip).
-  std::vector<std::uint64_t> counts(buckets, 0);
-  if (!skipped) {
-#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) if (parallel_worthwhile())
-    for (std::size_t b = 0; b < buckets; ++b) {
-      const Bucket<W, C>& bucket = store_.bucket(b);
-      std::uint64_t n = 0;
-      for (std::size_t t = 0; t < bucket.size(); ++t) {
-        if (!bucket.keys[t].commutes_with(generator) && partner_of(bucket.keys[t], bucket.coefficients[t]) != C(0.0))
-          ++n;
-      }
-      counts[b ^ flip] = n;
-    }
-  }
-  const GroupDestination destination = place(std::span<const std::uint64_t>(counts));
-  if (skipped) {
-    ++skipped_layers_;
-    return;
-  }
-  std::vector<std::uint64_t>& next = counts;  // becomes the write position of every destination bucket
-  std::uint64_t running = 0;
-  for (std::size_t b = 0; b < buckets; ++b) running += std::exchange(next[b], running);
-  // Pass 2: partners written out, the terms rescaled in place (exact zeros removed).
-  std::size_t total = 0;
-#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) reduction(+ : total) if (parallel_worthwhile())
-  for (std::size_t b = 0; b < buckets; ++b) {
-    Bucket<W, C>& bucket = store_.bucket(b);
-    std::uint64_t at = next[b ^ flip];
-    std::size_t out = 0;
-    for (std::size_t t = 0; t < bucket.size(); ++t) {
-      const PauliString<W> key = bucket.keys[t];
-      C c = bucket.coefficients[t];
-      if (!key.commutes_with(generator)) {
-        const C partner = partner_of(key, c);
-        if (partner != C(0.0)) {
-          const PauliString<W> moved = key ^ generator;
-          std::memcpy(destination.keys + at * sizeof(PauliString<W>), &moved, sizeof(PauliString<W>));
-          std::memcpy(destination.coefficients + at * sizeof(C), &partner, sizeof(C));
-          ++at;
-        }
-        C kept = C(0.0);
-        kept += c * cos_theta;
-        if (kept == C(0.0)) continue;
-        c = kept;
-      }
-      bucket.keys[out] = key;
-      bucket.coefficients[out] = c;
-      ++out;
-    }
-    bucket.keys.resize(out);
-    bucket.coefficients.resize(out);
-    total += out;
-  }
-  size_ = total;
-  remember_tested(none);
-}
-
-template <int W, Coefficient C>
-template <class Part, class Place>
-void CpuEngine<W, C>::apply_out(const PreparedChannel<W>& table, Part&& part,
-                                std::span<const std::uint32_t> group_of_offset, std::uint32_t groups, Place&& place) {
-  apply_out_routed(table, part, group_of_offset, groups, Truncation(), false, place);
-}
-
-template <int W, Coefficient C>
-template <class Part, class Place>
-double CpuEngine<W, C>::apply_out_final(const PreparedChannel<W>& table, Part&& part,
-                                        std::span<const std::uint32_t> group_of_offset, std::uint32_t groups,
-                                        const Truncation& truncation, Place&& place) {
-  if (!finalizes_out(table)) throw std::logic_error("apply_out_final: the outputs of this table are not final");
-  return apply_out_routed(table, part, group_of_offset, groups, truncation, true, place);
-}
-
-template <int W, Coefficient C>
-template <class Part, class Place>
-void CpuEngine<W, C>::export_orbit_members(const PreparedChannel<W>& table, Part&& part,
-                                           std::span<const std::uint32_t> group_of_offset, std::uint32_t groups,
-                                           Place&& place) {
-  if (!routes_orbits(table)) throw std::logic_error("export_orbit_members: not a general table on the orbit path");
-  if (group_of_offset.empty() || group_of_offset[0] != groups) {
-    throw std::logic_error("export_orbit_members: offset 0 must stay");
-  }
-  CosetPlan unused;
-  const auto kernel = cpu_detail::make_kernel<W, C>(table, store_.hash(), 0, unused);
-  // A term's group by its pattern p: the partition offset of its delta p ⊕ representative[p] from its
-  // orbit's representative (in the span, so named: checked before anything moves).
-  std::array<std::uint32_t, 16> group_of_pattern{};
-  for (int p = 0; p < (table.support_size == 2 ? 16 : 4); ++p) {
-    const std::uint32_t offset = part(table.pattern_mask(p ^ kernel.representative[static_cast<std::size_t>(p)]));
-    const std::uint32_t group = offset < group_of_offset.size() ? group_of_offset[offset] : groups + 1;
-    if (group > groups) throw std::logic_error("export_orbit_members: a partition of the delta span is not named");
-    group_of_pattern[static_cast<std::size_t>(p)] = group;
-  }
-  extract_grouped(
-      groups, [&](const PauliString<W>& key) { return group_of_pattern[static_cast<std::size_t>(table.pattern_of(key))]; },
-      place);
-}
-
-template <int W, Coefficient C>
-void CpuEngine<W, C>::append_bucketed(std::span<const BucketedRows> runs, bool refine) {
-  int bits = store_.bits();
-  for (const BucketedRows& run : runs) bits = std::max(bits, run.bits);
-  refine_to(bits);
-  std::vector<const BucketedRows*> direct;
-  std::size_t incoming = 0;
-  for (const BucketedRows& run : runs) {
-    incoming += run.rows();
-    if (run.bits == store_.bits()) direct.push_back(&run);
-  }
-  std::array<std::uint64_t, W> support{};
-  const std::size_t buckets = store_.num_buckets();
-#pragma omp parallel num_threads(threads_) if (threads_ > 1 && size_ + incoming >= options_.parallel_threshold)
-  {
-    std::array<std::uint64_t, W> seen{};  // x | z of the keys this thread appended
-#pragma omp for schedule(dynamic, 16)
-    for (std::size_t b = 0; b < buckets; ++b) {
-      Bucket<W, C>& bucket = store_.bucket(b);
-      for (const BucketedRows* run : direct) {
-        const std::size_t first = run->offsets[b], n = run->offsets[b + 1] - first;
-        if (n == 0) continue;
-        const std::size_t at = bucket.size();
-        bucket.keys.resize(at + n);
-        bucket.coefficients.resize(at + n);
-        std::memcpy(bucket.keys.data() + at, run->keys + first * sizeof(PauliString<W>), n * sizeof(PauliString<W>));
-        std::memcpy(bucket.coefficients.data() + at, run->coefficients + first * sizeof(C), n * sizeof(C));
-        for (std::size_t t = at; t < at + n; ++t) {
-          for (int w = 0; w < W; ++w) seen[static_cast<std::size_t>(w)] |= bucket.keys[t].x[w] | bucket.keys[t].z[w];
-        }
-      }
-    }
-#pragma omp critical(paulistrings_append_support)
-    for (int w = 0; w < W; ++w) support[static_cast<std::size_t>(w)] |= seen[static_cast<std::size_t>(w)];
-  }
-  // A coarser run (a partner that had not refined yet): every row hashed.
-  for (const BucketedRows& run : runs) {
-    if (run.bits == store_.bits()) continue;
-    for (std::uint64_t i = 0; i < run.rows(); ++i) {
-      PauliString<W> key;
-      C c;
-      std::memcpy(&key, run.keys + i * sizeof(PauliString<W>), sizeof(PauliString<W>));
-      std::memcpy(&c, run.coefficients + i * sizeof(C), sizeof(C));
-      Bucket<W, C>& bucket = store_.bucket(store_.hash()(key, store_.bits()));
-      bucket.keys.push_back(key);
-      bucket.coefficients.push_back(c);
-      for (int w = 0; w < W; ++w) support[static_cast<std::size_t>(w)] |= key.x[w] | key.z[w];
-    }
-  }
-  for (int w = 0; w < W; ++w) support_[w] |= support[static_cast<std::size_t>(w)];
-  size_ += incoming;
-  if (refine) refine_if_needed();
-}
-
-template <int W, Coefficient C>
-template <class Part, class Place>
-double CpuEngine<W, C>::apply_out_routed(const PreparedChannel<W>& table, Part&& part,
-                                         std::span<const std::uint32_t> group_of_offset, std::uint32_t groups,
-                                         const Truncation& truncation, bool final_outputs, Place&& place) {
-  const auto group_of = [&](const PauliString<W>& delta) {
-    const std::uint32_t offset = part(delta);
-    return offset < group_of_offset.size() ? group_of_offset[offset] : groups + 1;
-  };
-  if (group_of_offset.empty() || group_of_offset[0] != groups) {
-    throw std::logic_error("apply_out: offset 0 must stay");
-  }
-  const std::size_t buckets = store_.num_buckets();
-  std::vector<std::uint64_t> counts(static_cast<std::size_t>(groups) * buckets, 0);
-  const bool rotation = table.form == PreparedChannel<W>::Form::rotation;
-  // Every realized delta must name a group or stay (checked before anything changes).
-  ExportRoute route;
-  route.groups = groups;
-  route.counts = counts.data();
-  route.buckets = buckets;
-  route.pattern_group.fill(groups);
-  route.orbits_owned = final_outputs && routes_orbits(table);
-  if (rotation) {
-    route.generator_group = group_of(table.generator);
-    if (route.generator_group > groups) throw std::logic_error("apply_out: the generator's partition is not named");
-  } else {
-    for (int d = 0; d < (table.support_size == 2 ? 16 : 4); ++d) {
-      route.pattern_group[static_cast<std::size_t>(d)] = group_of(table.pattern_mask(d));
-    }
-    for (const std::uint8_t d : table.delta_patterns) {
-      if (route.pattern_group[d] > groups) throw std::logic_error("apply_out: a delta's partition is not named");
-    }
-    if (route.orbits_owned) {
-      // Outputs are routed by their delta from the representative: any element of the span.
-      CosetPlan unused;
-      for (const std::uint8_t s : cpu_detail::make_kernel<W, C>(table, store_.hash(), 0, unused).span_patterns) {
-        if (route.pattern_group[s] > groups) throw std::logic_error("apply_out: a partition of the delta span is not named");
-      }
-    }
-    // Span elements that are no realized delta carry only exact zeros (the inputs share a partition).
-    for (std::uint32_t& g : route.pattern_group) g = std::min(g, groups);
-  }
-  if (rotation && table.table_class == TableClass::general && options_.in_place_rotations) {
-    if (final_outputs) throw std::logic_error("apply_out: a rotation's outputs are not final");
-    if (groups != 1 || route.generator_group != 0) throw std::logic_error("apply_out: a rotation that stays");
-    rotate_out(table, [&](std::span<const std::uint64_t> rotation_counts) {
-      const std::vector<GroupDestination> destinations = place(rotation_counts);
-      if (destinations.size() != 1) throw std::logic_error("apply_out: one destination per group");
-      return destinations[0];
-    });
-    return 0.0;
-  }
-  if (options_.general_layer == GeneralLayer::sort_merge && !rotation && table.table_class == TableClass::general) {
-    throw std::logic_error("apply_out: the sort-merge formulation does not route its outputs");
-  }
-  if (skips_layer(table, truncation)) {
-    ++skipped_layers_;
-    place(std::span<const std::uint64_t>(counts));
-    return 0.0;
-  }
-  double discarded = 0.0;
-  if (table.table_class == TableClass::key_preserving) {
-    discarded = rescale_layer(table, truncation);  // no delta: nothing leaves
-  } else {
-    discarded = coset_layer(table, truncation, route);
-    add_support(table);
-  }
-  remember_tested(truncation);
-  const std::vector<GroupDestination> destinations = place(std::span<const std::uint64_t>(counts));
-  if (destinations.size() != groups) throw std::logic_error("apply_out: one destination per group");
-  // The leaving rows wait at each bucket's end, group by group: move them to their places.
-  std::vector<std::uint64_t> next(counts);
-  for (std::size_t g = 0; g < groups; ++g) {
-    std::uint64_t running = 0;
-    for (std::size_t b = 0; b < buckets; ++b) running += std::exchange(next[g * buckets + b], running);
-  }
-#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) if (parallel_worthwhile())
-  for (std::size_t b = 0; b < buckets; ++b) {
-    Bucket<W, C>& bucket = store_.bucket(b);
-    std::size_t leaving = 0;
-    for (std::size_t g = 0; g < groups; ++g) leaving += counts[g * buckets + b];
-    if (leaving == 0) continue;
-    std::size_t from = bucket.size() - leaving;
-    const std::size_t stays = from;
-    for (std::size_t g = 0; g < groups; ++g) {
-      const std::size_t n = counts[g * buckets + b];
-      const std::uint64_t at = next[g * buckets + b];
-      std::memcpy(destinations[g].keys + at * sizeof(PauliString<W>), bucket.keys.data() + from,
-                  n * sizeof(PauliString<W>));
-      std::memcpy(destinations[g].coefficients + at * sizeof(C), bucket.coefficients.data() + from, n * sizeof(C));
-      from += n;
-    }
-    bucket.keys.resize(stays);
-    bucket.coefficients.resize(stays);
-  }
-  return discarded;
-}
-
-template <int W, Coefficient C>
-void CpuEngine<W, C>::refine_to(int bits) {
-  if (bits > store_.bits()) store_.refine(bits, parallel_worthwhile() ? threads_ : 1);
-}
-
-template <int W, Coefficient C>
-void CpuEngine<W, C>::merge_bucketed(std::span<const BucketedRows> runs) {
-  merge_bucketed(runs, cpu_detail::kKeepBucket);
-}
-
-template <int W, Coefficient C>
-double CpuEngine<W, C>::merge_bucketed_and_test(std::span<const BucketedRows> runs, const Truncation& truncation) {
-  int bits = store_.bits();
-  for (const BucketedRows& run : runs) bits = std::max(bits, run.bits);
-  refine_to(bits);
-  for (const BucketedRows& run : runs) {
-    if (run.bits != store_.bits()) {  // a coarser run is re-hashed by merge_terms: the two steps
-      merge_bucketed(runs);
-      return apply_term_truncation(truncation);
-    }
-  }
-  // Every bucket tested right after its merge (apply_term_truncation's test, bucket by bucket), while
-  // its terms are in cache: the separate pass over every term is gone. The Σ|c|² dropped is summed per
-  // bucket, then in bucket order, as remove_if sums it.
-  const auto drop = cpu_detail::fails_term_test<W, C>(truncation);
-  std::vector<double> dropped(store_.num_buckets(), 0.0);
-  merge_bucketed(runs, [&](std::size_t b, Bucket<W, C>& bucket) {
-    const std::size_t before = bucket.size();
-    dropped[b] = cpu_detail::remove_from_bucket(bucket, drop);
-    return before - bucket.size();
-  });
-  remember_tested(truncation);
-  double sum = 0.0;
-  for (double d : dropped) sum += d;
-  return sum;
-}
-
-template <int W, Coefficient C>
-template <class Finish>
-void CpuEngine<W, C>::merge_bucketed(std::span<const BucketedRows> runs, Finish&& finish) {
-  int bits = store_.bits();
-  for (const BucketedRows& run : runs) bits = std::max(bits, run.bits);
-  refine_to(bits);
-  // Row i of a run, read from its bytes.
-  const auto row = [](const BucketedRows& run, std::uint64_t i, auto&& add) {
-    PauliString<W> key;
-    C c;
-    std::memcpy(&key, run.keys + i * sizeof(PauliString<W>), sizeof(PauliString<W>));
-    std::memcpy(&c, run.coefficients + i * sizeof(C), sizeof(C));
-    add(key, c);
-  };
-  // Runs with the engine's bucket count merge bucket by bucket straight from their bytes; a coarser run
-  // (a partner that had not refined yet) goes through merge_terms, which hashes every row.
-  std::vector<const BucketedRows*> direct;
-  std::vector<PauliString<W>> rehashed_keys;
-  std::vector<C> rehashed_coefficients;
-  std::size_t incoming = 0;
-  for (const BucketedRows& run : runs) {
-    if (run.bits == store_.bits()) {
-      direct.push_back(&run);
-      incoming += run.rows();
-      continue;
-    }
-    for (std::uint64_t i = 0; i < run.rows(); ++i) {
-      row(run, i, [&](const PauliString<W>& key, const C& c) {
-        rehashed_keys.push_back(key);
-        rehashed_coefficients.push_back(c);
-      });
-    }
-  }
-  // A finish hook other than kKeepBucket must see every bucket, even when no row arrived.
-  constexpr bool kEveryBucket = !std::is_same_v<std::decay_t<Finish>, cpu_detail::KeepBucket>;
-  if (incoming > 0 || kEveryBucket) {
-    merge_by_bucket(
-        threads_ > 1 && size_ + incoming >= options_.parallel_threshold,
-        [&](std::size_t b) {
-          std::size_t count = 0;
-          for (const BucketedRows* run : direct) count += run->offsets[b + 1] - run->offsets[b];
-          return count;
-        },
-        [&](std::size_t b, auto&& add) {
-          for (const BucketedRows* run : direct) {
-            for (std::uint64_t i = run->offsets[b]; i < run->offsets[b + 1]; ++i) row(*run, i, add);
-          }
-        },
-        finish);
-  }
-  if (!rehashed_keys.empty()) {
-    merge_terms(rehashed_keys, rehashed_coefficients);
-  } else {
-    refine_if_needed();
-  }
-}
-
-template <int W, Coefficient C>
-double CpuEngine<W, C>::apply_term_truncation(const Truncation& truncation) {
-  const double discarded = remove_if(cpu_detail::fails_term_test<W, C>(truncation));
-  remember_tested(truncation);
-  return discarded;
 }
 
 }  // namespace paulistrings

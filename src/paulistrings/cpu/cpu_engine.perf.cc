@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -21,10 +22,12 @@
 #include <numbers>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "paulistrings/circuit/kicked_ising.h"
+#include "paulistrings/core/text.h"
 #include "paulistrings/cpu/bench_cells.h"
 #include "paulistrings/cpu/cpu_engine.h"
 
@@ -147,22 +150,27 @@ int main(int argc, char** argv) {
       return 2;
     }
     const std::string value = argv[i + 1];
-    if (flag == "--terms") {
-      sizes.clear();
-      for (const auto& v : split(value)) sizes.push_back(std::stoul(v));
-    } else if (flag == "--threads") {
-      thread_counts.clear();
-      for (const auto& v : split(value)) thread_counts.push_back(std::stoi(v));
-    } else if (flag == "--cells") {
-      cells = split(value);
-    } else if (flag == "--bucket-len") {
-      g_bucket_len = std::stoul(value);
-    } else if (flag == "--min-buckets") {
-      g_min_buckets = std::stoul(value);
-    } else if (flag == "--repeat") {
-      repeat = std::stoi(value);
-    } else {
-      std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
+    try {  // strict numbers (core/text.h): "--terms 1e7" is 10^7 terms, "1.5" or "-1" an error
+      if (flag == "--terms") {
+        sizes.clear();
+        for (const auto& v : split(value)) sizes.push_back(parse_count(v));
+      } else if (flag == "--threads") {
+        thread_counts.clear();
+        for (const auto& v : split(value)) thread_counts.push_back(static_cast<int>(parse_count(v, INT_MAX)));
+      } else if (flag == "--cells") {
+        cells = split(value);
+      } else if (flag == "--bucket-len") {
+        g_bucket_len = parse_count(value);
+      } else if (flag == "--min-buckets") {
+        g_min_buckets = parse_count(value);
+      } else if (flag == "--repeat") {
+        repeat = static_cast<int>(parse_count(value, INT_MAX));
+      } else {
+        std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
+        return 2;
+      }
+    } catch (const std::invalid_argument& e) {
+      std::fprintf(stderr, "%s: %s\n", flag.c_str(), e.what());
       return 2;
     }
   }

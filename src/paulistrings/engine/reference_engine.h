@@ -3,7 +3,7 @@
 // expanded through the prepared table; outputs are sorted by (key, delta index) and equal keys are
 // summed in delta order (so the result does not depend on bucket layout or qubit placement); the
 // per-term truncation sees each summed coefficient; exact zeros are dropped. Kept simple on
-// purpose: it is the oracle the fast engines are checked against.
+// purpose: it is the oracle the fast engines are checked against (docs/design.md §7.1).
 
 #include <algorithm>
 #include <stdexcept>
@@ -11,6 +11,7 @@
 
 #include "paulistrings/channels/prepared_channel.h"
 #include "paulistrings/core/pauli_sum.h"
+#include "paulistrings/engine/layer_engine.h"
 #include "paulistrings/truncation/truncation.h"
 
 namespace paulistrings {
@@ -64,5 +65,27 @@ double apply_layer_reference(PauliSum<W, C>& sum, const PreparedChannel<W>& tabl
   sum.assign_terms(std::move(kept), bits);
   return discarded;
 }
+
+/// The reference engine as a LayerEngine over a sum it works on in place.
+template <int W, Coefficient C>
+class ReferenceEngine {
+ public:
+  ReferenceEngine(PauliSum<W, C>& sum, std::size_t target_bucket_len, std::size_t min_buckets)
+      : sum_(sum), target_bucket_len_(target_bucket_len), min_buckets_(min_buckets) {
+    sum_.refine_to_fit(target_bucket_len, min_buckets);
+  }
+  std::size_t size() const { return sum_.size(); }
+  double apply_layer(const PreparedChannel<W>& table, const Truncation& truncation) {
+    return apply_layer_reference(sum_, table, truncation, target_bucket_len_, min_buckets_);
+  }
+  LayerPassResult finalize_layer(const Truncation& truncation) { return truncation.finalize_layer(sum_); }
+
+ private:
+  PauliSum<W, C>& sum_;
+  std::size_t target_bucket_len_;
+  std::size_t min_buckets_;
+};
+
+static_assert(LayerEngine<ReferenceEngine<2, double>, 2>);
 
 }  // namespace paulistrings

@@ -1,6 +1,7 @@
-// The reference engine and the propagate() driver: random circuits against the dense oracle in both
-// directions and for every read-out state kind, width independence, exact Clifford round trips on
-// 500+ qubits, the trace, and published kicked-Ising term counts.
+// The reference engine and the propagate() driver beyond the engine-equivalence suite
+// (reference_engine_equivalence.test.cc: random circuits against the dense oracle): direction
+// identities, width independence, exact Clifford round trips on 500+ qubits, the trace, and published
+// kicked-Ising term counts.
 
 #include "paulistrings/engine/reference_engine.h"
 
@@ -12,73 +13,12 @@
 
 #include "paulistrings/circuit/kicked_ising.h"
 #include "paulistrings/core/any_pauli_sum.h"
-#include "paulistrings/engine/propagate.h"
+#include "paulistrings/run/propagate.h"
 #include "paulistrings/readout/product_state.h"
-#include "paulistrings/readout/stabilizer_state.h"
 #include "paulistrings/testing/oracle_bridge.h"
 
 namespace paulistrings {
 namespace {
-
-namespace dense = testing::dense;
-
-// ---- random circuits against the dense oracle ----
-
-class RandomCircuitAgainstOracle : public ::testing::TestWithParam<int> {};
-
-TEST_P(RandomCircuitAgainstOracle, OperatorAndEveryReadoutMatch) {
-  const int seed = GetParam();
-  std::mt19937_64 rng(static_cast<std::uint64_t>(seed) * 7919 + 17);
-  // Mostly 2–6 qubits; every 25th case uses 7 or 8 (the oracle's cost grows like 8^n).
-  const std::size_t n =
-      seed % 25 == 0 ? 7 + static_cast<std::size_t>(seed / 25) % 2 : 2 + static_cast<std::size_t>(seed) % 5;
-  const std::size_t depth = 6 + static_cast<std::size_t>(seed) % 20;
-  const Circuit circuit = testing::random_circuit(rng, n, depth);
-  const bool complex_observable = seed % 3 == 0;
-  const auto terms =
-      testing::random_terms(rng, n, 1 + static_cast<std::size_t>(seed) % 12, complex_observable);
-  const auto observable = AnyPauliSum::from_labels(n, terms);
-  const dense::Matrix start = dense::operator_from_pauli_terms(static_cast<int>(n), terms);
-
-  const std::vector<std::string> stabilizers = testing::random_stabilizer_generators(rng, n);
-  const std::string product_label = testing::random_product_label(rng, n);
-  std::vector<std::pair<std::string, std::vector<dense::Complex>>> states = {
-      {"z+", dense::product_state(std::string(n, '0'))},
-      {"x+", dense::product_state(std::string(n, '+'))},
-      {"y+", dense::product_state(std::string(n, 'r'))},
-      {product_label, dense::product_state(product_label)},
-  };
-
-  for (Direction direction : {Direction::forward, Direction::heisenberg}) {
-    SCOPED_TRACE(std::string(to_string(direction)) + ", " + std::to_string(n) + " qubits, " +
-                 std::to_string(depth) + " channels");
-    AnyPauliSum sum = observable;
-    PropagateOptions options;
-    options.direction = direction;
-    options.min_buckets = 1 + static_cast<std::size_t>(seed) % 8;  // several bucket counts
-    options.target_bucket_len = 4;
-    const PropagationStats stats = propagate(sum, circuit, options);
-    EXPECT_EQ(stats.layers.size(), circuit.size());
-    const dense::Matrix expected = testing::apply_circuit_dense(start, circuit, direction, n);
-    sum.visit([&](const auto& typed) {
-      typed.check_invariants();
-      EXPECT_TRUE(testing::operators_close(testing::dense_operator(typed, n), expected));
-      for (const auto& [label, state] : states) {
-        const Complex value = ProductState::parse(label, n).expectation(typed);
-        const Complex want = dense::expectation(expected, state);
-        EXPECT_NEAR(value.real(), want.real(), 1e-12) << "state " << label;
-        EXPECT_NEAR(value.imag(), want.imag(), 1e-12) << "state " << label;
-      }
-      const Complex value = StabilizerState::from_generators(stabilizers, n).expectation(typed);
-      const Complex want =
-          dense::expectation(expected, dense::stabilizer_state(static_cast<int>(n), stabilizers));
-      EXPECT_NEAR(value.real(), want.real(), 1e-12) << "stabilizer state";
-      EXPECT_NEAR(value.imag(), want.imag(), 1e-12) << "stabilizer state";
-    });
-  }
-}
-
-INSTANTIATE_TEST_SUITE_P(Seeds, RandomCircuitAgainstOracle, ::testing::Range(0, 240));
 
 // ---- direction identities ----
 

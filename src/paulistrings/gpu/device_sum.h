@@ -1,16 +1,16 @@
 #pragma once
 // gpu::DeviceSum<W, C>: a Pauli sum resident on one CUDA device, and the GPU engine that propagates
-// it layer by layer without leaving the device (DESIGN §3.8; the design and its measurements are in
-// docs/gpu-engine.md).
+// it layer by layer without leaving the device (docs/design.md §7.3 GPU; the design decisions and
+// their measurements: docs/gpu-engine.md).
 //
 // Layout: unique keys (the bytes of PauliString<W>) and coefficients in two device arrays, in no
 // particular order; a zero coefficient is a hole (compacted away when they pile up). Per layer:
 //  - key-preserving tables rescale coefficients in place; permutations (Cliffords) rewrite the support
 //    bits of each key in place — one pass, no sort, no merge;
-//  - rotations and general ≤2-qubit tables run a hash join on the orbit representative (DESIGN
-//    §3.4's orbit grouping): terms of one orbit meet in one slot, present members are updated in place
-//    and new output keys are appended after an exclusive scan. There are no buckets: the join table is
-//    sized per layer from the term count, so no bucket count has to grow or be agreed.
+//  - rotations and general ≤2-qubit tables run a hash join on the orbit representative (docs/design.md
+//    §4.3 orbit grouping): terms of one orbit meet in one slot, present members are updated in place
+//    and new output keys are appended at a cursor. There are no buckets: the join table is sized per
+//    layer from the term count, so no bucket count has to grow or be agreed.
 // The host takes part once per layer for the sizes: the number of appended terms (to grow the arrays)
 // and the layer's counters (terms dropped, Σ|c|² discarded) — one 8-byte and one 32-byte read-back.
 // Per-term truncation (coeff, weight, and/or) is fused into the layer kernels; topn (radix select on the
@@ -18,42 +18,30 @@
 // collapse_sample runs on the host (download, pass, upload).
 //
 // Limits: 2^32 − 2 stored terms per device (term indices are 32-bit); a layer that needs more device
-// memory than is free throws GpuOutOfMemory before it changes the sum, which then still holds the
-// previous layer's result. Built without CUDA, or on a machine without a device, every constructor
-// throws GpuUnavailable with the reason.
+// memory than is free throws GpuOutOfMemory (naming what it allocated, the bytes, the device's free
+// memory and the sum's terms) before it changes the sum, which then still holds the previous layer's
+// result, and the device stays usable. Every device allocation goes through one allocator, into which
+// tests inject failures (allocation_faults.h). Built without CUDA, or on a machine without a device,
+// every constructor throws GpuUnavailable with the reason.
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <span>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "paulistrings/channels/prepared_channel.h"
 #include "paulistrings/circuit/circuit.h"
 #include "paulistrings/core/pauli_sum.h"
-#include "paulistrings/engine/propagate.h"
+#include "paulistrings/engine/layer_engine.h"
+#include "paulistrings/engine/options.h"
+#include "paulistrings/engine/stats.h"
+#include "paulistrings/gpu/errors.h"
 #include "paulistrings/truncation/truncation.h"
 
 namespace paulistrings::gpu {
-
-/// No CUDA build, no device, or a device ordinal that does not exist.
-class GpuUnavailable : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-/// The device has too little free memory for the next step (the sum is left as it was).
-class GpuOutOfMemory : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-/// Any other CUDA failure.
-class GpuError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 /// True when the library was built with the CUDA engine.
 bool built_with_cuda();
@@ -96,8 +84,8 @@ enum class RowArrival : std::uint8_t {
 template <int W, Coefficient C>
 class DeviceSum {
  public:
-  /// Uploads `host` to device `device`.
-  explicit DeviceSum(const PauliSum<W, C>& host, int device = 0);
+  /// Uploads `host` to device `device`; `options` are the engine's switches (GpuEngineOptions).
+  explicit DeviceSum(const PauliSum<W, C>& host, int device = 0, const GpuEngineOptions& options = {});
   ~DeviceSum();
   DeviceSum(DeviceSum&&) noexcept;
   DeviceSum& operator=(DeviceSum&&) noexcept;
@@ -215,13 +203,22 @@ class DeviceSum {
   std::unique_ptr<Impl> impl_;
 };
 
+static_assert(LayerEngine<DeviceSum<2, double>, 2>);
+
 /// Propagates a resident sum through `circuit` (options.device is ignored: the sum's device is used).
+/// GpuOutOfMemory names the layer that could not run; the sum holds the state before it.
 template <int W, Coefficient C>
 PropagationStats propagate(DeviceSum<W, C>& sum, const Circuit& circuit, const PropagateOptions& options = {});
 
+/// A host sum propagated on device options.device (≥ 0): upload, propagate, download into `sum`.
+/// Without CUDA it throws GpuUnavailable; GpuOutOfMemory leaves `sum` as it was given.
+template <int W, Coefficient C>
+PropagationStats propagate_on_device(PauliSum<W, C>& sum, const Circuit& circuit, const PropagateOptions& options);
+
 #define PAULISTRINGS_DECLARE_DEVICE_SUM(W, C)                                                     \
   extern template class DeviceSum<W, C>;                                                          \
-  extern template PropagationStats propagate<W, C>(DeviceSum<W, C>&, const Circuit&, const PropagateOptions&);
+  extern template PropagationStats propagate<W, C>(DeviceSum<W, C>&, const Circuit&, const PropagateOptions&); \
+  extern template PropagationStats propagate_on_device<W, C>(PauliSum<W, C>&, const Circuit&, const PropagateOptions&);
 PAULISTRINGS_FOR_EACH_SUM_TYPE(PAULISTRINGS_DECLARE_DEVICE_SUM)
 #undef PAULISTRINGS_DECLARE_DEVICE_SUM
 

@@ -1,4 +1,4 @@
-// paulistrings-gpu-bench: the cells of DESIGN §6 (bench_cells.h: W = 2, real, steady state) on one GPU
+// paulistrings-gpu-bench: the cells of docs/design.md §8 (bench_cells.h: W = 2, real, steady state) on one GPU
 // and, in the same run, on the same machine's CPU threads; the device's copy bandwidth; the 127-qubit
 // kicked-Ising workloads end to end on the GPU (upload and download included); and a growth run that
 // doubles a sum by rotations until it reaches --grow-to terms.
@@ -8,24 +8,31 @@
 // Rows: cell, terms, engine, ns per input term per layer, bytes moved per term (input read + output
 // written at 40 B per term), the bandwidth that implies and its fraction of the measured bandwidth
 // (device copy bandwidth for the GPU, triad for the CPU), and the GPU/CPU ratio.
+// PAULISTRINGS_GPU_PROFILE (set) turns on GpuEngineOptions::profile: every device sum prints its phase
+// times to stderr when it is destroyed.
 
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <numbers>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <cuda_runtime_api.h>
 
 #include "paulistrings/circuit/kicked_ising.h"
+#include "paulistrings/core/text.h"
 #include "paulistrings/cpu/bench_cells.h"
 #include "paulistrings/cpu/cpu_engine.h"
 #include "paulistrings/gpu/device_sum.h"
 #include "paulistrings/readout/product_state.h"
+#include "paulistrings/run/propagate.h"
 
 namespace paulistrings {
 namespace {
@@ -64,6 +71,13 @@ std::vector<std::string> split(const std::string& text) {
   return parts;
 }
 
+/// The engine's options for every device sum of this run (PAULISTRINGS_GPU_PROFILE).
+GpuEngineOptions engine_options() {
+  GpuEngineOptions options;
+  options.profile = std::getenv("PAULISTRINGS_GPU_PROFILE") != nullptr;
+  return options;
+}
+
 /// ⟨Z62⟩ of the 127-qubit kicked Ising after `steps` steps (θJ = −π/2), Heisenberg, |c| > cutoff, on the
 /// GPU end to end: upload, propagation, download, read-out.
 void kicked_ising(int device, std::size_t steps, double theta_h, double cutoff) {
@@ -74,6 +88,7 @@ void kicked_ising(int device, std::size_t steps, double theta_h, double cutoff) 
   options.direction = Direction::heisenberg;
   options.truncation = Truncation::coeff(cutoff);
   options.device = device;
+  options.gpu = engine_options();
   options.keep_layer_records = false;
   const PropagationStats stats = propagate(sum, circuit, options);
   const double value = ProductState::parse("z+", circuit.num_qubits()).expectation(sum);
@@ -89,7 +104,7 @@ void kicked_ising(int device, std::size_t steps, double theta_h, double cutoff) 
 void grow(int device, std::size_t target) {
   std::string label(127, 'X');
   auto host = PauliSum<2, double>::from_labels(127, {{label, 1.0}});
-  gpu::DeviceSum<2, double> sum(host, device);
+  gpu::DeviceSum<2, double> sum(host, device, engine_options());
   const Truncation none;
   const auto start = Clock::now();
   Qubit q = 0;
@@ -142,21 +157,26 @@ int main(int argc, char** argv) {
       return 2;
     }
     const std::string value = argv[++i];
-    if (flag == "--terms") {
-      sizes.clear();
-      for (const auto& v : split(value)) sizes.push_back(static_cast<std::size_t>(std::stod(v)));
-    } else if (flag == "--cells") {
-      cells = value == "none" ? std::vector<std::string>{} : split(value);
-    } else if (flag == "--cpu-threads") {
-      cpu_threads = std::stoi(value);
-    } else if (flag == "--repeat") {
-      repeat = std::stoi(value);
-    } else if (flag == "--device") {
-      device = std::stoi(value);
-    } else if (flag == "--grow-to") {
-      grow_to = static_cast<std::size_t>(std::stod(value));
-    } else {
-      std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
+    try {  // strict numbers (core/text.h): "--terms 1e7" is 10^7 terms, "1.5" or "-1" an error
+      if (flag == "--terms") {
+        sizes.clear();
+        for (const auto& v : split(value)) sizes.push_back(parse_count(v));
+      } else if (flag == "--cells") {
+        cells = value == "none" ? std::vector<std::string>{} : split(value);
+      } else if (flag == "--cpu-threads") {
+        cpu_threads = static_cast<int>(parse_count(value, INT_MAX));
+      } else if (flag == "--repeat") {
+        repeat = static_cast<int>(parse_count(value, INT_MAX));
+      } else if (flag == "--device") {
+        device = static_cast<int>(parse_count(value, INT_MAX));
+      } else if (flag == "--grow-to") {
+        grow_to = parse_count(value);
+      } else {
+        std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
+        return 2;
+      }
+    } catch (const std::invalid_argument& e) {
+      std::fprintf(stderr, "%s: %s\n", flag.c_str(), e.what());
       return 2;
     }
   }
@@ -184,7 +204,7 @@ int main(int argc, char** argv) {
         const Sum sum = bench::steady_state_sum(layer_cells.at(cell), m, rng);
         bench::LayerTiming gpu_timing, cpu_timing;
         {
-          gpu::DeviceSum<kWidth, double> device_sum(sum, device);
+          gpu::DeviceSum<kWidth, double> device_sum(sum, device, engine_options());
           gpu_timing = bench::time_layers(device_sum, table, repeat);
         }
         std::printf("%-12s %10zu %8s %9.4f %10.1f %9.1f %8.3f %8s\n", cell.c_str(), m, "gpu", gpu_timing.ns_per_term,

@@ -1,8 +1,8 @@
-// The GPU engine against the CPU reference engine on 300 seeded random circuits (every channel kind,
-// both directions, every truncation, W = 1, 2, 4, 16, real and complex, sums from 1 to 10^5 terms),
-// the resident DeviceSum API, the device layer passes (topn tie rule, approx_topn), large sums (10^6–
-// 10^7 terms) against the fast CPU engine, and the errors of a machine or build without a GPU. Without a
-// CUDA device every GPU test is skipped with the reason (CI has no GPU).
+// The GPU engine beyond the engine-equivalence suite (device_sum_equivalence.test.cc): every channel
+// kind alone against the reference engine, the resident DeviceSum API, the device layer passes (topn
+// tie rule, approx_topn), large sums (10^6–10^7 terms) against the fast CPU engine, and the errors of a
+// machine or build without a GPU. Without a CUDA device every GPU test is skipped with the reason (CI
+// has no GPU).
 
 #include "paulistrings/gpu/device_sum.h"
 
@@ -12,7 +12,7 @@
 #include <iostream>
 #include <random>
 
-#include "paulistrings/engine/propagate.h"
+#include "paulistrings/run/propagate.h"
 #include "paulistrings/testing/assertions.h"
 #include "paulistrings/testing/engine_cases.h"
 #include "paulistrings/testing/gpu.h"
@@ -20,86 +20,6 @@
 
 namespace paulistrings {
 namespace {
-
-
-template <int W, Coefficient C>
-void check_against_reference(int seed) {
-  std::mt19937_64 rng(static_cast<std::uint64_t>(seed) * 7919 + 11);
-  constexpr std::size_t kMaxQubits = 64 * W;
-  const int which_truncation = seed % 9;
-  static constexpr std::size_t kSizes[] = {1, 3, 40, 300, 2000, 20000, 100000};
-  const std::size_t size_class = static_cast<std::size_t>(seed) % 10 < 7 ? static_cast<std::size_t>(seed) % 5
-                                                                          : 5 + static_cast<std::size_t>(seed) % 2;
-  const std::size_t initial_terms = kSizes[size_class];
-  const bool bounded = which_truncation != 0 && which_truncation != 7;
-  const std::size_t active = initial_terms >= 20000 ? 9
-                             : bounded              ? 6 + static_cast<std::size_t>(seed) % 4
-                                                    : 4 + static_cast<std::size_t>(seed) % 3;
-  const std::size_t offset = W == 1 ? 0 : kMaxQubits / 2 - active / 2;  // straddle a word boundary
-  const std::size_t total = std::min(kMaxQubits, offset + active + 3);
-  const std::size_t depth = initial_terms >= 20000 ? 4 : 8 + static_cast<std::size_t>(seed) % 17;
-  const Circuit circuit = testing::random_circuit(rng, active, depth, {}, total, offset);
-  const auto start = testing::random_window_sum<W, C>(rng, initial_terms, total, offset, active);
-  const std::uint64_t collapse_seed = rng();
-
-  PropagateOptions options;
-  options.direction = seed % 2 ? Direction::heisenberg : Direction::forward;
-  auto expected = start;
-  options.engine = Engine::reference;
-  options.truncation = testing::truncation_case(which_truncation, collapse_seed);
-  const PropagationStats reference_stats = propagate(expected, circuit, options);
-  auto actual = start;
-  options.device = 0;
-  options.truncation = testing::truncation_case(which_truncation, collapse_seed);
-  const PropagationStats gpu_stats = propagate(actual, circuit, options);
-
-  actual.check_invariants();
-  EXPECT_TRUE(testing::SumsMatch(actual, expected)) << "truncation " << options.truncation.description();
-  EXPECT_EQ(gpu_stats.peak_terms, reference_stats.peak_terms);
-  ASSERT_EQ(gpu_stats.layers.size(), reference_stats.layers.size());
-  for (std::size_t k = 0; k < gpu_stats.layers.size(); ++k) {
-    EXPECT_EQ(gpu_stats.layers[k].terms_out, reference_stats.layers[k].terms_out)
-        << "layer " << k << " " << circuit[gpu_stats.layers[k].circuit_index].description();
-    EXPECT_NEAR(gpu_stats.layers[k].discarded_weight, reference_stats.layers[k].discarded_weight,
-                1e-9 * std::max(1.0, reference_stats.layers[k].discarded_weight))
-        << "layer " << k;
-  }
-}
-
-class GpuEngineAgainstReference : public ::testing::TestWithParam<int> {};
-
-TEST_P(GpuEngineAgainstReference, SameTermsAsTheReferenceEngine) {
-  SKIP_WITHOUT_GPU();
-  const int seed = GetParam();
-  switch (seed % 8) {
-    case 0:
-      check_against_reference<1, double>(seed);
-      break;
-    case 1:
-      check_against_reference<2, double>(seed);
-      break;
-    case 2:
-      check_against_reference<4, double>(seed);
-      break;
-    case 3:
-      check_against_reference<16, double>(seed);
-      break;
-    case 4:
-      check_against_reference<1, Complex>(seed);
-      break;
-    case 5:
-      check_against_reference<2, Complex>(seed);
-      break;
-    case 6:
-      check_against_reference<4, Complex>(seed);
-      break;
-    default:
-      check_against_reference<16, Complex>(seed);
-      break;
-  }
-}
-
-INSTANTIATE_TEST_SUITE_P(Seeds, GpuEngineAgainstReference, ::testing::Range(0, 300));
 
 // Every channel kind on its own, both directions, on a sum that fills the local space (so every orbit
 // member is present) and on one that does not (so new keys are appended).

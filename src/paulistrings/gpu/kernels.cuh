@@ -1,8 +1,8 @@
 #pragma once
 // The GPU engine's kernels and the definitions of Launch<W, Cx>'s members (see kernels.h for the data
-// layout and device_sum.cc for the pipeline). Included only by kernels_instance.cu, which nvcc compiles
-// once for each (width, coefficient type): ten translation units built in parallel instead of one that
-// took ~7 minutes of one core (docs/PERFORMANCE.md, "2026-12-02 (third session)", "Device build").
+// layout and device_sum_layers.cc for the pipeline). Included only by kernels_instance.cu, which nvcc
+// compiles once for each (width, coefficient type): ten translation units built in parallel instead of
+// one, the longest edge of the build (docs/PERFORMANCE.md, "2026-12-02 — device build split; GPU general-table fusion A/B with repeats; key equality without memcmp", "Device build").
 // Everything here but Launch's members is in an anonymous namespace, so each unit has its own copy.
 //
 // Compiled by nvcc for sm_90 (+ PTX) with -fmad=false, so every product and sum rounds exactly as the
@@ -19,8 +19,9 @@
 //    duplicate keys is needed. Only when the bound does not fit in memory does a count pass give the
 //    exact number first.
 
-#include <cstdio>
+#include <string>
 
+#include "paulistrings/gpu/cuda_check.h"
 #include "paulistrings/gpu/kernels.h"
 
 namespace paulistrings::gpu::kernels {
@@ -561,15 +562,9 @@ template <int W, bool Cx>
 __global__ void __launch_bounds__(kThreads) join_insert_rotation_kernel(LayerArgs<W> a, RotationTable<W> t) {
   Tally tally;
   for (std::size_t i = thread_index(); i < a.size; i += thread_stride()) {
-    if (!anticommutes(a.keys, i, t.generator)) {  // commuting terms are unchanged
-      if (a.test_unchanged) {
-        const C2 c = load_coef<Cx>(a.coef, i);
-        const int weight = a.program.uses_weight ? weight_of(a.keys[i]) : 0;
-        if (!is_zero<Cx>(c) && !keep_term(a.program, norm2<Cx>(c), weight))
-          settle<Cx>(tally, a.program, a.coef, i, true, c, weight);
-      }
-      continue;
-    }
+    // Commuting terms are unchanged (a policy new to them is tested after the write pass); the insert
+    // writes only the table, so a layer that then fails to grow leaves the sum as it was.
+    if (!anticommutes(a.keys, i, t.generator)) continue;
     ++tally.members;
     const Key<W> key = a.keys[i];
     const bool coord = pivot_set(key, t.pivot_word, t.pivot_bit);
@@ -980,11 +975,11 @@ __global__ void __launch_bounds__(kThreads) term_test_kernel(LayerArgs<W> a) {
   tally.flush(a.counters);
 }
 
+/// After a launch: a launch that failed (bad configuration, no device, an earlier sticky error) throws
+/// GpuError, as a failed CUDA call does (cuda_check.h).
 void check_launch(const char* what) {
   const cudaError_t status = cudaGetLastError();
-  if (status != cudaSuccess) {
-    std::fprintf(stderr, "paulistrings: CUDA launch of %s failed: %s\n", what, cudaGetErrorString(status));
-  }
+  if (status != cudaSuccess) check(status, std::string("the launch of ").append(what).c_str());
 }
 
 }  // namespace
@@ -1117,7 +1112,7 @@ void Launch<W, Cx>::term_test(const LayerArgs<W>& args, cudaStream_t stream) {
 template <int W, bool Cx>
 void Launch<W, Cx>::exponent_histogram(const void* coef, std::size_t size, unsigned long long* histogram,
                                        cudaStream_t stream) {
-  cudaMemsetAsync(histogram, 0, 2048 * sizeof(unsigned long long), stream);
+  check(cudaMemsetAsync(histogram, 0, 2048 * sizeof(unsigned long long), stream), "memset histogram");
   if (size == 0) return;
   exponent_histogram_kernel<Cx><<<grid_for(size), kThreads, 0, stream>>>(coef, size, histogram);
   check_launch("exponent_histogram");
@@ -1126,7 +1121,7 @@ template <int W, bool Cx>
 void Launch<W, Cx>::digit_histogram(const void* coef, std::size_t size, std::uint64_t prefix,
                                     std::uint64_t prefix_mask, int shift, unsigned long long* histogram,
                                     cudaStream_t stream) {
-  cudaMemsetAsync(histogram, 0, 256 * sizeof(unsigned long long), stream);
+  check(cudaMemsetAsync(histogram, 0, 256 * sizeof(unsigned long long), stream), "memset histogram");
   if (size == 0) return;
   digit_histogram_kernel<Cx><<<grid_for(size), kThreads, 0, stream>>>(coef, size, prefix, prefix_mask, shift,
                                                                      histogram);

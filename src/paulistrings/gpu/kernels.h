@@ -1,8 +1,9 @@
 #pragma once
-// The GPU engine's kernels, as seen from the host engine (device_sum.cc, compiled by g++) and
+// The GPU engine's kernels, as seen from the host engine (device_sum_*.cc, compiled by g++) and
 // implemented in kernels.cuh (nvcc; instantiated once per width and coefficient type by
-// kernels_instance.cu). Only plain structs and launch functions cross this line: no paulistrings
-// header is included by nvcc, and no CUDA type but cudaStream_t by g++.
+// kernels_instance.cu). Only plain structs and launch functions cross this line: nvcc includes no
+// paulistrings header but this one and the error types (errors.h, cuda_check.h), and g++ sees no CUDA
+// type here but cudaStream_t. Every launch function throws GpuError when its launch fails.
 //
 // Device layout of a sum: keys[i] = {x[W], z[W]} (the layout of PauliString<W>), coef[i] a double or
 // a {re, im} pair (the layout of std::complex<double>). Keys are unique; order is unspecified. A term
@@ -96,9 +97,6 @@ struct LayerArgs {
   LayerCounters* counters = nullptr;
   JoinTable table;
   std::size_t append_base = 0;  ///< first index for appended outputs
-  /// Rotations: also test the terms the layer leaves unchanged (the policy is new to them). The
-  /// changed ones must not be tested before the layer: their outputs come from the untested values.
-  bool test_unchanged = false;
 };
 
 inline constexpr int kMaxExportSlots = 16;
@@ -231,7 +229,7 @@ void exclusive_sum(void* temp, std::size_t& temp_bytes, const std::uint32_t* in,
 void total_sum(void* temp, std::size_t& temp_bytes, const std::uint32_t* in, unsigned long long* out, std::size_t n,
                cudaStream_t stream);
 
-/// Number of SMs of the current device (cached per process), for grid sizing.
+/// Number of SMs of the current device, for grid sizing.
 int multiprocessors();
 
 }  // namespace paulistrings::gpu::kernels

@@ -21,7 +21,7 @@ template <int W, Coefficient C>
 struct DeviceSum<W, C>::Impl {};
 
 template <int W, Coefficient C>
-DeviceSum<W, C>::DeviceSum(const PauliSum<W, C>&, int) {
+DeviceSum<W, C>::DeviceSum(const PauliSum<W, C>&, int, const GpuEngineOptions&) {
   throw GpuUnavailable(kReason);
 }
 template <int W, Coefficient C>

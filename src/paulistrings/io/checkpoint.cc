@@ -11,7 +11,7 @@
 //       12     4      u32 word width W ∈ {1, 2, 4, 8, 16}: the smallest width holding num_qubits
 //                     (1 for 0..64 qubits, 2 up to 128, 4 up to 256, 8 up to 512, 16 up to 1024)
 //       16     4      u32 coefficient type: 0 = real double, 1 = complex double
-//       20     4      u32 bucket bits b ≤ 40: the sum had 2^b buckets; the reader restores that layout
+//       20     4      u32 bucket bits b ≤ 30: the sum had 2^b buckets; the reader restores that layout
 //                     so that a resumed run sums in exactly the order an uninterrupted one does
 //       24     8      u64 num_qubits (≤ 1024)
 //       32     8      u64 circuit fingerprint
@@ -33,7 +33,7 @@
 //
 // decode_checkpoint checks, in this order, and throws std::invalid_argument("checkpoint NAME: ...")
 // at the first failure: size ≥ 64-byte header; magic; version; width ∈ {1,2,4,8,16}; num_qubits ≤
-// 1024; width = smallest width for num_qubits; coefficient type; bucket bits ≤ 40; file size = the
+// 1024; width = smallest width for num_qubits; coefficient type; bucket bits ≤ 30; file size = the
 // size implied by the term count (the product guarded against overflow); checksum; per term: no
 // bit at a qubit ≥ num_qubits, coefficient finite and not exactly zero (a sum never stores one);
 // no two terms with the same key. load_checkpoint reads the file in 1 MiB pieces straight into the
@@ -75,7 +75,8 @@ constexpr std::size_t kVersionOffset = 8;
 constexpr std::size_t kWidthOffset = 12;
 constexpr std::size_t kCoefficientTypeOffset = 16;
 constexpr std::size_t kReservedOffset = 20;  // bucket bits
-constexpr std::uint32_t kMaxBucketBits = 40;
+// A sum never has more than 2^30 buckets (core/bucket_hash.h), so no checkpoint records more.
+constexpr std::uint32_t kMaxBucketBits = paulistrings::kMaxBucketBits;
 constexpr std::size_t kQubitsOffset = 24;
 constexpr std::size_t kCircuitFingerprintOffset = 32;
 constexpr std::size_t kTaskFingerprintOffset = 40;

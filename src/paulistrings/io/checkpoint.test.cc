@@ -624,7 +624,8 @@ TEST(CheckpointTest, HeaderChecksGiveTheirMessages) {
             "checkpoint f: qubit count 18446744073709551615 exceeds the maximum 1024");
   EXPECT_EQ(DecodeError(with_u32(kType, 2)),
             "checkpoint f: coefficient type 2 is not 0 (real double) or 1 (complex double)");
-  EXPECT_EQ(DecodeError(with_u32(kReserved, 41)), "checkpoint f: bucket bits 41 exceed 40");
+  EXPECT_EQ(DecodeError(with_u32(kReserved, 41)), "checkpoint f: bucket bits 41 exceed 30");
+  EXPECT_EQ(DecodeError(with_u32(kReserved, 31)), "checkpoint f: bucket bits 31 exceed 30");  // no sum has more
 }
 
 TEST(CheckpointTest, TermCountMustMatchTheSizeWithoutOverflow) {

@@ -1,12 +1,16 @@
-// OpenQASM 2.0 reader: a hand-written lexer and recursive-descent parser for the subset documented
-// in qasm.h. Gate applications become Channels in program order; user `gate` definitions are
-// parsed once (their parameter expressions kept as small trees) and expanded inline at each call.
-// Every problem in the text is reported as an io::ParseError located at the offending token; the
-// parser bounds its recursion (expression nesting, user-gate nesting) and the total number of gate
-// applications, so no input can overflow the stack or exhaust memory through expansion.
+// OpenQASM reader: a recursive-descent parser for the OpenQASM 2 language and the
+// OpenQASM 3 subset documented in qasm.h, over the tokens of qasm_lexer.h. Gate applications become Channels
+// in program order (the gate library, circuit/gate_library.h, says which); user `gate` definitions are parsed
+// once (parameter expressions kept as small trees) and expanded inline at each call; a call with OpenQASM 3
+// modifiers is expanded as a channel sequence (inv, integer pow) or through the gate's exact controlled form
+// (ctrl, fractional pow). Every problem in the text is an io::ParseError at the offending token; the parser
+// bounds its recursion (expression nesting, user-gate nesting) and the number of channels a program
+// expands to, so no input can overflow the stack or exhaust memory through expansion. Reading is linear
+// in the text's length (identical gate applications share one channel).
 
 #include "paulistrings/io/qasm.h"
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <charconv>
@@ -25,54 +29,31 @@
 #include <string_view>
 #include <system_error>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "paulistrings/circuit/gate_library.h"
 #include "paulistrings/core/text.h"
 #include "paulistrings/io/atomic_file.h"
 #include "paulistrings/io/parse_error.h"
+#include "paulistrings/io/qasm_expression.h"
+#include "paulistrings/io/qasm_lexer.h"
 
 namespace paulistrings::io {
 namespace {
 
-constexpr std::size_t kMaxQubits = 1024;               // Circuit's own limit
-constexpr int kMaxExpressionNesting = 256;             // parentheses, unary signs, function calls, '^'
-constexpr int kMaxExpressionDepth = 1024;              // tree depth of an expression over gate parameters
-constexpr std::size_t kMaxGateNesting = 256;           // user gates calling user gates
-constexpr std::size_t kMaxGateApplications = 4000000;  // channels in the expanded program
-constexpr std::size_t kMaxShownChars = 40;             // of a token quoted in a message
+using namespace qasm_detail;  // the lexer (qasm_lexer.h) and parameter expressions (qasm_expression.h)
+
+constexpr std::size_t kMaxQubits = 1024;                // Circuit's own limit
+constexpr int kMaxExpressionNesting = 256;              // parentheses, unary signs, function calls, powers
+constexpr int kMaxExpressionDepth = 1024;               // tree depth of an expression over gate parameters
+constexpr std::size_t kMaxGateNesting = 256;            // user gates calling user gates
+constexpr std::size_t kMaxGateApplications = 16000000;  // channels in the expanded program
+constexpr std::size_t kMaxModifiedQubits = 5;           // a ctrl @ / fractional pow @ gate's qubits
 constexpr double kPi = std::numbers::pi;
 
 // ------------------------------------------------------------------------------------------ text
-
-bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_identifier_char(char c) { return is_letter(c) || is_digit(c); }
-
-/// `text` made safe for a one-line message: control and non-ASCII bytes as \xNN, long text cut.
-std::string printable(std::string_view text) {
-  std::string out;
-  const std::size_t shown = std::min(text.size(), kMaxShownChars);
-  for (std::size_t i = 0; i < shown; ++i) {
-    const auto byte = static_cast<unsigned char>(text[i]);
-    if (byte >= 0x20 && byte < 0x7f) {
-      out += static_cast<char>(byte);
-    } else {
-      char buffer[8];
-      std::snprintf(buffer, sizeof buffer, "\\x%02X", static_cast<unsigned>(byte));
-      out += buffer;
-    }
-  }
-  if (shown < text.size()) out += "...";
-  return out;
-}
-
-std::string in_quotes(std::string_view text) {
-  std::string out = "'";
-  out += printable(text);
-  out += "'";
-  return out;
-}
 
 std::string count_of(std::size_t n, std::string_view word) {
   std::string out = std::to_string(n);
@@ -99,441 +80,90 @@ std::size_t saturating_multiply(std::size_t a, std::size_t b) {
   return a > std::numeric_limits<std::size_t>::max() / b ? std::numeric_limits<std::size_t>::max() : a * b;
 }
 
-// ----------------------------------------------------------------------------------------- lexer
-
-enum class TokenKind : std::uint8_t { end, identifier, integer, real, string, symbol };
-
-struct Token {
-  TokenKind kind = TokenKind::end;
-  std::string_view text;  ///< for strings: the contents without the quotes
-  std::size_t line = 1;
-  std::size_t column = 1;
-};
-
-std::string describe(const Token& token) {
-  switch (token.kind) {
-    case TokenKind::end:
-      return "end of file";
-    case TokenKind::string: {
-      std::string out = "string \"";
-      out += printable(token.text);
-      out += '"';
-      return out;
-    }
-    case TokenKind::integer:
-    case TokenKind::real: {
-      std::string out = "number ";
-      out += in_quotes(token.text);
-      return out;
-    }
-    default:
-      return in_quotes(token.text);
-  }
-}
-
-class Lexer {
- public:
-  Lexer(std::string_view text, const std::string& file) : text_(text), file_(file) {
-    if (text_.starts_with("\xEF\xBB\xBF")) pos_ = 3;  // UTF-8 byte-order mark
-  }
-
-  Token next() {
-    skip_space_and_comments();
-    Token token;
-    token.line = line_;
-    token.column = column_;
-    if (pos_ >= text_.size()) return token;
-    const std::size_t start = pos_;
-    const char c = text_[pos_];
-    if (is_letter(c)) {
-      while (pos_ < text_.size() && is_identifier_char(text_[pos_])) advance();
-      token.kind = TokenKind::identifier;
-    } else if (is_digit(c) || (c == '.' && is_digit(peek(1)))) {
-      token.kind = lex_number(token);
-    } else if (c == '"') {
-      advance();
-      while (pos_ < text_.size() && text_[pos_] != '"' && text_[pos_] != '\n') advance();
-      if (pos_ >= text_.size() || text_[pos_] != '"') {
-        throw ParseError(file_, token.line, token.column, "unterminated string (missing closing '\"')");
-      }
-      advance();
-      token.kind = TokenKind::string;
-      token.text = text_.substr(start + 1, pos_ - start - 2);
-      return token;
-    } else if ((c == '-' && peek(1) == '>') || (c == '=' && peek(1) == '=')) {
-      advance();
-      advance();
-      token.kind = TokenKind::symbol;
-    } else if (std::string_view(";,()[]{}+-*/^").find(c) != std::string_view::npos) {
-      advance();
-      token.kind = TokenKind::symbol;
-    } else {
-      const auto byte = static_cast<unsigned char>(c);
-      std::string message;
-      if (byte >= 0x20 && byte < 0x7f) {
-        message = "unexpected character ";
-        message += in_quotes(std::string_view(&c, 1));
-      } else {
-        char buffer[48];
-        std::snprintf(buffer, sizeof buffer, "unexpected byte 0x%02X (not OpenQASM text)",
-                      static_cast<unsigned>(byte));
-        message = buffer;
-      }
-      throw ParseError(file_, token.line, token.column, message);
-    }
-    token.text = text_.substr(start, pos_ - start);
-    return token;
-  }
-
- private:
-  char peek(std::size_t ahead) const { return pos_ + ahead < text_.size() ? text_[pos_ + ahead] : '\0'; }
-
-  void advance() {
-    if (text_[pos_] == '\n') {
-      ++line_;
-      column_ = 1;
-    } else {
-      ++column_;
-    }
-    ++pos_;
-  }
-
-  void skip_space_and_comments() {
-    while (pos_ < text_.size()) {
-      const char c = text_[pos_];
-      if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
-        advance();
-      } else if (c == '/' && peek(1) == '/') {
-        while (pos_ < text_.size() && text_[pos_] != '\n') advance();
-      } else if (c == '/' && peek(1) == '*') {
-        const std::size_t line = line_, column = column_;
-        advance();
-        advance();
-        while (pos_ < text_.size() && !(text_[pos_] == '*' && peek(1) == '/')) advance();
-        if (pos_ >= text_.size()) {
-          throw ParseError(file_, line, column, "unterminated block comment (missing '*/')");
-        }
-        advance();
-        advance();
-      } else {
-        return;
-      }
-    }
-  }
-
-  /// digits [. digits] [e|E [+|-] digits], or . digits [exponent]; anything glued on is an error.
-  TokenKind lex_number(const Token& token) {
-    const std::size_t start = pos_;
-    bool real = false;
-    while (pos_ < text_.size() && is_digit(text_[pos_])) advance();
-    if (pos_ < text_.size() && text_[pos_] == '.') {
-      real = true;
-      advance();
-      while (pos_ < text_.size() && is_digit(text_[pos_])) advance();
-    }
-    if (pos_ < text_.size() && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
-      const char after = peek(1);
-      if (is_digit(after) || ((after == '+' || after == '-') && is_digit(peek(2)))) {
-        real = true;
-        advance();
-        if (!is_digit(text_[pos_])) advance();
-        while (pos_ < text_.size() && is_digit(text_[pos_])) advance();
-      }
-    }
-    if (pos_ < text_.size() && (is_identifier_char(text_[pos_]) || text_[pos_] == '.')) {
-      while (pos_ < text_.size() && (is_identifier_char(text_[pos_]) || text_[pos_] == '.' ||
-                                     ((text_[pos_] == '+' || text_[pos_] == '-') &&
-                                      (text_[pos_ - 1] == 'e' || text_[pos_ - 1] == 'E')))) {
-        advance();
-      }
-      std::string message = "malformed number ";
-      message += in_quotes(text_.substr(start, pos_ - start));
-      throw ParseError(file_, token.line, token.column, message);
-    }
-    return real ? TokenKind::real : TokenKind::integer;
-  }
-
-  std::string_view text_;
-  const std::string& file_;
-  std::size_t pos_ = 0;
-  std::size_t line_ = 1;
-  std::size_t column_ = 1;
-};
-
-// ----------------------------------------------------------------------------------- expressions
-
-// clang-format off
-enum class Op : std::uint8_t {
-  constant, parameter, negate, add, subtract, multiply, divide, power, sin, cos, tan, exp, ln, sqrt
-};
-// clang-format on
-
-struct Expr {
-  Op op = Op::constant;
-  double value = 0.0;
-  std::size_t parameter = 0;
-  std::unique_ptr<Expr> a, b;
-  std::size_t line = 0, column = 0;  ///< the operator's (or leaf's) token
-  int depth = 1;
-};
-using ExprPtr = std::unique_ptr<Expr>;
-
-struct FunctionName {
-  std::string_view name;
-  Op op;
-};
-constexpr FunctionName kFunctions[] = {{"sin", Op::sin}, {"cos", Op::cos}, {"tan", Op::tan},
-                                       {"exp", Op::exp}, {"ln", Op::ln},   {"sqrt", Op::sqrt}};
-
-std::string_view op_name(Op op) {
-  switch (op) {
-    case Op::negate:
-      return "unary '-'";
-    case Op::add:
-      return "'+'";
-    case Op::subtract:
-      return "'-'";
-    case Op::multiply:
-      return "'*'";
-    case Op::divide:
-      return "'/'";
-    case Op::power:
-      return "'^'";
-    case Op::sin:
-      return "sin";
-    case Op::cos:
-      return "cos";
-    case Op::tan:
-      return "tan";
-    case Op::exp:
-      return "exp";
-    case Op::ln:
-      return "ln";
-    case Op::sqrt:
-      return "sqrt";
-    default:
-      return "expression";
-  }
-}
-
-/// Applies one operator; on a zero divisor or a non-finite result returns false with `error` set.
-bool compute(Op op, double a, double b, double& out, std::string& error) {
-  switch (op) {
-    case Op::negate:
-      out = -a;
-      break;
-    case Op::add:
-      out = a + b;
-      break;
-    case Op::subtract:
-      out = a - b;
-      break;
-    case Op::multiply:
-      out = a * b;
-      break;
-    case Op::divide:
-      if (b == 0.0) {
-        error = "division by zero";
-        return false;
-      }
-      out = a / b;
-      break;
-    case Op::power:
-      out = std::pow(a, b);
-      break;
-    case Op::sin:
-      out = std::sin(a);
-      break;
-    case Op::cos:
-      out = std::cos(a);
-      break;
-    case Op::tan:
-      out = std::tan(a);
-      break;
-    case Op::exp:
-      out = std::exp(a);
-      break;
-    case Op::ln:
-      out = std::log(a);
-      break;
-    case Op::sqrt:
-      out = std::sqrt(a);
-      break;
-    default:
-      out = a;
-      break;
-  }
-  if (std::isfinite(out)) return true;
-  error = std::string(op_name(op));
-  error += " gives a non-finite value (";
-  error += format_double(out);
-  error += ") where a finite number is expected";
-  return false;
-}
-
 // ------------------------------------------------------------------------------------------ gates
 
-// clang-format off
-enum class Builtin : std::uint8_t {
-  id, x, y, z, h, s, sdg, t, tdg, sx, sxdg, rx, ry, rz, p, u2, u3,
-  cx, cy, cz, swap, ch, crx, cry, crz, cp, rxx, ryy, rzz
-};
-// clang-format on
+constexpr std::string_view kKeywords2[] = {"OPENQASM", "include", "qreg",    "creg",  "gate",
+                                           "opaque",   "barrier", "measure", "reset", "if"};
+/// OpenQASM 3's keywords and type names (reserved: not usable as register, gate or parameter names).
+constexpr std::string_view kKeywords3[] = {
+    "OPENQASM", "include",  "qreg",     "creg",          "gate",     "opaque",  "barrier", "measure",
+    "reset",    "if",       "else",     "for",           "while",    "in",      "switch",  "case",
+    "default",  "def",      "defcal",   "defcalgrammar", "cal",      "extern",  "box",     "let",
+    "return",   "break",    "continue", "end",           "qubit",    "bit",     "int",     "uint",
+    "float",    "angle",    "complex",  "bool",          "duration", "stretch", "array",   "const",
+    "mutable",  "readonly", "input",    "output",        "delay",    "gphase",  "inv",     "pow",
+    "ctrl",     "negctrl",  "pi",       "tau",           "euler",    "true",    "false",   "U"};
 
-/// Who defines a built-in name, which decides whether a program may define a gate of that name.
-enum class Origin : std::uint8_t {
-  language,   ///< U and CX: never redefinable
-  qelib1,     ///< in qelib1.inc: redefinable only by a program that does not include it
-  extension,  ///< built in here but absent from qelib1.inc (ryy): a program's definition wins
-};
-
-struct BuiltinInfo {
-  std::string_view name;
-  Builtin gate;
-  std::size_t params;
-  std::size_t qubits;
-  Origin origin;
-};
-
-constexpr Origin L = Origin::language, Q = Origin::qelib1, E = Origin::extension;
-// clang-format off
-constexpr BuiltinInfo kBuiltins[] = {
-    {"id", Builtin::id, 0, 1, Q},     {"x", Builtin::x, 0, 1, Q},       {"y", Builtin::y, 0, 1, Q},
-    {"z", Builtin::z, 0, 1, Q},       {"h", Builtin::h, 0, 1, Q},       {"s", Builtin::s, 0, 1, Q},
-    {"sdg", Builtin::sdg, 0, 1, Q},   {"t", Builtin::t, 0, 1, Q},       {"tdg", Builtin::tdg, 0, 1, Q},
-    {"sx", Builtin::sx, 0, 1, Q},     {"sxdg", Builtin::sxdg, 0, 1, Q}, {"rx", Builtin::rx, 1, 1, Q},
-    {"ry", Builtin::ry, 1, 1, Q},     {"rz", Builtin::rz, 1, 1, Q},     {"p", Builtin::p, 1, 1, Q},
-    {"u1", Builtin::p, 1, 1, Q},      {"u2", Builtin::u2, 2, 1, Q},     {"u3", Builtin::u3, 3, 1, Q},
-    {"u", Builtin::u3, 3, 1, Q},      {"U", Builtin::u3, 3, 1, L},      {"cx", Builtin::cx, 0, 2, Q},
-    {"CX", Builtin::cx, 0, 2, L},     {"cy", Builtin::cy, 0, 2, Q},     {"cz", Builtin::cz, 0, 2, Q},
-    {"swap", Builtin::swap, 0, 2, Q}, {"ch", Builtin::ch, 0, 2, Q},     {"crx", Builtin::crx, 1, 2, Q},
-    {"cry", Builtin::cry, 1, 2, Q},   {"crz", Builtin::crz, 1, 2, Q},   {"cp", Builtin::cp, 1, 2, Q},
-    {"cu1", Builtin::cp, 1, 2, Q},    {"rxx", Builtin::rxx, 1, 2, Q},   {"ryy", Builtin::ryy, 1, 2, E},
-    {"rzz", Builtin::rzz, 1, 2, Q},
-};
-// clang-format on
-
-/// qelib1.inc gates this reader does not provide (three or more qubits, or outside the subset).
-constexpr std::string_view kUnsupportedQelib[] = {"ccx", "cswap", "cu3",  "cu",    "csx", "c3x", "c3sqrtx",
-                                                  "c4x", "rccx",  "rc3x", "rcccx", "u0",  "cu0"};
-
-constexpr std::string_view kKeywords[] = {"OPENQASM", "include", "qreg",    "creg",  "gate",
-                                          "opaque",   "barrier", "measure", "reset", "if"};
-
-const BuiltinInfo* find_builtin(std::string_view name) {
-  for (const BuiltinInfo& info : kBuiltins)
-    if (info.name == name) return &info;
-  return nullptr;
+/// Why an OpenQASM 3 construct outside the subset is refused ("" when the word starts no such construct).
+std::string refused_construct(std::string_view word) {
+  const std::string quoted = in_quotes(word);
+  if (word == "if" || word == "else" || word == "switch")
+    return "classical control " + quoted + " is not supported";
+  if (word == "for" || word == "while") return "loop " + quoted + " is not supported";
+  if (word == "def" || word == "extern" || word == "return")
+    return "subroutine " + quoted + " is not supported";
+  if (word == "break" || word == "continue" || word == "end")
+    return "control flow " + quoted + " is not supported";
+  if (word == "box" || word == "delay" || word == "duration" || word == "stretch")
+    return "timing " + quoted + " is not supported";
+  if (word == "defcal" || word == "defcalgrammar" || word == "cal")
+    return "pulse calibration " + quoted + " is not supported";
+  if (word == "int" || word == "uint" || word == "float" || word == "angle" || word == "complex" ||
+      word == "bool" || word == "array" || word == "let" || word == "output" || word == "mutable" ||
+      word == "readonly")
+    return "classical declaration " + quoted +
+           " is not supported (only bit registers, const numbers and input floats)";
+  return {};
 }
 
-bool is_keyword(std::string_view name) {
-  for (std::string_view k : kKeywords)
-    if (k == name) return true;
-  return false;
-}
-
-bool is_function(std::string_view name) {
-  for (const FunctionName& f : kFunctions)
-    if (f.name == name) return true;
-  return false;
-}
-
-using Matrix2 = std::array<Complex, 4>;
-
-Matrix2 u3_matrix(double theta, double phi, double lambda) {
-  const double c = std::cos(theta / 2), s = std::sin(theta / 2);
-  return {Complex(c), -std::polar(s, lambda), std::polar(s, phi), std::polar(c, phi + lambda)};
-}
-
-/// |0⟩⟨0| ⊗ I + |1⟩⟨1| ⊗ U on |control target⟩ (control = the more significant factor).
-std::array<Complex, 16> controlled(const Matrix2& u) {
-  std::array<Complex, 16> m{};
-  m[0] = 1.0;
-  m[5] = 1.0;
-  m[10] = u[0];
-  m[11] = u[1];
-  m[14] = u[2];
-  m[15] = u[3];
-  return m;
-}
-
-Channel make_channel(Builtin gate, std::span<const double> v, std::span<const Qubit> q) {
-  const Complex i(0.0, 1.0);
-  switch (gate) {
-    case Builtin::x:
-      return Channel::x(q[0]);
-    case Builtin::y:
-      return Channel::y(q[0]);
-    case Builtin::z:
-      return Channel::z(q[0]);
-    case Builtin::h:
-      return Channel::h(q[0]);
-    case Builtin::s:
-      return Channel::s(q[0]);
-    case Builtin::sdg:
-      return Channel::sdg(q[0]);
-    case Builtin::t:
-      return Channel::rz(kPi / 4, q[0]);
-    case Builtin::tdg:
-      return Channel::rz(-kPi / 4, q[0]);
-    case Builtin::sx:
-      return Channel::sx(q[0]);
-    case Builtin::sxdg:
-      return Channel::sxdg(q[0]);
-    case Builtin::rx:
-      return Channel::rx(v[0], q[0]);
-    case Builtin::ry:
-      return Channel::ry(v[0], q[0]);
-    case Builtin::rz:
-    case Builtin::p:
-      return Channel::rz(v[0], q[0]);
-    case Builtin::u2:
-      return Channel::unitary_1q(q[0], u3_matrix(kPi / 2, v[0], v[1]));
-    case Builtin::u3:
-      return Channel::unitary_1q(q[0], u3_matrix(v[0], v[1], v[2]));
-    case Builtin::cx:
-      return Channel::cnot(q[0], q[1]);
-    case Builtin::cy:
-      return Channel::cy(q[0], q[1]);
-    case Builtin::cz:
-      return Channel::cz(q[0], q[1]);
-    case Builtin::swap:
-      return Channel::swap(q[0], q[1]);
-    case Builtin::ch: {
-      const double r = std::numbers::sqrt2 / 2;
-      return Channel::unitary_2q(q[0], q[1], controlled({r, r, r, -r}));
-    }
-    case Builtin::crx: {
-      const double c = std::cos(v[0] / 2), s = std::sin(v[0] / 2);
-      return Channel::unitary_2q(q[0], q[1], controlled({c, -i * s, -i * s, c}));
-    }
-    case Builtin::cry: {
-      const double c = std::cos(v[0] / 2), s = std::sin(v[0] / 2);
-      return Channel::unitary_2q(q[0], q[1], controlled({c, -s, s, c}));
-    }
-    case Builtin::crz:
-      return Channel::unitary_2q(
-          q[0], q[1], controlled({std::polar(1.0, -v[0] / 2), 0.0, 0.0, std::polar(1.0, v[0] / 2)}));
-    case Builtin::cp:
-      return Channel::unitary_2q(q[0], q[1], controlled({1.0, 0.0, 0.0, std::polar(1.0, v[0])}));
-    case Builtin::rxx:
-      return Channel::rxx(v[0], q[0], q[1]);
-    case Builtin::ryy:
-      return Channel::ryy(v[0], q[0], q[1]);
-    case Builtin::rzz:
-      return Channel::rzz(v[0], q[0], q[1]);
-    case Builtin::id:
-      break;
+/// Upper bound of the channels one application of a standard gate expands to.
+std::size_t channel_bound(const StandardGate& gate) {
+  switch (gate.id) {
+    case StandardGateId::id:
+    case StandardGateId::u0:
+      return 0;
+    case StandardGateId::ccx:
+    case StandardGateId::rccx:
+      return 9;
+    case StandardGateId::cswap:
+      return 11;
+    case StandardGateId::c3x:
+    case StandardGateId::c3sqrtx:
+      return 17;
+    case StandardGateId::rc3x:
+      return 18;
+    case StandardGateId::c4x:
+      return 33;
+    default:
+      return 1;
   }
-  throw std::logic_error("qasm: no channel for the identity");
 }
+
+/// A modifier as written: inv, pow(k), ctrl(n) or negctrl(n) (n evaluated when parsed).
+struct Modifier {
+  enum class Kind : std::uint8_t { inv, pow, ctrl } kind = Kind::inv;
+  bool negated = false;
+  std::size_t count = 1;  ///< controls added (ctrl, negctrl)
+  ExprPtr exponent;       ///< pow
+  std::size_t line = 0, column = 0;
+};
+
+/// A modifier with its exponent evaluated.
+struct AppliedModifier {
+  Modifier::Kind kind;
+  bool negated;
+  std::size_t count;
+  double exponent;
+};
 
 /// One statement of a user gate body, already resolved.
 struct BodyOp {
-  const BuiltinInfo* builtin = nullptr;  ///< either this…
-  std::size_t gate = 0;                  ///< …or this index into the user gates
+  const StandardGate* standard = nullptr;  ///< either a standard gate…
+  bool phase = false;                      ///< …or gphase…
+  std::size_t gate = 0;                    ///< …or this index into the user gates
+  std::vector<Modifier> modifiers;
   std::vector<ExprPtr> params;
-  std::vector<std::size_t> args;  ///< indices into the gate's qubit arguments
+  std::vector<std::size_t> args;  ///< indices into the gate's qubit arguments (controls first)
   std::size_t line = 0, column = 0;
 };
 
@@ -543,7 +173,7 @@ struct GateDef {
   std::vector<BodyOp> body;
   std::size_t line = 0, column = 0;
   std::size_t depth = 0;         ///< user-gate nesting below and including this one
-  std::size_t applications = 0;  ///< channels one call expands to (saturating)
+  std::size_t applications = 0;  ///< channels one call expands to, at most (saturating; pow counted once)
 };
 
 struct Register {
@@ -554,6 +184,7 @@ struct Register {
 
 struct QubitArg {
   std::optional<std::size_t> index;
+  std::optional<std::size_t> hardware;  ///< $n
   Token token;
 };
 
@@ -563,33 +194,67 @@ struct CallSite {
   std::string_view gate;
 };
 
+/// What a gate call resolves to for the modifiers: a global phase (gphase, no controls yet) or a
+/// controlled gate.
+struct Resolved {
+  bool is_phase = false;
+  double phase = 0.0;
+  ControlledGate form;
+};
+
 // ----------------------------------------------------------------------------------------- parser
 
 class Parser {
  public:
-  Parser(std::string_view text, const std::string& file, std::optional<std::size_t> num_qubits)
-      : lexer_(text, file), file_(file), num_qubits_(num_qubits) {}
+  Parser(std::string_view text, const std::string& file, const QasmOptions& options)
+      : lexer_(text, file), file_(file), options_(options) {}
 
-  Circuit parse() {
+  QasmProgram parse() {
     advance();
     parse_header();
     while (tok_.kind != TokenKind::end) parse_statement();
-    Circuit circuit(num_qubits_.value_or(total_qubits_));
-    for (Channel& channel : channels_) circuit.append(std::move(channel));
-    return circuit;
+    for (const auto& [name, value] : options_.inputs) {
+      if (std::find(inputs_.begin(), inputs_.end(), name) == inputs_.end()) {
+        std::string known;
+        for (const std::string& input : inputs_) known += (known.empty() ? "" : ", ") + input;
+        throw std::invalid_argument(
+            "parameter " + in_quotes(name) + ": " + file_ + " has no input of that name (" +
+            (known.empty() ? std::string("it declares no inputs") : "its inputs: " + known) + ")");
+      }
+    }
+    QasmProgram program;
+    program.version = version_;
+    program.circuit = Circuit(options_.num_qubits.value_or(std::max(total_qubits_, hardware_top_)));
+    for (Channel& channel : channels_) program.circuit.append(std::move(channel));
+    for (const Register& reg : quantum_registers_)
+      program.registers.push_back({reg.name, reg.offset, reg.size});
+    program.inputs = inputs_;
+    program.warnings = std::move(warnings_);
+    return program;
   }
 
  private:
+  struct GateRef {
+    const StandardGate* standard = nullptr;
+    bool phase = false;  ///< OpenQASM 3's gphase
+    std::size_t user = 0;
+    std::size_t params = 0, qubits = 0;
+  };
+
   // ---- tokens and errors
 
   void advance() { tok_ = lexer_.next(); }
   bool is_symbol(std::string_view s) const { return tok_.kind == TokenKind::symbol && tok_.text == s; }
+  bool is_word(std::string_view w) const { return tok_.kind == TokenKind::identifier && tok_.text == w; }
 
   [[noreturn]] void fail(std::size_t line, std::size_t column, const std::string& message) const {
     throw ParseError(file_, line, column, message);
   }
   [[noreturn]] void fail(const Token& at, const std::string& message) const {
     fail(at.line, at.column, message);
+  }
+  [[noreturn]] void fail(const CallSite& site, const std::string& message) const {
+    fail(site.line, site.column, message);
   }
   [[noreturn]] void fail_expected(std::string_view what) const {
     std::string message = "expected ";
@@ -617,6 +282,12 @@ class Parser {
     return token;
   }
 
+  bool is_keyword(std::string_view name) const {
+    if (version_ == 3)
+      return std::find(std::begin(kKeywords3), std::end(kKeywords3), name) != std::end(kKeywords3);
+    return std::find(std::begin(kKeywords2), std::end(kKeywords2), name) != std::end(kKeywords2);
+  }
+
   void check_not_keyword(const Token& name, std::string_view what) const {
     if (is_keyword(name.text)) {
       std::string message = in_quotes(name.text);
@@ -626,22 +297,21 @@ class Parser {
     }
   }
 
-  [[noreturn]] void fail_unsupported(const Token& keyword) const {
-    std::string message;
-    if (keyword.text == "measure") {
-      message = "measure is not supported: a Pauli propagator has no mid-circuit measurement";
-    } else if (keyword.text == "reset") {
-      message = "reset is not supported: a Pauli propagator cannot represent a non-unitary reset";
-    } else if (keyword.text == "if") {
-      message = "if is not supported: a Pauli propagator has no classical control";
-    } else {
-      message = "opaque is not supported: a gate without a definition cannot be propagated";
+  /// A new name for a register or a constant: not a keyword, not taken.
+  void check_new_name(const Token& name, std::string_view what) const {
+    check_not_keyword(name, what);
+    if (auto it = registers_.find(name.text); it != registers_.end()) {
+      fail(name, "register " + in_quotes(name.text) + " is already declared at line " +
+                     std::to_string(it->second.line));
     }
-    fail(keyword, message);
+    if (constants_.count(std::string(name.text))) fail(name, in_quotes(name.text) + " is already declared");
   }
 
-  bool is_unsupported_statement(const Token& token) const {
-    return token.text == "measure" || token.text == "reset" || token.text == "if" || token.text == "opaque";
+  [[noreturn]] void fail_opaque(const Token& keyword) {
+    std::string name;
+    advance();
+    if (tok_.kind == TokenKind::identifier) name = " " + in_quotes(tok_.text);
+    fail(keyword, "opaque gate" + name + " is not supported: a gate without a definition cannot be applied");
   }
 
   // ---- program structure
@@ -649,51 +319,97 @@ class Parser {
   void parse_header() {
     if (tok_.kind == TokenKind::end) fail(tok_, "empty program: expected the header 'OPENQASM 2.0;'");
     if (tok_.kind != TokenKind::identifier || tok_.text != "OPENQASM") {
-      fail_expected("the header 'OPENQASM 2.0;' at the start of the program");
+      std::string upper(tok_.text);
+      for (char& c : upper) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+      if (tok_.kind == TokenKind::identifier && upper == "OPENQASM") {
+        fail_expected("the header 'OPENQASM 2.0;' (the keyword is upper case)");
+      }
+      // Lenient readers take a program without a version line as OpenQASM 2.0; so does this one, saying so.
+      warnings_.push_back(file_ + ":" + std::to_string(tok_.line) + ":" + std::to_string(tok_.column) +
+                          ": warning: no 'OPENQASM' version line; reading the program as OpenQASM 2.0");
+      build_gate_index();
+      return;
     }
     advance();
-    if (tok_.kind != TokenKind::integer && tok_.kind != TokenKind::real) {
+    if (tok_.kind != TokenKind::integer && tok_.kind != TokenKind::real)
       fail_expected("a version number after OPENQASM");
-    }
     double version = 0.0;
     std::from_chars(tok_.text.data(), tok_.text.data() + tok_.text.size(), version);
-    if (version != 2.0) {
-      std::string message;
-      if (version >= 3.0 && version < 4.0) {
-        message = "OpenQASM 3 is not supported: this reader accepts OPENQASM 2.0 only";
-      } else {
-        message = "unsupported OpenQASM version ";
-        message += in_quotes(tok_.text);
-        message += ": expected 2.0";
-      }
-      fail(tok_, message);
+    if (version >= 3.0 && version < 4.0) {
+      version_ = 3;
+      library_ = GateLibrary::stdgates;
+      lexer_.use_version_3();  // before the next token is read
+    } else if (version != 2.0) {
+      fail(tok_, "unsupported OpenQASM version " + in_quotes(tok_.text) + ": expected 2.0 or 3.0");
     }
+    build_gate_index();
     advance();
     expect_symbol(";", "after the OPENQASM header");
   }
 
+  void build_gate_index() {
+    for (const std::string_view name :
+         {"id",  "u0",   "x",   "y",      "z",   "h",   "s",       "sdg",   "t",     "tdg",
+          "sx",  "sxdg", "rx",  "ry",     "rz",  "p",   "u1",      "phase", "u2",    "u3",
+          "u",   "U",    "cx",  "CX",     "cy",  "cz",  "ch",      "swap",  "iswap", "crx",
+          "cry", "crz",  "cp",  "cphase", "cu1", "cu3", "cu",      "csx",   "rxx",   "ryy",
+          "rzz", "rzx",  "ccx", "cswap",  "c3x", "c4x", "c3sqrtx", "rccx",  "rc3x",  "rcccx"}) {
+      if (const StandardGate* gate = find_standard_gate(name, library_)) standard_.emplace(name, gate);
+    }
+  }
+
   void parse_statement() {
+    if (version_ == 3 && is_symbol("@")) fail(tok_, "annotations ('@' before a statement) are not supported");
     if (tok_.kind != TokenKind::identifier) {
-      fail_expected("a statement (a gate application, qreg, creg, gate, include or barrier)");
+      fail_expected(
+          version_ == 3
+              ? "a statement (a gate application, qubit, bit, gate, include, measure, reset or barrier)"
+              : "a statement (a gate application, qreg, creg, gate, include or barrier)");
     }
     const Token head = tok_;
-    if (head.text == "OPENQASM") {
+    const std::string_view word = head.text;
+    if (word == "OPENQASM")
       fail(head, "the OPENQASM header may appear only once, at the start of the program");
-    } else if (head.text == "include") {
+    if (word == "include") {
       advance();
       parse_include();
-    } else if (head.text == "qreg" || head.text == "creg") {
+    } else if (word == "qreg" || word == "creg") {
       advance();
-      parse_register(head.text == "qreg");
-    } else if (head.text == "gate") {
+      parse_register(word == "qreg");
+    } else if (word == "gate") {
       advance();
       parse_gate_definition();
-    } else if (head.text == "barrier") {
+    } else if (word == "barrier") {
       advance();
-      parse_qubit_args(head);
+      if (!(version_ == 3 && is_symbol(";"))) parse_qubit_args(head);
       expect_symbol(";", "after barrier arguments");
-    } else if (is_unsupported_statement(head)) {
-      fail_unsupported(head);
+    } else if (word == "measure") {
+      advance();
+      parse_measure(head);
+    } else if (word == "reset") {
+      advance();
+      parse_reset(head);
+    } else if (word == "opaque") {
+      fail_opaque(head);
+    } else if (word == "if") {
+      fail(head,
+           "classical control 'if' is not supported (a propagated circuit has no measurement results to "
+           "test)");
+    } else if (version_ == 3 && (word == "qubit" || word == "bit")) {
+      advance();
+      parse_declaration(word == "qubit");
+    } else if (version_ == 3 && word == "input") {
+      advance();
+      parse_input();
+    } else if (version_ == 3 && word == "const") {
+      advance();
+      parse_const();
+    } else if (const std::string refused = version_ == 3 ? refused_construct(word) : std::string();
+               !refused.empty()) {
+      fail(head, refused);
+    } else if (auto it = registers_.find(word);
+               version_ == 3 && it != registers_.end() && !it->second.quantum) {
+      parse_assignment();
     } else {
       parse_gate_call();
     }
@@ -702,44 +418,62 @@ class Parser {
   void parse_include() {
     if (tok_.kind != TokenKind::string) fail_expected("a file name string after include");
     const Token name = tok_;
-    if (name.text != "qelib1.inc") {
-      std::string message = "cannot include \"";
-      message += printable(name.text);
-      message += "\": only \"qelib1.inc\" is available (its gates are built in)";
-      fail(name, message);
+    const std::string_view library = version_ == 3 ? "stdgates.inc" : "qelib1.inc";
+    if (name.text != library) {
+      fail(name, "cannot include \"" + printable(name.text) + "\": only \"" + std::string(library) +
+                     "\" is available (its gates are built in)");
     }
     if (!shadowed_.empty()) {
-      std::string message = "include \"qelib1.inc\" would redefine gate ";
-      message += in_quotes(shadowed_.front().first);
-      message += " defined at line ";
-      message += std::to_string(shadowed_.front().second);
-      fail(name, message);
+      fail(name, "include \"" + std::string(library) + "\" would redefine gate " +
+                     in_quotes(shadowed_.front().first) + " defined at line " +
+                     std::to_string(shadowed_.front().second));
     }
     included_ = true;
     advance();
     expect_symbol(";", "after include");
   }
 
+  /// qreg/creg name[size];
   void parse_register(bool quantum) {
     const Token name = expect_identifier("a register name");
-    check_not_keyword(name, "a register name");
-    if (auto it = registers_.find(name.text); it != registers_.end()) {
-      std::string message = "register ";
-      message += in_quotes(name.text);
-      message += " is already declared at line ";
-      message += std::to_string(it->second.line);
-      fail(name, message);
-    }
+    check_new_name(name, "a register name");
     expect_symbol("[", "after the register name");
     if (tok_.kind != TokenKind::integer) fail_expected("an integer register size");
     const Token size_token = tok_;
-    const std::size_t size = parse_count(size_token.text);
+    advance();
+    expect_symbol("]", "after the register size");
+    expect_symbol(";", quantum ? "after qreg declaration" : "after creg declaration");
+    add_register(name, size_token, parse_count(size_token.text), quantum);
+  }
+
+  /// OpenQASM 3: qubit[n] name; / qubit name; / bit[n] name; / bit name;
+  void parse_declaration(bool quantum) {
+    Token size_token = tok_;
+    std::size_t size = 1;
+    if (is_symbol("[")) {
+      advance();
+      if (tok_.kind != TokenKind::integer) fail_expected("an integer register size");
+      size_token = tok_;
+      size = parse_count(tok_.text);
+      advance();
+      expect_symbol("]", "after the register size");
+    }
+    const Token name = expect_identifier("a register name");
+    check_new_name(name, "a register name");
+    if (is_symbol("=")) fail(tok_, "initialized declarations are not supported");
+    expect_symbol(";", quantum ? "after qubit declaration" : "after bit declaration");
+    add_register(name, size_token, size, quantum);
+  }
+
+  void add_register(const Token& name, const Token& size_token, std::size_t size, bool quantum) {
     if (size == 0) fail(size_token, "register size must be at least 1, got 0");
     if (quantum) {
+      if (hardware_top_ > 0)
+        fail(name, "qubit registers cannot be declared in a program that uses hardware qubits ($n)");
       const std::size_t needed = saturating_add(total_qubits_, size);
-      if (num_qubits_ && needed > *num_qubits_) {
+      if (options_.num_qubits && needed > *options_.num_qubits) {
         fail(size_token, "the qubit registers need " + std::to_string(needed) + " qubits but num_qubits is " +
-                             std::to_string(*num_qubits_));
+                             std::to_string(*options_.num_qubits));
       }
       if (needed > kMaxQubits) {
         fail(size_token, "too many qubits: a register of size " + printable(size_token.text) +
@@ -749,52 +483,413 @@ class Parser {
     } else if (size == std::numeric_limits<std::size_t>::max()) {
       fail(size_token, "register size " + printable(size_token.text) + " is too large");
     }
-    advance();
-    expect_symbol("]", "after the register size");
-    expect_symbol(";", quantum ? "after qreg declaration" : "after creg declaration");
     std::string key(name.text);
-    registers_.emplace(key, Register{key, quantum ? total_qubits_ : 0, size, name.line, quantum});
-    if (quantum) total_qubits_ += size;
+    Register reg{key, quantum ? total_qubits_ : 0, size, name.line, quantum};
+    registers_.emplace(key, reg);
+    if (quantum) {
+      total_qubits_ += size;
+      quantum_registers_.push_back(reg);
+    }
+  }
+
+  /// OpenQASM 3: input float[64] name; (or angle): the value comes from QasmOptions::inputs.
+  void parse_input() {
+    const Token type = expect_identifier("a type after 'input' (float or angle)");
+    if (type.text != "float" && type.text != "angle") {
+      fail(type, "input of type " + in_quotes(type.text) + " is not supported (only float and angle inputs)");
+    }
+    skip_type_width();
+    const Token name = expect_identifier("an input name");
+    check_new_name(name, "an input name");
+    expect_symbol(";", "after the input declaration");
+    const auto it = options_.inputs.find(name.text);
+    if (it == options_.inputs.end()) {
+      fail(name, "input " + in_quotes(name.text) + " has no value (give one, e.g. --param " +
+                     printable(name.text) + "=0.5)");
+    }
+    if (!std::isfinite(it->second))
+      fail(name, "input " + in_quotes(name.text) + " is given a non-finite value");
+    inputs_.emplace_back(name.text);
+    constants_[std::string(name.text)] = it->second;
+  }
+
+  /// OpenQASM 3: const float[64] name = expression; (also int, uint, angle)
+  void parse_const() {
+    const Token type = expect_identifier("a type after 'const'");
+    if (type.text != "float" && type.text != "int" && type.text != "uint" && type.text != "angle") {
+      fail(type,
+           "constant of type " + in_quotes(type.text) + " is not supported (float, int, uint or angle)");
+    }
+    skip_type_width();
+    const Token name = expect_identifier("a constant name");
+    check_new_name(name, "a constant name");
+    expect_symbol("=", "after the constant's name");
+    scope_ = nullptr;
+    const ExprPtr value = parse_expression();
+    expect_symbol(";", "after the constant's value");
+    constants_[std::string(name.text)] = value->value;
+  }
+
+  void skip_type_width() {
+    if (!is_symbol("[")) return;
+    advance();
+    if (tok_.kind != TokenKind::integer) fail_expected("an integer width");
+    advance();
+    expect_symbol("]", "after the width");
+  }
+
+  // ---- measurement and reset
+
+  /// measure q -> c;  measure q;  (the keyword already read)
+  void parse_measure(const Token& head) {
+    const QubitArg qubit = parse_qubit_arg(head);
+    std::optional<QubitArg> bit;
+    if (is_symbol("->")) {
+      advance();
+      bit = parse_bit_arg();
+    } else if (version_ == 2) {
+      fail_expected("'->' and a classical register after the measured qubits");
+    }
+    expect_symbol(";", "after the measurement");
+    emit_measure(qubit, bit, head);
+  }
+
+  /// OpenQASM 3: c[i] = measure q[i];  c = measure q;
+  void parse_assignment() {
+    const Token head = tok_;
+    const QubitArg bit = parse_bit_arg();
+    if (!is_symbol("=")) fail_expected("'=' (the only classical statement supported is 'c = measure q;')");
+    advance();
+    if (!is_word("measure")) {
+      fail(tok_, "classical assignment is not supported (only 'c = measure q;')");
+    }
+    const Token keyword = tok_;
+    advance();
+    const QubitArg qubit = parse_qubit_arg(keyword);
+    expect_symbol(";", "after the measurement");
+    emit_measure(qubit, bit, head);
+  }
+
+  void emit_measure(const QubitArg& qubit, const std::optional<QubitArg>& bit, const Token& head) {
+    const std::size_t qubits = qubit.index || qubit.hardware ? 1 : register_of(qubit).size;
+    if (bit) {
+      const std::size_t bits = bit->index ? 1 : register_of(*bit).size;
+      if (bits != qubits) {
+        fail(bit->token, "measure: " + count_of(qubits, "qubit") + " into " + count_of(bits, "bit") +
+                             " (the sizes must match)");
+      }
+    }
+    const CallSite site{head.line, head.column, "measure"};
+    for (std::size_t j = 0; j < qubits; ++j) {
+      const Qubit q = qubit_of(qubit, j);
+      auto it = measure_cache_.find(q);
+      if (it == measure_cache_.end()) it = measure_cache_.emplace(q, Channel::measure(q)).first;
+      push(it->second, site);
+    }
+  }
+
+  void parse_reset(const Token& head) {
+    const QubitArg qubit = parse_qubit_arg(head);
+    expect_symbol(";", "after reset's argument");
+    const std::size_t qubits = qubit.index || qubit.hardware ? 1 : register_of(qubit).size;
+    const CallSite site{head.line, head.column, "reset"};
+    for (std::size_t j = 0; j < qubits; ++j) {
+      const Qubit q = qubit_of(qubit, j);
+      auto it = reset_cache_.find(q);
+      if (it == reset_cache_.end()) it = reset_cache_.emplace(q, Channel::reset(q)).first;
+      push(it->second, site);
+    }
+  }
+
+  QubitArg parse_bit_arg() {
+    QubitArg arg;
+    arg.token = tok_;
+    if (tok_.kind != TokenKind::identifier) fail_expected("a classical register");
+    auto it = registers_.find(tok_.text);
+    if (it == registers_.end()) fail(tok_, "undeclared classical register " + in_quotes(tok_.text));
+    if (it->second.quantum) {
+      fail(tok_,
+           in_quotes(tok_.text) + " is a qubit register: measurement results go to a classical register");
+    }
+    advance();
+    if (is_symbol("[")) arg.index = parse_index(it->second);
+    return arg;
+  }
+
+  // ---- qubit arguments
+
+  const Register& register_of(const QubitArg& arg) const { return registers_.find(arg.token.text)->second; }
+
+  Qubit qubit_of(const QubitArg& arg, std::size_t j) const {
+    if (arg.hardware) return *arg.hardware;
+    return register_of(arg).offset + arg.index.value_or(j);
+  }
+
+  std::string qubit_name(const QubitArg& arg, std::size_t j) const {
+    if (arg.hardware) return "$" + std::to_string(*arg.hardware);
+    return register_of(arg).name + "[" + std::to_string(arg.index.value_or(j)) + "]";
+  }
+
+  /// [index] after a register name (OpenQASM 3: negative indices count from the end).
+  std::size_t parse_index(const Register& reg) {
+    advance();  // '['
+    bool negative = false;
+    if (version_ == 3 && is_symbol("-")) {
+      negative = true;
+      advance();
+    }
+    if (version_ == 3 && (is_symbol("{") || is_symbol(":"))) {
+      fail(tok_, "index sets and ranges are not supported: index one qubit, or name the whole register");
+    }
+    if (tok_.kind != TokenKind::integer)
+      fail_expected(reg.quantum ? "an integer qubit index" : "an integer bit index");
+    const Token index_token = tok_;
+    std::size_t index = parse_count(tok_.text);
+    if (negative)
+      index = index == 0 || index > reg.size ? std::numeric_limits<std::size_t>::max() : reg.size - index;
+    if (index >= reg.size) {
+      fail(index_token, std::string(reg.quantum ? "qubit" : "bit") + " index " + (negative ? "-" : "") +
+                            printable(index_token.text) + " out of range for register " + reg.name + "[" +
+                            std::to_string(reg.size) + "]");
+    }
+    advance();
+    if (version_ == 3 && is_symbol(":"))
+      fail(tok_, "index ranges are not supported: index one qubit, or name the whole register");
+    expect_symbol("]", reg.quantum ? "after the qubit index" : "after the bit index");
+    return index;
+  }
+
+  QubitArg parse_qubit_arg(const Token& gate) {
+    QubitArg arg;
+    arg.token = tok_;
+    if (tok_.kind == TokenKind::hardware) {
+      if (!quantum_registers_.empty()) {
+        fail(tok_, "hardware qubit " + in_quotes(tok_.text) + " in a program that declares qubit registers");
+      }
+      const std::size_t index = parse_count(tok_.text.substr(1));
+      const std::size_t limit = options_.num_qubits.value_or(kMaxQubits);
+      if (index >= limit) {
+        fail(tok_, "hardware qubit " + in_quotes(tok_.text) + " is beyond the " +
+                       (options_.num_qubits ? "num_qubits of " : "most supported, ") + std::to_string(limit));
+      }
+      arg.hardware = index;
+      hardware_top_ = std::max(hardware_top_, index + 1);
+      advance();
+      return arg;
+    }
+    if (tok_.kind != TokenKind::identifier) fail_expected("a qubit argument for " + in_quotes(gate.text));
+    auto it = registers_.find(tok_.text);
+    if (it == registers_.end()) fail(tok_, "undeclared qubit register " + in_quotes(tok_.text));
+    if (!it->second.quantum)
+      fail(tok_, in_quotes(tok_.text) + " is a classical register: gates act on qubit registers");
+    advance();
+    if (is_symbol("[")) arg.index = parse_index(it->second);
+    return arg;
+  }
+
+  std::vector<QubitArg> parse_qubit_args(const Token& gate) {
+    std::vector<QubitArg> args;
+    while (true) {
+      args.push_back(parse_qubit_arg(gate));
+      if (!is_symbol(",")) break;
+      advance();
+    }
+    return args;
   }
 
   // ---- gate lookup
 
-  struct GateRef {
-    const BuiltinInfo* builtin = nullptr;
-    std::size_t user = 0;
-    std::size_t params = 0, qubits = 0;
-  };
-
   GateRef lookup_gate(const Token& name) const {
     if (auto it = gate_index_.find(name.text); it != gate_index_.end()) {
       const GateDef& def = *gates_[it->second];
-      return {nullptr, it->second, def.params.size(), def.args.size()};
+      return {nullptr, false, it->second, def.params.size(), def.args.size()};
     }
-    if (const BuiltinInfo* info = find_builtin(name.text)) return {info, 0, info->params, info->qubits};
-    for (std::string_view unsupported : kUnsupportedQelib) {
-      if (unsupported == name.text) {
-        fail(name, "gate " + in_quotes(name.text) +
-                       " from qelib1.inc is not supported (only the one- and two-qubit gates listed in "
-                       "qasm.h are built in; define it with 'gate' to use it)");
-      }
+    if (version_ == 3 && name.text == "gphase") return {nullptr, true, 0, 1, 0};
+    if (auto it = standard_.find(name.text); it != standard_.end()) {
+      const StandardGate* gate = it->second;
+      return {gate, false, 0, static_cast<std::size_t>(gate->params), static_cast<std::size_t>(gate->qubits)};
+    }
+    if (version_ == 3 && find_standard_gate(name.text, GateLibrary::qelib1) != nullptr) {
+      fail(name, "unknown gate " + in_quotes(name.text) +
+                     " (OpenQASM 2's qelib1.inc has it, stdgates.inc does not: define it with 'gate')");
     }
     fail(name, "unknown gate " + in_quotes(name.text));
   }
 
-  void check_counts(const Token& name, const GateRef& gate, std::size_t params, std::size_t qubits) const {
+  static GateRef ref_of(const BodyOp& op, const std::vector<std::unique_ptr<GateDef>>& gates) {
+    if (op.phase) return {nullptr, true, 0, 1, 0};
+    if (op.standard) {
+      return {op.standard, false, 0, static_cast<std::size_t>(op.standard->params),
+              static_cast<std::size_t>(op.standard->qubits)};
+    }
+    return {nullptr, false, op.gate, gates[op.gate]->params.size(), gates[op.gate]->args.size()};
+  }
+
+  static std::size_t controls_of(const std::vector<Modifier>& modifiers) {
+    std::size_t n = 0;
+    for (const Modifier& m : modifiers) n += m.kind == Modifier::Kind::ctrl ? m.count : 0;
+    return n;
+  }
+
+  void check_counts(const Token& name, const GateRef& gate, std::size_t params, std::size_t qubits,
+                    std::size_t controls) const {
     if (params != gate.params) {
       fail(name, "gate " + in_quotes(name.text) + " takes " + count_of(gate.params, "parameter") + ", got " +
                      std::to_string(params));
     }
-    if (qubits != gate.qubits) {
-      fail(name, "gate " + in_quotes(name.text) + " takes " + count_of(gate.qubits, "qubit argument") +
-                     ", got " + std::to_string(qubits));
+    if (qubits != gate.qubits + controls) {
+      if (controls == 0) {
+        fail(name, "gate " + in_quotes(name.text) + " takes " + count_of(gate.qubits, "qubit argument") +
+                       ", got " + std::to_string(qubits));
+      }
+      fail(name, "gate " + in_quotes(name.text) + " with " + count_of(controls, "control") + " takes " +
+                     count_of(gate.qubits + controls, "qubit argument") + ", got " + std::to_string(qubits));
     }
   }
 
-  std::size_t applications_of(const GateRef& gate) const {
-    if (gate.builtin) return gate.builtin->gate == Builtin::id ? 0 : 1;
-    return gates_[gate.user]->applications;
+  /// Channels one application expands to, at most (pow counted once; the expansion checks the rest).
+  std::size_t applications_of(const GateRef& gate, const std::vector<Modifier>& modifiers) const {
+    std::size_t base = gate.phase      ? 0
+                       : gate.standard ? channel_bound(*gate.standard)
+                                       : gates_[gate.user]->applications;
+    bool reshaped = false;  // expanded through a controlled form
+    for (const Modifier& m : modifiers) reshaped |= m.kind != Modifier::Kind::inv;
+    if (!reshaped) return base;
+    const std::size_t qubits = gate.qubits + controls_of(modifiers);
+    return std::max(base, (std::size_t{1} << std::min<std::size_t>(qubits, 20)) + 4);
+  }
+
+  // ---- modifiers (OpenQASM 3)
+
+  std::vector<Modifier> parse_modifiers(const std::vector<std::string>* scope) {
+    std::vector<Modifier> modifiers;
+    while (version_ == 3 && (is_word("inv") || is_word("pow") || is_word("ctrl") || is_word("negctrl"))) {
+      Modifier m;
+      m.line = tok_.line;
+      m.column = tok_.column;
+      const std::string_view word = tok_.text;
+      advance();
+      if (word == "inv") {
+        m.kind = Modifier::Kind::inv;
+      } else if (word == "pow") {
+        m.kind = Modifier::Kind::pow;
+        expect_symbol("(", "after pow");
+        scope_ = scope;
+        m.exponent = parse_expression();
+        expect_symbol(")", "to close pow's exponent");
+      } else {
+        m.kind = Modifier::Kind::ctrl;
+        m.negated = word == "negctrl";
+        if (is_symbol("(")) {
+          const Token open = tok_;
+          advance();
+          scope_ = nullptr;
+          const ExprPtr count = parse_expression();
+          expect_symbol(")", "to close the control count");
+          if (!(count->value >= 1 && count->value <= 8 && count->value == std::floor(count->value))) {
+            fail(open, std::string(word) + "(n): n must be an integer constant from 1 to 8, got " +
+                           format_double(count->value));
+          }
+          m.count = static_cast<std::size_t>(count->value);
+        }
+      }
+      expect_symbol("@", "after the modifier");
+      modifiers.push_back(std::move(m));
+    }
+    return modifiers;
+  }
+
+  std::vector<AppliedModifier> applied(const std::vector<Modifier>& modifiers, std::span<const double> params,
+                                       const CallSite& site) const {
+    std::vector<AppliedModifier> out;
+    for (const Modifier& m : modifiers) {
+      out.push_back({m.kind, m.negated, m.count, m.exponent ? evaluate(*m.exponent, params, site) : 0.0});
+    }
+    return out;
+  }
+
+  /// The gate with its modifiers as a phase or a controlled form (ctrl @ and fractional pow @).
+  Resolved resolve(const GateRef& gate, std::span<const AppliedModifier> modifiers,
+                   std::span<const double> values, const CallSite& site) const {
+    Resolved r;
+    if (gate.phase) {
+      r.is_phase = true;
+      r.phase = values[0];
+    } else if (gate.standard) {
+      std::optional<ControlledGate> form = standard_gate_form(*gate.standard, values);
+      if (!form) {
+        fail(site, "gate " + in_quotes(gate.standard->name) +
+                       " is defined only up to relative phases: ctrl @ and non-integer pow @ are not "
+                       "supported on it");
+      }
+      r.form = std::move(*form);
+    } else {
+      const GateDef& def = *gates_[gate.user];
+      if (def.args.size() > 2) {
+        fail(site, "ctrl @ and non-integer pow @ need the matrix of gate " + in_quotes(def.name) +
+                       ", which acts on " + count_of(def.args.size(), "qubit") +
+                       ": they are supported on defined gates of at most two");
+      }
+      r.form.targets = static_cast<int>(def.args.size());
+      r.form.core = user_matrix(def, values, site);
+    }
+    for (auto it = modifiers.rbegin(); it != modifiers.rend(); ++it) {
+      switch (it->kind) {
+        case Modifier::Kind::inv:
+          if (r.is_phase) {
+            r.phase = -r.phase;
+          } else {
+            r.form.core = matrix_adjoint(r.form.core);
+          }
+          break;
+        case Modifier::Kind::pow:
+          if (r.is_phase) {
+            r.phase *= it->exponent;
+          } else {
+            r.form.core = unitary_power(r.form.core, it->exponent);
+          }
+          break;
+        case Modifier::Kind::ctrl: {
+          std::vector<bool> added(it->count, it->negated);
+          if (r.is_phase) {
+            // The last new control becomes the target of a phase gate: e^{iθ} where the controls hold.
+            const Complex phase = std::polar(1.0, r.phase);
+            r.form.targets = 1;
+            r.form.core = it->negated ? SmallMatrix{phase, 0.0, 0.0, 1.0} : SmallMatrix{1.0, 0.0, 0.0, phase};
+            added.pop_back();
+            r.is_phase = false;
+          }
+          r.form.negated.insert(r.form.negated.begin(), added.begin(), added.end());
+          break;
+        }
+      }
+    }
+    if (!r.is_phase && r.form.num_qubits() > kMaxModifiedQubits) {
+      fail(site, "the modified gate acts on " + count_of(r.form.num_qubits(), "qubit") +
+                     ": ctrl @ is supported up to " + std::to_string(kMaxModifiedQubits));
+    }
+    return r;
+  }
+
+  /// The unitary of a defined gate of at most two qubits (its first argument the most significant factor),
+  /// global phases included.
+  SmallMatrix user_matrix(const GateDef& def, std::span<const double> params, const CallSite& site) const {
+    const int k = static_cast<int>(def.args.size());
+    SmallMatrix m = matrix_identity(1 << k);
+    for (const BodyOp& op : def.body) {
+      std::vector<double> values;
+      for (const ExprPtr& e : op.params) values.push_back(evaluate(*e, params, site));
+      const std::vector<AppliedModifier> modifiers = applied(op.modifiers, params, site);
+      const Resolved r = resolve(ref_of(op, gates_), modifiers, values, site);
+      if (r.is_phase) {
+        for (Complex& v : m) v *= std::polar(1.0, r.phase);
+        continue;
+      }
+      std::vector<int> positions;
+      for (std::size_t a : op.args) positions.push_back(static_cast<int>(a));
+      m = matrix_multiply(embed_matrix(controlled_matrix(r.form), positions, k), m);
+    }
+    return m;
   }
 
   // ---- gate definitions
@@ -806,12 +901,13 @@ class Parser {
       fail(name, "gate " + in_quotes(name.text) + " is already defined at line " +
                      std::to_string(gates_[it->second]->line));
     }
-    if (const BuiltinInfo* info = find_builtin(name.text)) {
-      if (info->origin == Origin::language) {
+    if (auto it = standard_.find(name.text); it != standard_.end()) {
+      if (it->second->origin == GateOrigin::language) {
         fail(name, in_quotes(name.text) + " is a built-in gate and cannot be redefined");
       }
-      if (info->origin == Origin::qelib1 && included_) {
-        fail(name, "gate " + in_quotes(name.text) + " is already defined by qelib1.inc");
+      if (it->second->origin == GateOrigin::library && included_) {
+        fail(name, "gate " + in_quotes(name.text) + " is already defined by " +
+                       (version_ == 3 ? "stdgates.inc" : "qelib1.inc"));
       }
     }
     auto def = std::make_unique<GateDef>();
@@ -822,9 +918,8 @@ class Parser {
       check_not_keyword(id, what);
       for (const auto* names : {&def->params, &def->args}) {
         for (const std::string& existing : *names) {
-          if (existing == id.text) {
+          if (existing == id.text)
             fail(id, in_quotes(id.text) + " is declared twice in gate " + in_quotes(def->name));
-          }
         }
       }
       list.emplace_back(id.text);
@@ -861,12 +956,9 @@ class Parser {
 
     std::size_t depth = 0, applications = 0;
     for (const BodyOp& op : def->body) {
-      if (op.builtin) {
-        applications = saturating_add(applications, op.builtin->gate == Builtin::id ? 0 : 1);
-      } else {
-        depth = std::max(depth, gates_[op.gate]->depth);
-        applications = saturating_add(applications, gates_[op.gate]->applications);
-      }
+      const GateRef ref = ref_of(op, gates_);
+      if (!op.standard && !op.phase) depth = std::max(depth, gates_[op.gate]->depth);
+      applications = saturating_add(applications, applications_of(ref, op.modifiers));
     }
     def->depth = depth + 1;
     def->applications = applications;
@@ -874,11 +966,18 @@ class Parser {
       fail(name, "gate " + in_quotes(def->name) + " nests user gates more than " +
                      std::to_string(kMaxGateNesting) + " levels deep");
     }
-    if (const BuiltinInfo* info = find_builtin(def->name); info && info->origin == Origin::qelib1) {
+    if (auto it = standard_.find(def->name);
+        it != standard_.end() && it->second->origin == GateOrigin::library) {
       shadowed_.emplace_back(def->name, def->line);
     }
     gate_index_.emplace(def->name, gates_.size());
     gates_.push_back(std::move(def));
+  }
+
+  static bool is_function(std::string_view name) {
+    for (const FunctionName& f : kFunctions)
+      if (f.name == name) return true;
+    return false;
   }
 
   void parse_body_statement(GateDef& def) {
@@ -886,28 +985,41 @@ class Parser {
       fail_expected("a gate application or '}' in the body of gate " + in_quotes(def.name));
     }
     const Token head = tok_;
-    if (is_unsupported_statement(head)) fail_unsupported(head);
+    if (head.text == "measure" || head.text == "reset") {
+      fail(head, in_quotes(head.text) + " is not allowed inside a gate body (gates are unitary)");
+    }
+    if (head.text == "if") fail(head, "classical control 'if' is not supported");
+    if (head.text == "opaque") fail_opaque(head);
     if (head.text == "barrier") {
       advance();
       parse_body_args(def, head);
       expect_symbol(";", "after barrier arguments");
       return;
     }
-    if (is_keyword(head.text)) fail(head, in_quotes(head.text) + " is not allowed inside a gate body");
-    if (head.text == def.name) {
-      fail(head, "gate " + in_quotes(def.name) + " cannot use itself (recursive gates are not allowed)");
+    std::vector<Modifier> modifiers = parse_modifiers(&def.params);
+    if (tok_.kind != TokenKind::identifier) fail_expected("a gate name after the modifiers");
+    const Token name = tok_;
+    if (name.text == def.name) {
+      fail(name, "gate " + in_quotes(def.name) + " cannot use itself (recursive gates are not allowed)");
     }
-    const GateRef gate = lookup_gate(head);
+    if (is_keyword(name.text) && name.text != "U" && name.text != "gphase") {
+      if (const std::string refused = refused_construct(name.text); version_ == 3 && !refused.empty())
+        fail(name, refused);
+      fail(name, in_quotes(name.text) + " is not allowed inside a gate body");
+    }
+    const GateRef gate = lookup_gate(name);
     advance();
     BodyOp op;
-    op.builtin = gate.builtin;
+    op.standard = gate.standard;
+    op.phase = gate.phase;
     op.gate = gate.user;
-    op.line = head.line;
-    op.column = head.column;
+    op.line = name.line;
+    op.column = name.column;
+    op.modifiers = std::move(modifiers);
     if (is_symbol("(")) op.params = parse_parameter_list(&def.params);
-    op.args = parse_body_args(def, head);
+    if (!(gate.phase && is_symbol(";"))) op.args = parse_body_args(def, name);
     if (!is_symbol(";")) fail_expected("';' after gate arguments");
-    check_counts(head, gate, op.params.size(), op.args.size());
+    check_counts(name, gate, op.params.size(), op.args.size(), controls_of(op.modifiers));
     advance();
     def.body.push_back(std::move(op));
   }
@@ -947,6 +1059,8 @@ class Parser {
   // ---- gate applications
 
   void parse_gate_call() {
+    std::vector<Modifier> modifiers = parse_modifiers(nullptr);
+    if (tok_.kind != TokenKind::identifier) fail_expected("a gate name after the modifiers");
     const Token name = tok_;
     const GateRef gate = lookup_gate(name);
     advance();
@@ -954,15 +1068,17 @@ class Parser {
     if (is_symbol("(")) {
       for (const ExprPtr& e : parse_parameter_list(nullptr)) values.push_back(e->value);
     }
-    const std::vector<QubitArg> args = parse_qubit_args(name);
+    std::vector<QubitArg> args;
+    if (!(gate.phase && is_symbol(";"))) args = parse_qubit_args(name);
     if (!is_symbol(";")) fail_expected("';' after gate arguments");
-    check_counts(name, gate, values.size(), args.size());
+    const std::size_t controls = controls_of(modifiers);
+    check_counts(name, gate, values.size(), args.size(), controls);
 
     // Broadcasting: whole registers go element by element; their sizes must agree.
     std::size_t repeats = 1;
     const QubitArg* first_register = nullptr;
     for (const QubitArg& arg : args) {
-      if (arg.index) continue;
+      if (arg.index || arg.hardware) continue;
       const Register& reg = register_of(arg);
       if (first_register && register_of(*first_register).size != reg.size) {
         const Register& first = register_of(*first_register);
@@ -973,67 +1089,32 @@ class Parser {
       if (!first_register) first_register = &arg;
       repeats = reg.size;
     }
-    const std::size_t added = saturating_multiply(applications_of(gate), repeats);
-    if (saturating_add(applications_, added) > kMaxGateApplications) {
+    const std::size_t added = saturating_multiply(applications_of(gate, modifiers), repeats);
+    if (saturating_add(channels_.size(), added) > kMaxGateApplications) {
       fail(name,
            "the program expands to more than " + std::to_string(kMaxGateApplications) + " gate applications");
     }
-    applications_ += added;
 
     const CallSite site{name.line, name.column, name.text};
+    const std::vector<AppliedModifier> applied_modifiers = applied(modifiers, {}, site);
     std::vector<Qubit> qubits(args.size());
     for (std::size_t j = 0; j < repeats; ++j) {
       for (std::size_t k = 0; k < args.size(); ++k) {
-        const Register& reg = register_of(args[k]);
-        const std::size_t index = args[k].index.value_or(j);
-        qubits[k] = reg.offset + index;
+        qubits[k] = qubit_of(args[k], j);
         for (std::size_t l = 0; l < k; ++l) {
           if (qubits[l] == qubits[k]) {
-            fail(args[k].token, "qubit " + reg.name + "[" + std::to_string(index) +
-                                    "] is used twice in one " + in_quotes(name.text) + " gate");
+            fail(args[k].token, "qubit " + qubit_name(args[k], j) + " is used twice in one " +
+                                    in_quotes(name.text) + " gate");
           }
         }
       }
-      if (gate.builtin) {
-        emit(*gate.builtin, values, qubits, site);
+      if (modifiers.empty()) {
+        emit_call(gate, values, qubits, site);
       } else {
-        expand(*gates_[gate.user], values, qubits, site);
+        emit_modified(gate, applied_modifiers, values, qubits, site);
       }
     }
     advance();
-  }
-
-  const Register& register_of(const QubitArg& arg) const { return registers_.find(arg.token.text)->second; }
-
-  std::vector<QubitArg> parse_qubit_args(const Token& gate) {
-    std::vector<QubitArg> args;
-    while (true) {
-      if (tok_.kind != TokenKind::identifier) fail_expected("a qubit argument for " + in_quotes(gate.text));
-      QubitArg arg;
-      arg.token = tok_;
-      auto it = registers_.find(tok_.text);
-      if (it == registers_.end()) fail(tok_, "undeclared qubit register " + in_quotes(tok_.text));
-      if (!it->second.quantum) {
-        fail(tok_, in_quotes(tok_.text) + " is a classical register: gates act on qubit registers");
-      }
-      advance();
-      if (is_symbol("[")) {
-        advance();
-        if (tok_.kind != TokenKind::integer) fail_expected("an integer qubit index");
-        const std::size_t index = parse_count(tok_.text);
-        if (index >= it->second.size) {
-          fail(tok_, "qubit index " + printable(tok_.text) + " out of range for register " + it->second.name +
-                         "[" + std::to_string(it->second.size) + "]");
-        }
-        arg.index = index;
-        advance();
-        expect_symbol("]", "after the qubit index");
-      }
-      args.push_back(arg);
-      if (!is_symbol(",")) break;
-      advance();
-    }
-    return args;
   }
 
   // ---- expansion and channels
@@ -1046,11 +1127,30 @@ class Parser {
     double out = 0.0;
     std::string error;
     if (!compute(e.op, a, b, out, error)) {
-      fail(site.line, site.column,
-           error + " in the expansion of gate " + in_quotes(site.gate) + " (expression at line " +
-               std::to_string(e.line) + ", column " + std::to_string(e.column) + ")");
+      if (version_ == 3) error = spell_power(error);
+      fail(site, error + " in the expansion of gate " + in_quotes(site.gate) + " (expression at line " +
+                     std::to_string(e.line) + ", column " + std::to_string(e.column) + ")");
     }
     return out;
+  }
+
+  void push(const Channel& channel, const CallSite& site) {
+    if (out_->size() >= kMaxGateApplications) {
+      fail(site,
+           "the program expands to more than " + std::to_string(kMaxGateApplications) + " gate applications");
+    }
+    out_->push_back(channel);
+  }
+
+  /// A gate without modifiers on these qubits.
+  void emit_call(const GateRef& gate, std::span<const double> values, std::span<const Qubit> qubits,
+                 const CallSite& site) {
+    if (gate.phase) return;  // a global phase
+    if (gate.standard) {
+      emit_standard(*gate.standard, values, qubits, site);
+    } else {
+      expand(*gates_[gate.user], values, qubits, site);
+    }
   }
 
   void expand(const GateDef& def, std::span<const double> params, std::span<const Qubit> qubits,
@@ -1062,31 +1162,114 @@ class Parser {
       std::vector<Qubit> local;
       local.reserve(op.args.size());
       for (std::size_t k : op.args) local.push_back(qubits[k]);
-      if (op.builtin) {
-        emit(*op.builtin, values, local, site);
+      const GateRef ref = ref_of(op, gates_);
+      if (op.modifiers.empty()) {
+        emit_call(ref, values, local, site);
       } else {
-        expand(*gates_[op.gate], values, local, site);
+        emit_modified(ref, applied(op.modifiers, params, site), values, local, site);
       }
     }
   }
 
-  void emit(const BuiltinInfo& info, std::span<const double> values, std::span<const Qubit> qubits,
-            const CallSite& site) {
-    if (info.gate == Builtin::id) return;
-    // Identical applications share one immutable Channel (a table per gate would cost kilobytes).
-    CacheKey key{static_cast<int>(info.gate), qubits[0], qubits.size() > 1 ? qubits[1] : qubits[0], 0, 0, 0};
-    if (values.size() > 0) std::get<3>(key) = std::bit_cast<std::uint64_t>(values[0]);
-    if (values.size() > 1) std::get<4>(key) = std::bit_cast<std::uint64_t>(values[1]);
-    if (values.size() > 2) std::get<5>(key) = std::bit_cast<std::uint64_t>(values[2]);
-    auto it = cache_.find(key);
-    if (it == cache_.end()) {
-      try {
-        it = cache_.emplace(key, make_channel(info.gate, values, qubits)).first;
-      } catch (const std::invalid_argument& e) {
-        fail(site.line, site.column, "gate " + in_quotes(info.name) + " cannot be built: " + e.what());
+  /// A gate with modifiers: inv and integer pow on the gate's own channels; ctrl and fractional pow
+  /// through its exact controlled form.
+  void emit_modified(const GateRef& gate, std::span<const AppliedModifier> modifiers,
+                     std::span<const double> values, std::span<const Qubit> qubits, const CallSite& site) {
+    bool reshaped = gate.phase;
+    for (const AppliedModifier& m : modifiers) {
+      reshaped |= m.kind == Modifier::Kind::ctrl ||
+                  (m.kind == Modifier::Kind::pow && m.exponent != std::nearbyint(m.exponent));
+    }
+    std::vector<Channel> sequence;
+    std::vector<Channel>* const saved = out_;
+    out_ = &sequence;
+    try {
+      if (reshaped) {
+        const Resolved r = resolve(gate, modifiers, values, site);
+        if (!r.is_phase) append_controlled(r.form, qubits, sequence);
+      } else {
+        emit_call(gate, values, qubits, site);
+        for (auto it = modifiers.rbegin(); it != modifiers.rend(); ++it) {
+          const bool invert = it->kind == Modifier::Kind::inv || it->exponent < 0;
+          if (invert) {
+            std::reverse(sequence.begin(), sequence.end());
+            for (Channel& c : sequence) c = c.adjoint();
+          }
+          if (it->kind == Modifier::Kind::pow) {
+            const double times = std::abs(it->exponent);
+            if (times * static_cast<double>(sequence.size()) > static_cast<double>(kMaxGateApplications)) {
+              fail(site, "pow(" + format_double(it->exponent) + ") expands the program to more than " +
+                             std::to_string(kMaxGateApplications) + " gate applications");
+            }
+            const std::vector<Channel> once = std::move(sequence);
+            sequence.clear();
+            for (std::size_t k = 0; k < static_cast<std::size_t>(times); ++k)
+              sequence.insert(sequence.end(), once.begin(), once.end());
+          }
+        }
+      }
+    } catch (const std::invalid_argument& e) {
+      out_ = saved;
+      if (dynamic_cast<const ParseError*>(&e)) throw;
+      fail(site, "gate " + in_quotes(site.gate) + " cannot be built: " + e.what());
+    } catch (...) {
+      out_ = saved;
+      throw;
+    }
+    out_ = saved;
+    for (const Channel& c : sequence) push(c, site);
+  }
+
+  static bool is_rotation_gate(StandardGateId id) {
+    switch (id) {
+      case StandardGateId::rx:
+      case StandardGateId::ry:
+      case StandardGateId::rz:
+      case StandardGateId::p:
+      case StandardGateId::u1:
+      case StandardGateId::rxx:
+      case StandardGateId::ryy:
+      case StandardGateId::rzz:
+      case StandardGateId::rzx:
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  void emit_standard(const StandardGate& gate, std::span<const double> values, std::span<const Qubit> qubits,
+                     const CallSite& site) {
+    if (gate.qubits > 5) throw std::logic_error("qasm: a standard gate of more than five qubits");
+    // Identical applications share their channels: a decomposition is worth keeping, as is a unitary's
+    // table (kilobytes); Cliffords (whose tables are shared anyway) and rotations are cheap to build.
+    const bool cached = gate.qubits >= 3 || (values.size() > 0 && !is_rotation_gate(gate.id));
+    CacheKey key{};
+    if (cached) {
+      key.gate = static_cast<std::uint8_t>(gate.id);
+      for (std::size_t k = 0; k < qubits.size(); ++k)
+        key.qubits[k] = static_cast<std::uint32_t>(qubits[k] + 1);
+      for (std::size_t k = 0; k < values.size(); ++k) key.params[k] = std::bit_cast<std::uint64_t>(values[k]);
+      if (auto it = cache_.find(key); it != cache_.end()) {
+        for (const Channel& c : it->second) push(c, site);
+        return;
       }
     }
-    channels_.push_back(it->second);
+    std::vector<Channel> channels;
+    std::vector<Channel>& into = cached ? channels : *out_;  // uncached: straight into the program
+    try {
+      append_standard_gate(gate, values, qubits, into);
+    } catch (const std::invalid_argument& e) {
+      fail(site, "gate " + in_quotes(gate.name) + " cannot be built: " + e.what());
+    }
+    if (!cached) {
+      if (out_->size() > kMaxGateApplications) {
+        fail(site, "the program expands to more than " + std::to_string(kMaxGateApplications) +
+                       " gate applications");
+      }
+      return;
+    }
+    for (const Channel& c : channels) push(c, site);
+    cache_.emplace(key, std::move(channels));
   }
 
   // ---- expressions
@@ -1140,7 +1323,8 @@ class Parser {
     if (a->op == Op::constant && (!b || b->op == Op::constant)) {
       double out = 0.0;
       std::string error;
-      if (!compute(op, a->value, b ? b->value : 0.0, out, error)) fail(at, error);
+      if (!compute(op, a->value, b ? b->value : 0.0, out, error))
+        fail(at, version_ == 3 ? spell_power(error) : error);
       return constant(out, at);
     }
     auto e = std::make_unique<Expr>();
@@ -1188,13 +1372,16 @@ class Parser {
     return parse_power();
   }
 
+  /// OpenQASM 2's '^' and OpenQASM 3's '**' (right-associative); in OpenQASM 3 '^' is a bitwise XOR.
   ExprPtr parse_power() {
     ExprPtr base = parse_primary();
-    if (!is_symbol("^")) return base;
+    if (version_ == 3 && is_symbol("^"))
+      fail(tok_, "'^' is a bitwise XOR in OpenQASM 3, not a power (use '**')");
+    if (!is_symbol(version_ == 3 ? "**" : "^")) return base;
     const Token op = tok_;
     Nesting nesting(*this, op);
     advance();
-    return combine(Op::power, op, std::move(base), parse_unary());  // right-associative
+    return combine(Op::power, op, std::move(base), parse_unary());
   }
 
   ExprPtr parse_primary() {
@@ -1209,12 +1396,20 @@ class Parser {
       return constant(value, token);
     }
     if (token.kind == TokenKind::identifier) {
-      if (token.text == "pi") {
+      if (token.text == "pi" || (version_ == 3 && token.text == "π")) {
         advance();
         return constant(kPi, token);
       }
+      if (version_ == 3 && (token.text == "tau" || token.text == "τ")) {
+        advance();
+        return constant(2 * kPi, token);
+      }
+      if (version_ == 3 && (token.text == "euler" || token.text == "ℇ")) {
+        advance();
+        return constant(std::numbers::e, token);
+      }
       for (const FunctionName& f : kFunctions) {
-        if (f.name != token.text) continue;
+        if (f.name != token.text || (f.version3_only && version_ != 3)) continue;
         Nesting nesting(*this, token);
         advance();
         expect_symbol("(", "after " + in_quotes(token.text));
@@ -1233,8 +1428,12 @@ class Parser {
           }
         }
       }
-      fail(token, "unknown identifier " + in_quotes(token.text) +
-                      " in expression (expected a number, pi, sin cos tan exp ln sqrt" +
+      if (auto it = constants_.find(std::string(token.text)); it != constants_.end()) {
+        advance();
+        return constant(it->second, token);
+      }
+      fail(token, "unknown identifier " + in_quotes(token.text) + " in expression (expected a number, pi, " +
+                      (version_ == 3 ? "a constant or input, " : "") + "sin cos tan exp ln sqrt" +
                       (scope_ ? ", or a parameter of the gate)" : ")"));
     }
     if (is_symbol("(")) {
@@ -1250,37 +1449,71 @@ class Parser {
 
   // ---- state
 
-  using CacheKey = std::tuple<int, Qubit, Qubit, std::uint64_t, std::uint64_t, std::uint64_t>;
+  struct CacheKey {
+    std::uint8_t gate = 0;
+    std::array<std::uint32_t, 5> qubits{};
+    std::array<std::uint64_t, 4> params{};
+    bool operator==(const CacheKey&) const = default;
+  };
+  struct CacheHash {
+    std::size_t operator()(const CacheKey& k) const {
+      std::uint64_t h = k.gate;
+      for (std::uint32_t q : k.qubits) h = (h ^ q) * 0x100000001b3ULL;
+      for (std::uint64_t p : k.params) h = (h ^ p) * 0x100000001b3ULL;
+      return static_cast<std::size_t>(h ^ (h >> 29));
+    }
+  };
 
   Lexer lexer_;
   const std::string& file_;
-  std::optional<std::size_t> num_qubits_;
+  const QasmOptions& options_;
   Token tok_;
-  std::map<std::string, Register, std::less<>> registers_;  ///< qreg and creg share one namespace
+  int version_ = 2;
+  GateLibrary library_ = GateLibrary::qelib1;
+  std::unordered_map<std::string_view, const StandardGate*> standard_;
+  std::map<std::string, Register, std::less<>> registers_;  ///< qubit and bit registers share one namespace
+  std::vector<Register> quantum_registers_;                 ///< in declaration order
   std::size_t total_qubits_ = 0;
+  std::size_t hardware_top_ = 0;  ///< largest hardware qubit used + 1
+  std::map<std::string, double, std::less<>> constants_;
+  std::vector<std::string> inputs_;
+  std::vector<std::string> warnings_;
   std::vector<std::unique_ptr<GateDef>> gates_;
   std::map<std::string, std::size_t, std::less<>> gate_index_;
-  std::vector<std::pair<std::string, std::size_t>> shadowed_;  ///< qelib1 names defined by the user
+  std::vector<std::pair<std::string, std::size_t>> shadowed_;  ///< library names defined by the program
   bool included_ = false;
   const std::vector<std::string>* scope_ = nullptr;  ///< parameters visible in expressions
   int nesting_ = 0;
-  std::size_t applications_ = 0;
-  std::map<CacheKey, Channel> cache_;
+  std::unordered_map<CacheKey, std::vector<Channel>, CacheHash> cache_;
+  std::unordered_map<Qubit, Channel> measure_cache_, reset_cache_;
   std::vector<Channel> channels_;
+  std::vector<Channel>* out_ = &channels_;  ///< where channels go (a modified call collects its own first)
 };
 
 }  // namespace
 
-Circuit read_qasm(std::string_view text, const std::string& file, std::optional<std::size_t> num_qubits) {
-  if (num_qubits) {
-    const Circuit check(*num_qubits);  // std::invalid_argument above the library's qubit limit
+QasmProgram read_qasm_program(std::string_view text, const std::string& file, const QasmOptions& options) {
+  if (options.num_qubits) {
+    const Circuit check(*options.num_qubits);  // std::invalid_argument above the library's qubit limit
   }
-  return Parser(text, file, num_qubits).parse();
+  return Parser(text, file, options).parse();
+}
+
+QasmProgram load_qasm_program(const std::string& path, const QasmOptions& options) {
+  const std::string text = read_file(path);
+  return read_qasm_program(text, path, options);
+}
+
+Circuit read_qasm(std::string_view text, const std::string& file, std::optional<std::size_t> num_qubits) {
+  QasmOptions options;
+  options.num_qubits = num_qubits;
+  return std::move(read_qasm_program(text, file, options).circuit);
 }
 
 Circuit load_qasm(const std::string& path, std::optional<std::size_t> num_qubits) {
-  const std::string text = read_file(path);
-  return read_qasm(text, path, num_qubits);
+  QasmOptions options;
+  options.num_qubits = num_qubits;
+  return std::move(load_qasm_program(path, options).circuit);
 }
 
 }  // namespace paulistrings::io

@@ -77,6 +77,7 @@ enum class Op {
   cx, cy, cz, swap,                     // two-qubit Cliffords
   depolarize1, depolarize2, x_error, y_error, z_error,
   identity, tick, qubit_coords, shift_coords, observable_include, repeat,
+  measure, measure_reset, reset, measure_pair, measure_product, measure_pad, detector,
 };
 // clang-format on
 
@@ -95,35 +96,25 @@ constexpr OpName kOps[] = {
     {"I", Op::identity}, {"TICK", Op::tick}, {"QUBIT_COORDS", Op::qubit_coords},
     {"SHIFT_COORDS", Op::shift_coords}, {"OBSERVABLE_INCLUDE", Op::observable_include},
     {"REPEAT", Op::repeat},
+    {"M", Op::measure}, {"MZ", Op::measure}, {"MX", Op::measure}, {"MY", Op::measure},
+    {"MR", Op::measure_reset}, {"MRZ", Op::measure_reset}, {"MRX", Op::measure_reset}, {"MRY", Op::measure_reset},
+    {"R", Op::reset}, {"RZ", Op::reset}, {"RX", Op::reset}, {"RY", Op::reset},
+    {"MXX", Op::measure_pair}, {"MYY", Op::measure_pair}, {"MZZ", Op::measure_pair},
+    {"MPP", Op::measure_product}, {"MPAD", Op::measure_pad}, {"DETECTOR", Op::detector},
 };
 // clang-format on
 
 constexpr std::string_view kSupportedList =
     "H S S_DAG X Y Z CX CNOT ZCX CY ZCY CZ ZCZ SWAP DEPOLARIZE1 DEPOLARIZE2 X_ERROR Y_ERROR Z_ERROR I "
+    "M MZ MX MY MR MRZ MRX MRY R RZ RX RY MXX MYY MZZ MPP MPAD DETECTOR "
     "TICK QUBIT_COORDS SHIFT_COORDS OBSERVABLE_INCLUDE REPEAT";
 
 /// Why an instruction outside the supported subset is rejected (upper-case name).
 std::string UnsupportedMessage(const std::string& name) {
-  static constexpr std::string_view kMeasurements[] = {"M",   "MZ",  "MX",  "MY",  "MR",  "MRZ", "MRX",
-                                                       "MRY", "MPP", "MXX", "MYY", "MZZ", "MPAD"};
-  static constexpr std::string_view kResets[] = {"R", "RZ", "RX", "RY"};
   std::string message = name;
-  const auto in = [&](const auto& list) {
-    return std::find(std::begin(list), std::end(list), name) != std::end(list);
-  };
-  if (in(kMeasurements)) {
-    message += " is a measurement, which is not supported: a Pauli propagator has no mid-circuit measurement";
-  } else if (in(kResets)) {
+  if (name == "HERALDED_ERASE" || name == "HERALDED_PAULI_CHANNEL_1") {
     message +=
-        " is a reset, which is not supported: a Pauli propagator has no mid-circuit measurement or reset";
-  } else if (name == "HERALDED_ERASE" || name == "HERALDED_PAULI_CHANNEL_1") {
-    message +=
-        " is not supported: heralded noise records measurement results, and a Pauli propagator has no "
-        "mid-circuit measurement";
-  } else if (name == "DETECTOR") {
-    message +=
-        " is not supported: detectors refer to measurement results, and a Pauli propagator has no "
-        "mid-circuit measurement";
+        " is not supported: heralded noise records a result that the circuit would then have to act on";
   } else if (name == "CORRELATED_ERROR" || name == "E" || name == "ELSE_CORRELATED_ERROR") {
     message += " is not supported: correlated errors are not in the propagatable subset";
   } else if (name == "PAULI_CHANNEL_1" || name == "PAULI_CHANNEL_2") {
@@ -134,6 +125,12 @@ std::string UnsupportedMessage(const std::string& name) {
     message += kSupportedList;
   }
   return message;
+}
+
+/// The basis letter of a measurement or reset name: MX, MRX, RX → 'X'; M, MZ, MR, R → 'Z'.
+char BasisOf(const std::string& name) {
+  const char last = name.back();
+  return last == 'X' || last == 'Y' ? last : 'Z';
 }
 
 class StimParser {
@@ -313,7 +310,8 @@ class StimParser {
     for (char c : t.substr(0, 6)) lower += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
     if (lower.starts_with("rec[")) {
       Fail(target.column, std::string("measurement record targets like ") + Quote(t) +
-                              " are not supported: a Pauli propagator has no mid-circuit measurement");
+                              " are not supported here: gates controlled by results and observables made of "
+                              "results are outside the propagatable subset");
     }
     if (lower.starts_with("sweep[")) {
       Fail(target.column, std::string("sweep targets like ") + Quote(t) + " are not supported");
@@ -348,6 +346,20 @@ class StimParser {
   /// QUBIT_COORDS, whose targets are ignored) and the qubit is not counted.
   Qubit QubitTarget(const std::string& name, const Token& target, bool check_range = true) {
     RejectSpecialTarget(target);
+    return PlainQubit(name, target, check_range);
+  }
+
+  /// A measurement's qubit target: an inverted result ('!5') is allowed (it changes nothing here: the
+  /// result is not used).
+  Qubit MeasuredQubit(const std::string& name, Token target) {
+    if (target.text.size() > 1 && target.text[0] == '!') {
+      target.text.remove_prefix(1);
+      ++target.column;
+    }
+    return QubitTarget(name, target);
+  }
+
+  Qubit PlainQubit(const std::string& name, const Token& target, bool check_range) {
     const std::optional<std::uint64_t> index = ParseUnsigned(target.text, target.column, TooLarge(target));
     if (!index) {
       const char first = ToUpper(target.text[0]);
@@ -369,8 +381,7 @@ class StimParser {
     if (letter != 'X' && letter != 'Y' && letter != 'Z') {
       if (IsDigit(target.text[0])) {
         Fail(target.column,
-             std::string("OBSERVABLE_INCLUDE takes Pauli targets like 'X5', not the plain qubit ") +
-                 Quote(target.text));
+             std::string("expected a Pauli target like 'X5', not the plain qubit ") + Quote(target.text));
       }
       Fail(target.column, std::string("expected a Pauli target like 'X5', got ") + Quote(target.text));
     }
@@ -478,7 +489,7 @@ class StimParser {
                                            : op == Op::cz ? &Channel::cz
                                                           : &Channel::swap;
         for (const auto& [a, b] : QubitPairs(name, targets)) {
-          Add(name_token, [&] { return factory(a, b); });
+          Add(name_token, [&, a = a, b = b] { return factory(a, b); });  // clang 14: no binding captures
         }
         return;
       }
@@ -493,7 +504,7 @@ class StimParser {
       case Op::depolarize2: {
         const double p = Probability(name, name_token, paren_column, arguments);
         for (const auto& [a, b] : QubitPairs(name, targets)) {
-          Add(name_token, [&] { return Channel::depolarize2(p, a, b); });
+          Add(name_token, [&, a = a, b = b] { return Channel::depolarize2(p, a, b); });
         }
         return;
       }
@@ -533,7 +544,101 @@ class StimParser {
       case Op::repeat:
         OpenBlock(name, name_token, paren_column, arguments, targets);
         return;
+      case Op::measure:
+      case Op::measure_reset:
+      case Op::reset: {
+        if (op == Op::reset) {
+          ExpectArguments(name, name_token, paren_column, arguments, 0, "");
+        } else {
+          MeasurementArguments(name, name_token, paren_column, arguments);
+        }
+        const char basis = BasisOf(name);
+        const std::string letter(1, basis);
+        for (const Token& target : targets) {
+          const Qubit q = op == Op::reset ? QubitTarget(name, target) : MeasuredQubit(name, target);
+          if (op != Op::reset) Add(name_token, [&] { return Channel::measure_pauli(letter, {q}); });
+          if (op != Op::measure) Add(name_token, [&] { return Channel::reset(q, basis); });
+        }
+        return;
+      }
+      case Op::measure_pair: {
+        MeasurementArguments(name, name_token, paren_column, arguments);
+        const std::string letters(2, name[1]);
+        if (targets.size() % 2 != 0) {
+          Fail(targets.back().column, name + " takes targets in pairs, but " + Quote(targets.back().text) +
+                                          " has no partner (" + std::to_string(targets.size()) + " targets)");
+        }
+        for (std::size_t i = 0; i < targets.size(); i += 2) {
+          const Qubit a = MeasuredQubit(name, targets[i]), b = MeasuredQubit(name, targets[i + 1]);
+          if (a == b) Fail(targets[i + 1].column, name + " pair uses qubit " + std::to_string(a) + " twice");
+          Add(name_token, [&] { return Channel::measure_pauli(letters, {a, b}); });
+        }
+        return;
+      }
+      case Op::measure_product:
+        MeasurementArguments(name, name_token, paren_column, arguments);
+        for (const Token& target : targets) MeasureProduct(name_token, target);
+        return;
+      case Op::measure_pad:
+        // Pads the measurement record with fixed bits: no effect on the qubits.
+        MeasurementArguments(name, name_token, paren_column, arguments);
+        for (const Token& target : targets) {
+          if (target.text != "0" && target.text != "1") {
+            Fail(target.column, "MPAD takes bits 0 or 1, got " + Quote(target.text));
+          }
+        }
+        return;
+      case Op::detector:
+        // A detector declares a parity of measurement results; it does not act on the qubits, and the
+        // propagated observable does not depend on it. Its targets are checked and it is skipped.
+        for (const Token& target : targets) RecordTarget(name, target);
+        return;
     }
+  }
+
+  /// M(p), MPP(p), …: an optional result-flip probability, which does not act on the qubits.
+  void MeasurementArguments(const std::string& name, const Token& name_token, std::size_t paren_column,
+                            const std::vector<Argument>& arguments) const {
+    if (arguments.empty()) return;
+    Probability(name, name_token, paren_column, arguments);
+  }
+
+  /// rec[-k], k ≥ 1.
+  void RecordTarget(const std::string& name, const Token& target) const {
+    const std::string_view t = target.text;
+    if (!(t.starts_with("rec[-") && t.ends_with("]") && t.size() > 6)) {
+      Fail(target.column, name + " takes measurement record targets like 'rec[-1]', got " + Quote(t));
+    }
+    const std::optional<std::uint64_t> k = ParseUnsigned(t.substr(5, t.size() - 6), target.column + 5,
+                                                         "record index " + Quote(t) + " is too large");
+    if (!k || *k == 0) Fail(target.column, "expected a record target like 'rec[-1]', got " + Quote(t));
+  }
+
+  /// One MPP product, "X0*Y3*!Z5": a measurement of that Pauli product.
+  void MeasureProduct(const Token& name_token, const Token& target) {
+    std::string letters;
+    std::vector<Qubit> qubits;
+    std::size_t start = 0;
+    while (start <= target.text.size()) {
+      std::size_t end = target.text.find('*', start);
+      if (end == std::string_view::npos) end = target.text.size();
+      Token factor{target.text.substr(start, end - start), target.column + start};
+      if (factor.text.empty()) Fail(factor.column, "empty factor in the Pauli product " + Quote(target.text));
+      if (factor.text[0] == '!') {
+        factor.text.remove_prefix(1);
+        ++factor.column;
+        if (factor.text.empty()) Fail(factor.column, "expected a Pauli target after '!'");
+      }
+      const auto [letter, qubit] = PauliTarget(factor);
+      if (std::find(qubits.begin(), qubits.end(), qubit) != qubits.end()) {
+        Fail(factor.column,
+             "MPP product " + Quote(target.text) + " names qubit " + std::to_string(qubit) + " twice");
+      }
+      letters += letter;
+      qubits.push_back(qubit);
+      start = end + 1;
+    }
+    Add(name_token, [&] { return Channel::measure_pauli(letters, qubits); });
   }
 
   void ObservableInclude(const std::string& name, const Token& name_token, std::size_t paren_column,

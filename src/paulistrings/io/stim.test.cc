@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "paulistrings/run/propagate.h"
 #include "paulistrings/io/parse_error.h"
 #include "paulistrings/testing/assertions.h"
 #include "paulistrings/testing/oracle_bridge.h"
@@ -302,6 +303,53 @@ TEST(StimTest, IgnoredInstructionsAddNothingButIdentityDeclaresQubits) {
   EXPECT_TRUE(program.observable.empty());
 }
 
+TEST(StimTest, MeasurementsAndResetsBecomeChannels) {
+  const StimProgram program = read_stim(
+      "H 0\nM 0 !1\nMX(0.01) 2\nMY 3\nMZ 0\nMR 1\nMRX 2\nMRY 3\nR 0\nRX 1\nRY 2\nRZ 3\n"
+      "MXX 0 1\nMYY 2 3\nMZZ !0 3\nMPP X0*Y1*!Z2 Z3\nMPAD 0 1\nDETECTOR(1, 2) rec[-1] rec[-2]\n"
+      "OBSERVABLE_INCLUDE(0) Z0\n");
+  std::vector<std::string> seen;
+  for (const Channel& c : program.circuit) seen.push_back(c.description());
+  EXPECT_EQ(seen, (std::vector<std::string>{"h [0]",
+                                            "measure [0]",
+                                            "measure [1]",
+                                            "measure_pauli(pauli=X) [2]",
+                                            "measure_pauli(pauli=Y) [3]",
+                                            "measure [0]",
+                                            "measure [1]",
+                                            "reset [1]",
+                                            "measure_pauli(pauli=X) [2]",
+                                            "reset_x [2]",
+                                            "measure_pauli(pauli=Y) [3]",
+                                            "reset_y [3]",
+                                            "reset [0]",
+                                            "reset_x [1]",
+                                            "reset_y [2]",
+                                            "reset [3]",
+                                            "measure_pauli(pauli=XX) [0, 1]",
+                                            "measure_pauli(pauli=YY) [2, 3]",
+                                            "measure_pauli(pauli=ZZ) [0, 3]",
+                                            "measure_pauli(pauli=XYZ) [0, 1, 2]",
+                                            "measure [3]"}));
+  EXPECT_EQ(program.observable, (ObservableTerms{{"Z0", 1.0}}));
+}
+
+TEST(StimTest, MeasurementsFollowTheDenseOracle) {
+  // A Bell pair measured in X X: ⟨XX⟩ survives, ⟨ZI⟩ is removed; a reset to |+⟩ sets ⟨X⟩ = 1.
+  const StimProgram program = read_stim("H 0\nCX 0 1\nMXX 0 1\nMPP Z0*Z1\nRX 2\nM 3\n");
+  for (const Direction direction : {Direction::forward, Direction::heisenberg}) {
+    const dense::Matrix op = dense::operator_from_pauli_terms(
+        4, {{"XXII", 1.0}, {"ZIII", 0.5}, {"IIXI", 0.25}, {"IIZZ", 0.7}, {"IIIX", 0.3}, {"YYII", 0.2}});
+    const dense::Matrix expected = testing::apply_circuit_dense(op, program.circuit, direction, 4);
+    auto sum = PauliSum<1, Complex>::from_labels(
+        4, {{"XXII", 1.0}, {"ZIII", 0.5}, {"IIXI", 0.25}, {"IIZZ", 0.7}, {"IIIX", 0.3}, {"YYII", 0.2}});
+    PropagateOptions options;
+    options.direction = direction;
+    propagate(sum, program.circuit, options);
+    EXPECT_TRUE(testing::operators_close(testing::dense_operator(sum, 4), expected, 1e-12));
+  }
+}
+
 TEST(StimTest, ObservableIncludeGivesOneTermPerInstruction) {
   const StimProgram program = read_stim(
       "H 1\nOBSERVABLE_INCLUDE(0) X3 Y5\nobservable_include(1) z0\nOBSERVABLE_INCLUDE(0) X3 Y5\n"
@@ -349,7 +397,7 @@ TEST(StimTest, LoadStimReadsTheFileAndNamesItInErrors) {
   const std::filesystem::path good = dir / "good.stim";
   const std::filesystem::path bad = dir / "bad.stim";
   std::ofstream(good) << "H 0\nCX 0 1\nOBSERVABLE_INCLUDE(0) Z1\n";
-  std::ofstream(bad) << "H 0\n  M 1\n";
+  std::ofstream(bad) << "H 0\n  FOO 1\n";
   const StimProgram program = load_stim(good.string());
   ExpectChannels(program.circuit, {{K::h, {0}}, {K::cnot, {0, 1}}});
   EXPECT_EQ(program.observable, (ObservableTerms{{"Z1", 1.0}}));
@@ -375,13 +423,21 @@ struct BadCase {
 TEST(StimTest, MalformedProgramsThrowLocatedParseErrors) {
   const std::vector<BadCase> cases = {
       // Unsupported instructions, reported at their name with the reason.
-      {"M 0", 1, 1, "M is a measurement, which is not supported"},
-      {"H 0\nMR 0 1", 2, 1, "no mid-circuit measurement"},
-      {"  mx 0", 1, 3, "MX is a measurement"},
-      {"MPP X0*X1", 1, 1, "MPP is a measurement"},
-      {"R 0", 1, 1, "R is a reset"},
-      {"H 0\n\nRX 2", 3, 1, "RX is a reset"},
-      {"H 0\nDETECTOR rec[-1]", 2, 1, "DETECTOR is not supported"},
+      {"M 0 X1", 1, 5, "M takes qubit indices, not Pauli targets like 'X1'"},
+      {"H 0\nMR(2) 0 1", 2, 4, "probability must be in [0, 1]"},
+      {"  mx 0 !", 1, 8, "inverted targets like '!'"},
+      {"MPP X0*X0", 1, 8, "names qubit 0 twice"},
+      {"MPP X0**X1", 1, 8, "empty factor"},
+      {"MPP X0*5", 1, 8, "not the plain qubit '5'"},
+      {"MPP 0", 1, 5, "not the plain qubit '0'"},
+      {"R(0.1) 0", 1, 2, "R takes no arguments"},
+      {"H 0\n\nRX rec[-1]", 3, 4, "measurement record targets"},
+      {"MZZ 0 1 2", 1, 9, "no partner"},
+      {"MXX 3 3", 1, 7, "pair uses qubit 3 twice"},
+      {"MPAD 2", 1, 6, "MPAD takes bits 0 or 1"},
+      {"H 0\nDETECTOR 0", 2, 10, "DETECTOR takes measurement record targets like 'rec[-1]'"},
+      {"DETECTOR rec[-0]", 1, 10, "expected a record target"},
+      {"HERALDED_PAULI_CHANNEL_1(0.1, 0, 0, 0) 0", 1, 1, "heralded noise"},
       {"CORRELATED_ERROR(0.1) X1 Y2", 1, 1, "correlated errors"},
       {"E(0.1) X1", 1, 1, "E is not supported"},
       {"ELSE_CORRELATED_ERROR(0.1) Z1", 1, 1, "ELSE_CORRELATED_ERROR is not supported"},
@@ -469,7 +525,7 @@ TEST(StimTest, MalformedProgramsThrowLocatedParseErrors) {
       {"H-0", 1, 2, "expected whitespace or '(' after the instruction name 'H'"},
       {"\xff\x01 0", 1, 1, "got '\\xff\\x01'"},
       {"H\t0\nCX 0\t1 2", 2, 8, "no partner"},
-      {"H 0\r\nM 1\r\n", 2, 1, "M is a measurement"},
+      {"H 0\r\nM 1 Y\r\n", 2, 5, "expected a qubit index"},
       {"X_ERROR(0.1) 0 # comment (with parens\nX_ERROR(2) 1", 2, 9, "got 2"},
   };
   ASSERT_GE(cases.size(), 40u);

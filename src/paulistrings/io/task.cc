@@ -14,11 +14,13 @@
 #include <cstdint>
 #include <set>
 #include <stdexcept>
+#include <system_error>
 #include <utility>
 
 #include "paulistrings/core/label.h"
 #include "paulistrings/io/atomic_file.h"
 #include "paulistrings/io/parse_error.h"
+#include "paulistrings/io/qasm.h"
 #include "paulistrings/io/stim.h"
 #include "paulistrings/readout/product_state.h"
 
@@ -262,6 +264,11 @@ const std::vector<GateSpec>& gate_specs() {
       {"depolarize2", Arity::two, "[q0, q1]", {"p"}},
       {"unitary_1q", Arity::one, "[q]", {}, false, 2},
       {"unitary_2q", Arity::two, "[q0, q1]", {}, false, 4},
+      {"measure", Arity::broadcast, "", {}},
+      {"measure_pauli", Arity::per_letter, "", {}, true},
+      {"reset", Arity::broadcast, "", {}},
+      {"reset_x", Arity::broadcast, "", {}},
+      {"reset_y", Arity::broadcast, "", {}},
   };
   return specs;
 }
@@ -325,6 +332,11 @@ Channel make_channel(const GateSpec& spec, const std::vector<Qubit>& q, const st
   if (n == "depolarize2") return Channel::depolarize2(v[0], q[0], q[1]);
   if (n == "unitary_1q") return Channel::unitary_1q(q[0], matrix);
   if (n == "unitary_2q") return Channel::unitary_2q(q[0], q[1], matrix);
+  if (n == "measure") return Channel::measure(q[0]);
+  if (n == "measure_pauli") return Channel::measure_pauli(pauli, q);
+  if (n == "reset") return Channel::reset(q[0], 'Z');
+  if (n == "reset_x") return Channel::reset(q[0], 'X');
+  if (n == "reset_y") return Channel::reset(q[0], 'Y');
   throw std::logic_error("task: gate table and factories disagree");
 }
 
@@ -344,7 +356,8 @@ class TaskReader {
                "the task");
     require(root, "", "version", "the integer 1");
     const Json& n_qubits = require(root, "", "n_qubits", "a positive integer");
-    const Json& circuit = require(root, "", "circuit", "{\"gates\": [...]} or {\"stim_file\": \"path\"}");
+    const Json& circuit =
+        require(root, "", "circuit", "{\"gates\": [...]}, {\"stim_file\": \"path\"} or {\"qasm_file\": \"path\"}");
     const Json& run = require(root, "", "run", "an object with at least \"direction\"");
 
     Task task;
@@ -353,7 +366,7 @@ class TaskReader {
     num_qubits_ = task.num_qubits;
     const bool has_v1_observable = root.contains("observable");
     std::optional<ObservableTerms> stim_observable;
-    task.circuit = read_circuit(circuit, stim_observable);
+    task.circuit = read_circuit(circuit, stim_observable, task);
     if (has_v1_observable) {
       task.observables.push_back({"observable", read_observable(root.at("observable"), "observable")});
     }
@@ -416,11 +429,19 @@ class TaskReader {
     return value.get<double>();
   }
 
-  /// A non-negative integer written as one (3, not 3.0 or true).
+  /// A non-negative integer written as one (3, not 3.0 or true). A count is never rounded: 2.5 is refused,
+  /// and so are 1e6 and 3.0 (the v1 schema's integers are integers), with the integer to write instead;
+  /// integers past 2^64 − 1 reach here as floats and are refused too.
   std::uint64_t read_unsigned(const Json& value, const std::string& path, std::string_view what) const {
     if (value.is_number_unsigned()) return value.get<std::uint64_t>();
     if (value.is_number_integer() && value.get<std::int64_t>() == 0) return 0;  // "-0"
-    fail(path, std::string("expected ") + std::string(what) + got(value));
+    std::string message = std::string("expected ") + std::string(what) + got(value);
+    if (value.is_number_float()) {
+      const double d = value.get<double>();
+      if (d >= 0.0 && d < 0x1p64 && d == std::floor(d))
+        message += " (write it as the integer " + std::to_string(static_cast<std::uint64_t>(d)) + ")";
+    }
+    fail(path, message);
   }
 
   const std::string& read_string(const Json& value, const std::string& path, std::string_view what) const {
@@ -443,15 +464,19 @@ class TaskReader {
     return static_cast<std::size_t>(n);
   }
 
-  Circuit read_circuit(const Json& value, std::optional<ObservableTerms>& stim_observable) const {
-    expect_object(value, "circuit", "an object {\"gates\": [...]} or {\"stim_file\": \"path\"}");
-    check_keys(value, "circuit", {"gates", "stim_file"}, "the circuit");
+  Circuit read_circuit(const Json& value, std::optional<ObservableTerms>& stim_observable, Task& task) {
+    expect_object(value, "circuit",
+                  "an object {\"gates\": [...]}, {\"stim_file\": \"path\"} or {\"qasm_file\": \"path\"}");
+    check_keys(value, "circuit", {"gates", "stim_file", "qasm_file", "params"}, "the circuit");
     const Json* gates = find(value, "gates");
     const Json* stim_file = find(value, "stim_file");
-    if (gates && stim_file) {
-      fail("circuit", "expected exactly one of \"gates\" and \"stim_file\", got both");
+    const Json* qasm_file = find(value, "qasm_file");
+    if ((gates ? 1 : 0) + (stim_file ? 1 : 0) + (qasm_file ? 1 : 0) > 1) {
+      fail("circuit", "expected exactly one of \"gates\", \"stim_file\" and \"qasm_file\", got more");
     }
+    if (find(value, "params") && !qasm_file) fail("circuit.params", "parameters belong to a \"qasm_file\" circuit");
     if (stim_file) return read_stim_circuit(*stim_file, stim_observable);
+    if (qasm_file) return read_qasm_circuit(*qasm_file, find(value, "params"), task);
     if (!gates) {
       fail("circuit.gates", "missing required field (expected a list of gate objects, or \"stim_file\")");
     }
@@ -464,11 +489,51 @@ class TaskReader {
     return circuit;
   }
 
+  /// A circuit file named by the task, relative to the task file. Only a regular file: a device such as
+  /// /dev/zero would be read until memory ran out.
+  std::filesystem::path circuit_file(const std::string& relative, const std::string& field) const {
+    const std::filesystem::path path = base_dir_ / std::filesystem::path(relative);
+    std::error_code error;
+    if (std::filesystem::exists(path, error) && !std::filesystem::is_regular_file(path, error))
+      fail(field, path.string() + " is not a regular file");
+    return path;
+  }
+
+  /// An OpenQASM file (relative to the task file), its input parameters from "params"; its registers name
+  /// qubits in the task's observables.
+  Circuit read_qasm_circuit(const Json& value, const Json* params, Task& task) {
+    const std::string& relative =
+        read_string(value, "circuit.qasm_file", "a path to an OpenQASM file, relative to the task file");
+    if (relative.empty()) fail("circuit.qasm_file", "expected a path to an OpenQASM file, got an empty string");
+    QasmOptions options;
+    options.num_qubits = num_qubits_;
+    if (params) {
+      expect_object(*params, "circuit.params", "an object {\"name\": number, ...}");
+      for (auto it = params->begin(); it != params->end(); ++it) {
+        options.inputs[it.key()] = read_number(it.value(), join("circuit.params", it.key()));
+        task.params[it.key()] = options.inputs[it.key()];
+      }
+    }
+    const std::filesystem::path path = circuit_file(relative, "circuit.qasm_file");
+    QasmProgram program;
+    try {
+      program = load_qasm_program(path.string(), options);
+    } catch (const ParseError&) {
+      throw;  // already located in the OpenQASM file
+    } catch (const std::exception& e) {
+      fail("circuit.qasm_file", std::string(e.what()));
+    }
+    task.registers = program.registers;
+    task.warnings = program.warnings;
+    registers_ = program.registers;
+    return std::move(program.circuit);
+  }
+
   Circuit read_stim_circuit(const Json& value, std::optional<ObservableTerms>& stim_observable) const {
     const std::string& relative =
         read_string(value, "circuit.stim_file", "a path to a .stim file, relative to the task file");
     if (relative.empty()) fail("circuit.stim_file", "expected a path to a .stim file, got an empty string");
-    const std::filesystem::path path = base_dir_ / std::filesystem::path(relative);
+    const std::filesystem::path path = circuit_file(relative, "circuit.stim_file");
     StimProgram program{Circuit(0), {}};
     try {
       program = load_stim(path.string(), num_qubits_);
@@ -619,12 +684,14 @@ class TaskReader {
     ObservableTerms terms;
     for (auto it = value.begin(); it != value.end(); ++it) {
       const std::string term_path = join(path, it.key());
+      std::string label;
       try {
-        parse_label(it.key(), num_qubits_);
+        label = resolve_register_label(it.key(), registers_);  // "Zq[3]" names a qubit of a qasm_file register
+        parse_label(label, num_qubits_);
       } catch (const std::invalid_argument& e) {
         fail(term_path, e.what());
       }
-      terms.emplace_back(it.key(), read_coefficient(it.value(), term_path));
+      terms.emplace_back(label, read_coefficient(it.value(), term_path));
     }
     return terms;
   }
@@ -672,7 +739,7 @@ class TaskReader {
   void read_run(const Json& value, Task& task) const {
     expect_object(value, "run", "an object {\"direction\": ..., \"threads\": ..., \"state\": ...}");
     check_keys(value, "run", {"direction", "threads", "state", "device", "partitions", "partition_rows", "nccl",
-                                 "route_orbits_from"},
+                                 "route_orbits_from", "ignore_measure"},
                "the run object");
     const Json& direction = require(value, "run", "direction", "\"forward\" or \"heisenberg\"");
     if (direction == "forward") {
@@ -698,6 +765,10 @@ class TaskReader {
       task.partitions = static_cast<std::size_t>(n);
     }
     if (const Json* rows = find(value, "partition_rows")) task.partition_rows = read_partition_rows(*rows);
+    if (const Json* ignore = find(value, "ignore_measure")) {
+      if (!ignore->is_boolean()) fail("run.ignore_measure", std::string("expected true or false") + got(*ignore));
+      task.ignore_measure = ignore->get<bool>();
+    }
     if (const Json* nccl = find(value, "nccl")) {
       if (!nccl->is_boolean()) fail("run.nccl", std::string("expected true or false") + got(*nccl));
       task.nccl = nccl->get<bool>();
@@ -793,6 +864,7 @@ class TaskReader {
   const std::string& file_;
   std::filesystem::path base_dir_;
   std::size_t num_qubits_ = 0;
+  std::vector<QubitRegister> registers_;  ///< of a qasm_file circuit
 };
 
 // ---- writer -------------------------------------------------------------------------------------
@@ -898,6 +970,15 @@ Json gate_json(const Channel& channel, std::size_t index) {
       gate[channel.kind() == ChannelKind::amplitude_damping ? "gamma" : "p"] = channel.parameters().at(0);
       return gate;
     }
+    case ChannelKind::measure:
+      gate["name"] = channel.name();  // "measure" (Z on one qubit) or "measure_pauli"
+      if (channel.name() == "measure_pauli") gate["pauli"] = channel.pauli();
+      gate["qubits"] = qubits_json(channel);
+      return gate;
+    case ChannelKind::reset:
+      gate["name"] = channel.name();  // "reset", "reset_x" or "reset_y"
+      gate["qubits"] = qubits_json(channel);
+      return gate;
     case ChannelKind::pauli_channel:
       gate["name"] = "pauli_channel";
       gate["qubits"] = qubits_json(channel);
@@ -958,6 +1039,19 @@ Task load_task(const std::filesystem::path& path) {
 }
 
 std::string gates_to_json(const Circuit& circuit) { return gates_text(circuit, ""); }
+
+void apply_ignore_measure(Task& task) {
+  if (!task.ignore_measure) return;
+  Circuit kept(task.circuit.num_qubits());
+  for (const Channel& channel : task.circuit) {
+    if (channel.is_measurement()) {
+      ++task.ignored_measurements;
+    } else {
+      kept.append(channel);
+    }
+  }
+  task.circuit = std::move(kept);
+}
 
 std::string task_to_json(const Task& task) {
   if (task.version != 1)
@@ -1041,6 +1135,7 @@ std::string task_to_json(const Task& task) {
   }
   if (task.nccl) run["nccl"] = true;
   if (task.route_orbits_from) run["route_orbits_from"] = *task.route_orbits_from;
+  if (task.ignore_measure) run["ignore_measure"] = true;
   members.emplace_back("run", run.dump());
 
   std::string out = "{\n";

@@ -15,12 +15,17 @@
 //                                 from this many terms in the largest partition; 0 = always),
 //           "state": uniform name ("z+") or per-qubit label ("0+r1…"), or a list of per-qubit names}
 //   gates beyond v1's vocabulary, named as Circuit's factories: sx sxdg cy iswap iswapdg ecr rxx ryy
-//   rzz (+theta), and "stim_file" circuits (resolved relative to the task file).
+//   rzz (+theta); measurement and reset: "measure" and "reset" / "reset_x" / "reset_y" (one channel per
+//   listed qubit), "measure_pauli" (+pauli: one product over the listed qubits); and "stim_file"
+//   circuits (resolved relative to the task file); "qasm_file" circuits (the same, with "params": {name:
+//   value} for OpenQASM 3 inputs; observables may then name qubits by register: "Zq[3]");
+//   run.ignore_measure (bool).
 // Unknown keys, unknown gates, missing or ill-typed fields throw io::ParseError naming the file and
 // the field path ("circuit.gates[3].theta: expected a number").
 
 #include <cstddef>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -75,7 +80,21 @@ struct Task {
   /// PartitionOptions::route_orbits_from (unset: the library's default).
   std::optional<std::uint64_t> route_orbits_from;
   std::string state = "z+";                     ///< uniform name or per-qubit label
+  /// run.ignore_measure: propagate the unmeasured observable (measurement channels removed before the run).
+  bool ignore_measure = false;
+  /// Measurements removed by apply_ignore_measure (the results still count them).
+  std::size_t ignored_measurements = 0;
+  /// Qubit registers of a "qasm_file" circuit (they name qubits in observables: "Zq[3]").
+  std::vector<QubitRegister> registers;
+  /// Input parameters of a "qasm_file" circuit (circuit.params).
+  std::map<std::string, double> params;
+  /// Warnings from reading the circuit file (located one-liners).
+  std::vector<std::string> warnings;
 };
+
+/// With task.ignore_measure: removes the circuit's measurement channels, counting them in
+/// ignored_measurements (resets stay). Without: nothing.
+void apply_ignore_measure(Task& task);
 
 /// Parses task JSON text. `file` names it in error messages; `base_dir` resolves "stim_file".
 Task parse_task(std::string_view json_text, const std::string& file = "<task>",

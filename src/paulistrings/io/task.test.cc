@@ -57,6 +57,15 @@ std::string WrapGates(const std::string& gates, std::size_t num_qubits = 5,
          gates + R"(}, "run": )" + run + "}";
 }
 
+// Valid 3-qubit tasks — {"version": 1, "n_qubits": 3, "circuit": {"gates": G}, "run": {"direction":
+// "forward"}} — around one gate, with more top-level members, or with another run object.
+std::string OneGateTask(const std::string& gate) { return WrapGates("[" + gate + "]", 3); }
+std::string TaskWithMembers(const std::string& members) {
+  return R"({"version": 1, "n_qubits": 3, "circuit": {"gates": []}, "run": {"direction": "forward"}, )" +
+         members + "}";
+}
+std::string TaskWithRun(const std::string& run) { return WrapGates("[]", 3, run); }
+
 /// Same gate, field by field (doubles bit for bit).
 void ExpectSameChannel(const Channel& actual, const Channel& expected, std::size_t index) {
   SCOPED_TRACE("gate " + std::to_string(index) + ": " + expected.description());
@@ -431,6 +440,31 @@ TEST(TaskJson, GatesToJsonRoundTripsRandomCircuitsExactly) {
   }
 }
 
+TEST(TaskJson, MeasureAndResetGatesReadAndWriteBack) {
+  const Task task = parse_task(WrapGates(R"([
+    {"name": "h", "qubits": [0]},
+    {"name": "measure", "qubits": [0, 1]},
+    {"name": "measure_pauli", "pauli": "XYZ", "qubits": [4, 2, 0]},
+    {"name": "reset", "qubits": [3]},
+    {"name": "reset_x", "qubits": [1]},
+    {"name": "reset_y", "qubits": [2]}
+  ])"));
+  ASSERT_EQ(task.circuit.size(), 7u);
+  EXPECT_EQ(task.circuit[1].description(), "measure [0]");
+  EXPECT_EQ(task.circuit[2].description(), "measure [1]");
+  EXPECT_EQ(task.circuit[3].description(), "measure_pauli(pauli=XYZ) [4, 2, 0]");
+  EXPECT_TRUE(task.circuit[4].is_reset());
+  EXPECT_EQ(task.circuit[5].pauli(), "X");
+  EXPECT_EQ(task.circuit[6].pauli(), "Y");
+  const Task back = parse_task(WrapGates(gates_to_json(task.circuit)));
+  ExpectSameCircuit(back.circuit, task.circuit);
+  EXPECT_EQ(back.circuit.fingerprint(), task.circuit.fingerprint());
+  EXPECT_THROW(parse_task(WrapGates(R"([{"name": "measure_pauli", "pauli": "XQ", "qubits": [0, 1]}])")),
+               ParseError);
+  EXPECT_THROW(parse_task(WrapGates(R"([{"name": "measure_pauli", "pauli": "XX", "qubits": [0]}])")),
+               ParseError);
+}
+
 TEST(TaskJson, DoublesRoundTripBitForBit) {
   std::mt19937_64 rng(99);
   std::vector<double> values = {0.1,
@@ -643,13 +677,9 @@ TEST(TaskJson, SyntaxErrorsAreLocatedByLineAndColumn) {
 }
 
 TEST(TaskJson, MalformedTasksNameTheFieldAndWhatWasExpected) {
-  // A valid task is {"version": 1, "n_qubits": 3, "circuit": {"gates": G}, "run": {"direction": "forward"}}.
-  auto gates = [](const std::string& g) { return WrapGates("[" + g + "]", 3); };
-  auto top = [](const std::string& members) {
-    return R"({"version": 1, "n_qubits": 3, "circuit": {"gates": []}, "run": {"direction": "forward"}, )" +
-           members + "}";
-  };
-  auto run = [](const std::string& r) { return WrapGates("[]", 3, r); };
+  const auto gates = OneGateTask;
+  const auto top = TaskWithMembers;
+  const auto run = TaskWithRun;
   auto circuit = [](const std::string& c) {
     return R"({"version": 1, "n_qubits": 3, "circuit": )" + c + R"(, "run": {"direction": "forward"}})";
   };
@@ -723,7 +753,11 @@ TEST(TaskJson, MalformedTasksNameTheFieldAndWhatWasExpected) {
       {gates(R"({"name": 5, "qubits": [0]})"),
        {"circuit.gates[0].name: expected a gate name, got the integer 5"}},
       {circuit(R"({"gates": [], "stim_file": "a.stim"})"),
-       {"circuit: expected exactly one of \"gates\" and \"stim_file\", got both"}},
+       {"circuit: expected exactly one of \"gates\", \"stim_file\" and \"qasm_file\""}},
+      {circuit(R"({"gates": [], "params": {"t": 1}})"),
+       {"circuit.params: parameters belong to a \"qasm_file\""}},
+      {run(R"({"direction": "forward", "ignore_measure": 1})"),
+       {"run.ignore_measure: expected true or false"}},
       {R"({"version": 1, "n_qubits": 3, "circuit": {"stim_file": 3}, "run": {"direction": "forward"}})",
        {"circuit.stim_file: expected a path to a .stim file", "got the integer 3"}},
       {run(R"({"direction": "backward"})"),
@@ -844,6 +878,62 @@ TEST(TaskJson, MalformedTasksNameTheFieldAndWhatWasExpected) {
   }
 }
 
+// Counts, indices and sizes are JSON integers, read exactly: a float is refused (with the integer to write
+// when it is whole, never rounded or cut to a prefix), and so are negative, overflowing and non-finite ones.
+TEST(TaskJson, CountsAreIntegersNeverRoundedOrWrapped) {
+  const auto gates = OneGateTask;
+  const auto top = TaskWithMembers;
+  const auto run = TaskWithRun;
+  struct Case {
+    std::string text;
+    std::vector<std::string> needles;
+  };
+  const std::vector<Case> cases = {
+      {top(R"("truncation": {"top_n": 1e6})"),
+       {"truncation.top_n: expected a positive integer term count, got the number 1000000.0",
+        "(write it as the integer 1000000)"}},
+      {top(R"("truncation": {"approx_top_n": 2.5e3})"), {"write it as the integer 2500"}},
+      {top(R"("truncation": {"top_n": 1.5})"), {"truncation.top_n: expected", "got the number 1.5"}},
+      {top(R"("truncation": {"top_n": -3})"), {"truncation.top_n: expected", "got the integer -3"}},
+      {top(R"("truncation": {"top_n": 18446744073709551616})"),
+       {"truncation.top_n: expected a positive integer term count", "got the number 1.8446744073709552e+19"}},
+      {top(R"("truncation": {"max_weight": 1e400})"), {"truncation.max_weight: number overflow"}},
+      {top(R"("truncation": {"max_weight": NaN})"), {"invalid JSON"}},
+      {top(R"("truncation": {"max_weight": Infinity})"), {"invalid JSON"}},
+      {R"({"version": 1, "n_qubits": 1e1, "circuit": {"gates": []}, "run": {"direction": "forward"}})",
+       {"n_qubits: expected a positive integer", "write it as the integer 10"}},
+      {run(R"({"direction": "forward", "threads": 4294967297})"),
+       {"run.threads: expected a non-negative integer thread count", "got the integer 4294967297"}},
+      {run(R"({"direction": "forward", "threads": 4e0})"),
+       {"run.threads: expected", "write it as the integer 4"}},
+      {run(R"({"direction": "forward", "device": 2147483648})"), {"run.device: expected"}},
+      {run(R"({"direction": "forward", "device": 1.0})"), {"run.device: expected", "got the number 1.0"}},
+      {run(R"({"direction": "forward", "device": "1"})"), {"run.device: expected", "got the string \"1\""}},
+      {run(R"({"direction": "forward", "partitions": 2e0})"),
+       {"run.partitions: expected", "got the number 2.0"}},
+      {run(R"({"direction": "forward", "route_orbits_from": 1e4})"), {"write it as the integer 10000"}},
+      {run(R"({"direction": "forward", "partition_rows": {"policy": "seeded", "seed": -1}})"),
+       {"run.partition_rows.seed: expected a seed", "got the integer -1"}},
+      {gates(R"({"name": "h", "qubits": [1e0]})"),
+       {"circuit.gates[0].qubits[0]: expected a qubit index", "write it as the integer 1"}},
+      {gates(R"({"name": "h", "qubits": [18446744073709551615]})"), {"circuit.gates[0].qubits[0]"}},
+      {gates(R"({"name": "h", "qubits": [0.5]})"), {"circuit.gates[0].qubits[0]: expected a qubit index"}},
+      {top(R"("observable": {"X99999999999999999999": 1})"),
+       {"qubit 99999999999999999999 is out of range for 3 qubits"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    EXPECT_TRUE(ThrowsParseError([&] { parse_task(c.text, "t.json"); }, c.needles));
+  }
+  // No hint for what no integer spells.
+  try {
+    parse_task(top(R"("truncation": {"top_n": 1.5})"));
+    ADD_FAILURE() << "no error";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(std::string(e.what()).find("write it as"), std::string::npos) << e.what();
+  }
+}
+
 TEST(TaskJson, HostileDocumentsFailCleanly) {
   // Deep nesting is refused while parsing, before anything recursive sees it.
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
@@ -910,13 +1000,24 @@ TEST(TaskJson, StimFileCircuitsResolveAgainstTheTaskFile) {
   EXPECT_EQ(own.observables[0].terms, (ObservableTerms{{"ZIIII", 2.0}}));
 
   // The stim reader's located errors pass through unchanged; a missing file names the field.
-  WriteText(dir.path() / "sub" / "c.stim", "H 0\nM 1\n");
+  WriteText(dir.path() / "sub" / "c.stim", "H 0\nM X1\n");
   EXPECT_TRUE(ThrowsParseError([&] { load_task(dir.path() / "own.json"); }, {"c.stim:2:"}));
   WriteText(dir.path() / "sub" / "c.stim", "H 7\n");
   EXPECT_TRUE(ThrowsParseError([&] { load_task(dir.path() / "own.json"); }, {"c.stim:1:", "7"}));
   std::filesystem::remove(dir.path() / "sub" / "c.stim");
   EXPECT_TRUE(ThrowsParseError([&] { load_task(dir.path() / "own.json"); },
                                {"own.json: circuit.stim_file:", "c.stim"}));
+  // Only a regular file is read: a directory, or a device that never ends (/dev/zero would be read until
+  // memory runs out), is refused before reading.
+  std::filesystem::create_directories(dir.path() / "sub" / "c.stim");
+  EXPECT_TRUE(ThrowsParseError([&] { load_task(dir.path() / "own.json"); },
+                               {"own.json: circuit.stim_file:", "c.stim is not a regular file"}));
+  if (std::filesystem::exists("/dev/zero")) {
+    const std::string zero =
+        R"({"version": 1, "n_qubits": 5, "circuit": {"stim_file": "/dev/zero"}, "run": {"direction": "heisenberg"}})";
+    EXPECT_TRUE(ThrowsParseError([&] { parse_task(zero, "z.json"); },
+                                 {"z.json: circuit.stim_file: /dev/zero is not a regular file"}));
+  }
 }
 
 TEST(TaskJson, LoadTaskNamesTheFileAndResolvesNothingElse) {
@@ -935,6 +1036,46 @@ TEST(TaskJson, LoadTaskNamesTheFileAndResolvesNothingElse) {
   WriteText(bad, "{\n  \"version\": 1,\n  oops\n}");
   EXPECT_TRUE(ThrowsParseError([&] { load_task(bad); }, {bad.string() + ":3:3: invalid JSON"}));
   EXPECT_THROW(load_task(dir / "missing.json"), std::runtime_error);
+}
+
+TEST(TaskJson, QasmFileCircuitsWithParametersRegistersAndIgnoreMeasure) {
+  const TempDir dir("qasm");
+  WriteText(dir.path() / "c.qasm",
+            "OPENQASM 3;\ninclude \"stdgates.inc\";\ninput float[64] t;\nqubit[2] a;\nqubit[1] b;\n"
+            "rz(t) b[0];\nmeasure a[1];\nreset a[0];\n");
+  WriteText(dir.path() / "t.json", R"({"version": 1, "n_qubits": 4,
+    "circuit": {"qasm_file": "c.qasm", "params": {"t": 0.25}},
+    "observable": {"Zb[0] Xa[1]": 1.0, "Z3": 0.5},
+    "run": {"direction": "heisenberg", "ignore_measure": true}})");
+  Task task = load_task(dir.path() / "t.json");
+  EXPECT_EQ(task.circuit.num_qubits(), 4u);
+  ASSERT_EQ(task.circuit.size(), 3u);
+  EXPECT_EQ(task.circuit[0].theta(), 0.25);
+  ASSERT_EQ(task.registers.size(), 2u);
+  EXPECT_EQ(task.observables[0].terms, (ObservableTerms{{"Z2 X1", 1.0}, {"Z3", 0.5}}));
+  EXPECT_TRUE(task.ignore_measure);
+  apply_ignore_measure(task);
+  EXPECT_EQ(task.ignored_measurements, 1u);
+  ASSERT_EQ(task.circuit.size(), 2u);
+  EXPECT_TRUE(task.circuit[1].is_reset());
+  const Task back = parse_task(task_to_json(task));
+  EXPECT_TRUE(back.ignore_measure);
+  ExpectSameCircuit(back.circuit, task.circuit);
+  // Located errors of the OpenQASM file pass through; a missing input names the file's line.
+  WriteText(dir.path() / "u.json", R"({"version": 1, "n_qubits": 4, "circuit": {"qasm_file": "c.qasm"},
+    "run": {"direction": "heisenberg"}})");
+  EXPECT_TRUE(ThrowsParseError([&] { load_task(dir.path() / "u.json"); },
+                               {"c.qasm:3:17:", "input 't' has no value"}));
+  // Parameters are JSON numbers, not text; the file is a regular file (like circuit.stim_file).
+  WriteText(dir.path() / "s.json", R"({"version": 1, "n_qubits": 4,
+    "circuit": {"qasm_file": "c.qasm", "params": {"t": "0.25"}}, "run": {"direction": "heisenberg"}})");
+  EXPECT_TRUE(ThrowsParseError([&] { load_task(dir.path() / "s.json"); },
+                               {"circuit.params.t: expected a finite number"}));
+  std::filesystem::create_directories(dir.path() / "d.qasm");
+  WriteText(dir.path() / "d.json", R"({"version": 1, "n_qubits": 4, "circuit": {"qasm_file": "d.qasm"},
+    "run": {"direction": "heisenberg"}})");
+  EXPECT_TRUE(ThrowsParseError([&] { load_task(dir.path() / "d.json"); },
+                               {"circuit.qasm_file:", "d.qasm is not a regular file"}));
 }
 
 }  // namespace

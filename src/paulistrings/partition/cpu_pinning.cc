@@ -9,7 +9,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
+#include <string_view>
 #include <utility>
 
 #include "paulistrings/core/text.h"
@@ -50,10 +52,9 @@ std::vector<std::vector<int>> numa_cpu_lists() {
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator("/sys/devices/system/node", error)) {
     const std::string name = entry.path().filename().string();
-    if (name.size() <= 4 || name.rfind("node", 0) != 0 ||
-        name.find_first_not_of("0123456789", 4) != std::string::npos) {
-      continue;
-    }
+    const std::optional<std::size_t> node =
+        name.rfind("node", 0) == 0 ? parse_index(std::string_view(name).substr(4)) : std::nullopt;
+    if (!node) continue;
     std::ifstream file(entry.path() / "cpulist");
     std::string text;
     if (!std::getline(file, text)) continue;
@@ -67,7 +68,7 @@ std::vector<std::vector<int>> numa_cpu_lists() {
     } catch (const std::invalid_argument&) {
       cpus.clear();
     }
-    if (!cpus.empty()) nodes.emplace_back(std::stoi(name.substr(4)), std::move(cpus));
+    if (!cpus.empty()) nodes.emplace_back(static_cast<int>(*node), std::move(cpus));
   }
   std::sort(nodes.begin(), nodes.end());
   std::vector<std::vector<int>> lists;

@@ -1,6 +1,7 @@
-// MPI tests of the partitioned propagation (run by ctest under mpirun -np 1, 2, 4): random circuits
-// against the single-process result on every rank, gather and local results, mismatched ranks, a rank
-// that throws, and (with --exit-rank R) a rank that dies mid-run. Its own main initializes MPI at
+// MPI tests of the partitioned propagation (run by ctest under mpirun -np 1, 2, 4): the
+// engine-equivalence suite's MPI cases against the single-process result on every rank (gathered),
+// local results, scattered input, mismatched ranks, a rank that throws, and (with --exit-rank R) a rank
+// that dies mid-run. Its own main initializes MPI at
 // MPI_THREAD_SERIALIZED, as an application must.
 
 #include <gtest/gtest.h>
@@ -15,8 +16,9 @@
 
 #include "paulistrings/partition/mpi_transport.h"
 #include "paulistrings/partition/partitioned_propagate.h"
+#include "paulistrings/run/propagate.h"
 #include "paulistrings/testing/assertions.h"
-#include "paulistrings/testing/oracle_bridge.h"
+#include "paulistrings/testing/engine_suite.h"
 
 namespace paulistrings {
 namespace {
@@ -32,83 +34,40 @@ int world_size() {
   return size;
 }
 
-Truncation make_truncation(int which) {
-  switch (which % 6) {
-    case 0:
-      return Truncation();
-    case 1:
-      return Truncation::coeff(1e-3);
-    case 2:
-      return Truncation::topn(200);
-    case 3:
-      return Truncation::approx_topn(200);
-    case 4:
-      return Truncation::weight(4) & Truncation::coeff(1e-5);
-    default:
-      return Truncation::topn(60) & Truncation::coeff(1e-6);
-  }
-}
+using testing::EngineEquivalence;
 
+/// One partition per rank over MPI_COMM_WORLD (the communicator duplicated for each run).
+PAULISTRINGS_ENGINE_SUITE(Mpi, {testing::mpi_cases(),
+                                testing::Baseline::cpu_engine,
+                                {{.name = "MPI ranks",
+                                  .runner = testing::engine_runner([](auto& sum, const Circuit& circuit,
+                                                                      const PropagateOptions& options,
+                                                                      PartitionOptions partition) {
+                                    MpiTransport transport(MPI_COMM_WORLD);
+                                    partition.transport = &transport;
+                                    return propagate_partitioned(sum, circuit, options, partition);
+                                  }),
+                                  // One rank is the unpartitioned engine, bit for bit.
+                                  .agreement = world_size() == 1 ? testing::Agreement::same_bits
+                                                                 : testing::Agreement::summed_in_any_order,
+                                  .partitions = static_cast<std::size_t>(world_size()),
+                                  .transport = "mpi"}}});
 
-struct Case {
-  Circuit circuit{8};
-  PauliSum<1, Complex> start{8};
-  PropagateOptions options;
-};
-
-Case make_case(int seed) {
-  std::mt19937_64 rng(static_cast<std::uint64_t>(seed) * 6151 + 5);
-  Case c;
-  const std::size_t active = 6 + static_cast<std::size_t>(seed) % 3;
-  c.circuit = testing::random_circuit(rng, active, 10 + static_cast<std::size_t>(seed) % 15, {}, 8);
-  const auto terms = testing::random_terms(rng, active, 1 + static_cast<std::size_t>(seed) % 200, true);
-  std::vector<PauliSum<1, Complex>::Term> typed;
-  for (const auto& [label, value] : terms)
-    typed.push_back({PauliString<1>::from_label(label, active), value});
-  c.start = PauliSum<1, Complex>::from_terms(8, typed);
-  c.options.direction = seed % 2 ? Direction::heisenberg : Direction::forward;
-  c.options.truncation = make_truncation(seed);
-  c.options.threads = 1;
-  c.options.min_buckets = 4;
-  c.options.target_bucket_len = 16;
-  return c;
-}
-
-TEST(PartitionMpi, RandomCircuitsMatchTheSingleProcessResult) {
+// Local results: this rank's share only, and the shares add up to the whole.
+TEST(PartitionMpi, LocalResultsAreThisRanksShare) {
   MpiTransport transport(MPI_COMM_WORLD);
   for (int seed = 0; seed < 40; ++seed) {
-    const Case c = make_case(seed);
+    const testing::EngineCase<1, Complex> c = testing::mpi_case(seed);
     PauliSum<1, Complex> expected = c.start;
-    const PropagationStats single = propagate(expected, c.circuit, c.options);
-    PartitionOptions partition;
+    propagate(expected, c.circuit, c.run_options());
+    PartitionOptions partition = c.partition;
     partition.transport = &transport;
-    partition.row_seed = static_cast<std::uint64_t>(seed);
-    // Odd seeds move the inputs of remote general layers to their orbit's rank first (two exchanges).
-    partition.route_orbits_from = seed % 2 ? 0 : SIZE_MAX;
-    PauliSum<1, Complex> gathered = c.start;
-    const PartitionedPropagation run = propagate_partitioned(gathered, c.circuit, c.options, partition);
-    EXPECT_TRUE(testing::TermsMatchSummedInAnyOrder(gathered, expected))
-        << "seed " << seed << " " << c.options.truncation.description();
-    EXPECT_EQ(run.stats.final_terms, expected.size()) << "seed " << seed;
-    ASSERT_EQ(run.stats.layers.size(), single.layers.size());
-    for (std::size_t k = 0; k < single.layers.size(); ++k)
-      EXPECT_EQ(run.stats.layers[k].terms_out, single.layers[k].terms_out)
-          << "seed " << seed << " layer " << k;
-    EXPECT_EQ(run.partitions.partitions, static_cast<std::size_t>(world_size()));
-    EXPECT_EQ(run.partitions.transport, "mpi");
-    if (world_size() == 1) {
-      // One rank is the unpartitioned engine, bit for bit.
-      ASSERT_EQ(gathered.size(), expected.size());
-      for (std::size_t i = 0; i < expected.size(); ++i)
-        ASSERT_EQ(gathered.coefficients()[i], expected.coefficients()[i]) << "seed " << seed;
-    }
-    // Local results: this rank's share only, and the shares add up to the whole.
     partition.result = PartitionResult::local;
     PauliSum<1, Complex> local = c.start;
-    propagate_partitioned(local, c.circuit, c.options, partition);
+    propagate_partitioned(local, c.circuit, c.run_options(), partition);
     const PartitionRows rows = make_partition_rows(partition, 8, static_cast<std::size_t>(world_size()));
     for (const PauliString<1>& key : local.keys())
-      EXPECT_EQ(rows.part(key), static_cast<std::uint32_t>(world_rank()));
+      EXPECT_EQ(rows.part(key), static_cast<std::uint32_t>(world_rank())) << "seed " << seed;
     std::uint64_t total = local.size();
     transport.all_reduce_sum(std::span<std::uint64_t>(&total, 1));
     EXPECT_EQ(total, expected.size()) << "seed " << seed;
@@ -120,9 +79,9 @@ TEST(PartitionMpi, RandomCircuitsMatchTheSingleProcessResult) {
 TEST(PartitionMpi, ScatteredInputMatchesTheSingleProcessResult) {
   MpiTransport transport(MPI_COMM_WORLD);
   for (int seed = 40; seed < 55; ++seed) {
-    const Case c = make_case(seed);
+    const testing::EngineCase<1, Complex> c = testing::mpi_case(seed);
     PauliSum<1, Complex> expected = c.start;
-    propagate(expected, c.circuit, c.options);
+    propagate(expected, c.circuit, c.run_options());
     std::vector<PauliSum<1, Complex>::Term> mine;
     const std::vector<PauliSum<1, Complex>::Term> all = c.start.sorted_terms();
     for (std::size_t i = static_cast<std::size_t>(world_rank()); i < all.size();
@@ -132,7 +91,7 @@ TEST(PartitionMpi, ScatteredInputMatchesTheSingleProcessResult) {
     PartitionOptions partition;
     partition.transport = &transport;
     partition.input = PartitionInput::scattered;
-    propagate_partitioned(gathered, c.circuit, c.options, partition);
+    propagate_partitioned(gathered, c.circuit, c.run_options(), partition);
     EXPECT_TRUE(testing::TermsMatchSummedInAnyOrder(gathered, expected)) << "seed " << seed;
   }
 }
@@ -140,13 +99,13 @@ TEST(PartitionMpi, ScatteredInputMatchesTheSingleProcessResult) {
 TEST(PartitionMpi, MismatchedRanksFailWithTheDocumentedError) {
   if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
   MpiTransport transport(MPI_COMM_WORLD);
-  const Case c = make_case(3);
-  const Case other = make_case(4);
+  const testing::EngineCase<1, Complex> c = testing::mpi_case(3);
+  const testing::EngineCase<1, Complex> other = testing::mpi_case(4);
   PartitionOptions partition;
   partition.transport = &transport;
   PauliSum<1, Complex> sum = c.start;
   try {
-    propagate_partitioned(sum, world_rank() == 1 ? other.circuit : c.circuit, c.options, partition);
+    propagate_partitioned(sum, world_rank() == 1 ? other.circuit : c.circuit, c.run_options(), partition);
     ADD_FAILURE() << "no error on rank " << world_rank();
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::strstr(e.what(), "the ranks disagree on the circuit fingerprint"), nullptr) << e.what();
@@ -156,7 +115,7 @@ TEST(PartitionMpi, MismatchedRanksFailWithTheDocumentedError) {
 TEST(PartitionMpi, ARankThatThrowsStopsTheOthersNamingIt) {
   if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
   MpiTransport transport(MPI_COMM_WORLD);
-  const Case c = make_case(5);
+  const testing::EngineCase<1, Complex> c = testing::mpi_case(5);
   const int failing = world_size() - 1;
   PartitionOptions partition;
   partition.transport = &transport;
@@ -165,7 +124,7 @@ TEST(PartitionMpi, ARankThatThrowsStopsTheOthersNamingIt) {
   };
   PauliSum<1, Complex> sum = c.start;
   try {
-    propagate_partitioned(sum, c.circuit, c.options, partition);
+    propagate_partitioned(sum, c.circuit, c.run_options(), partition);
     ADD_FAILURE() << "no error on rank " << world_rank();
   } catch (const PartitionPeerFailure& e) {
     EXPECT_NE(world_rank(), failing);
@@ -196,14 +155,14 @@ TEST(PartitionMpi, ThreadLevelAndPartitionCountAreChecked) {
 /// name the rank (checked by ctest's PASS_REGULAR_EXPRESSION), not hang.
 int run_exit_case(int exit_rank) {
   MpiTransport transport(MPI_COMM_WORLD);
-  const Case c = make_case(6);
+  const testing::EngineCase<1, Complex> c = testing::mpi_case(6);
   PartitionOptions partition;
   partition.transport = &transport;
   partition.before_layer = [exit_rank](int rank, std::size_t step) {
     if (rank == exit_rank && step == 3) std::_Exit(3);
   };
   PauliSum<1, Complex> sum = c.start;
-  propagate_partitioned(sum, c.circuit, c.options, partition);
+  propagate_partitioned(sum, c.circuit, c.run_options(), partition);
   return 0;
 }
 

@@ -14,11 +14,14 @@
 // gu2q only when named);
 // PAULISTRINGS_ROUTE_ORBITS_FROM=n sets PartitionOptions::route_orbits_from (never: "max");
 // PAULISTRINGS_BENCH_FRESH_RECEIVE=1 (MPI) receives every exchange into a fresh vector, as before ByteBuffer.
+// PAULISTRINGS_GPU_PROFILE (set) turns on GpuEngineOptions::profile: every partition's device sum prints
+// its phase times to stderr when it is destroyed.
 // Under mpirun (MPI build) the partitions are the ranks (a power of two) and rank 0 prints. In-process
 // CPU partitions (P > 1) are pinned to contiguous blocks of the process's CPUs.
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -27,10 +30,12 @@
 #include <memory>
 #include <numbers>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "paulistrings/circuit/kicked_ising.h"
+#include "paulistrings/core/text.h"
 #include "paulistrings/cpu/bench_cells.h"
 #include "paulistrings/gpu/device_sum.h"
 #include "paulistrings/partition/cpu_pinning.h"
@@ -85,7 +90,12 @@ PartitionOptions partition_options(const Setup& setup, std::size_t partitions) {
   partition.transport = setup.transport;
   partition.use_nccl = setup.nccl;
   if (const char* from = std::getenv("PAULISTRINGS_ROUTE_ORBITS_FROM"); from != nullptr && *from != '\0') {
-    partition.route_orbits_from = std::string(from) == "max" ? SIZE_MAX : std::strtoull(from, nullptr, 10);
+    try {
+      partition.route_orbits_from = std::string(from) == "max" ? SIZE_MAX : parse_count(from);
+    } catch (const std::invalid_argument& e) {
+      std::fprintf(stderr, "PAULISTRINGS_ROUTE_ORBITS_FROM: %s\n", e.what());
+      std::exit(2);
+    }
   }
   if (setup.gpus <= 0) {
     // In-process CPU partitions each on their own contiguous block of this process's CPUs (threads,
@@ -185,6 +195,7 @@ void kicked_ising(const Setup& setup, std::size_t steps) {
       options.direction = Direction::heisenberg;
       options.truncation = Truncation::coeff(std::ldexp(1.0, -12));
       options.threads = setup.threads;
+      options.gpu.profile = std::getenv("PAULISTRINGS_GPU_PROFILE") != nullptr;
       auto sum = PauliSum<2, double>::from_labels(kHeavyHexQubits, {{"Z62", 1.0}});
       const auto start = std::chrono::steady_clock::now();
       const PartitionedPropagation out = propagate_partitioned(sum, circuit, options, partition);
@@ -212,6 +223,7 @@ void run_cell(const Setup& setup, const char* name, const Circuit& circuit, cons
   PropagateOptions options;
   options.threads = setup.threads;
   options.direction = Direction::heisenberg;
+  options.gpu.profile = std::getenv("PAULISTRINGS_GPU_PROFILE") != nullptr;
   // Every repetition from the same start; the median layer time is reported (and the fastest).
   std::vector<double> layer_times, wall_times;
   PartitionedPropagation out;
@@ -305,14 +317,24 @@ void peer_bandwidth(const Setup& setup) {
 }  // namespace paulistrings
 
 int main(int argc, char** argv) {
-  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // lines in order with stderr's (PAULISTRINGS_GPU_PROFILE reports)
-  const std::size_t steps = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 5;
-  const std::size_t cell_terms = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 200000;
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // lines in order with stderr's (the GPU phase profiles)
+  // Strict numbers (core/text.h): "1e6" is 10^6; "1.5", "-1" or "x" end the program naming the argument.
+  const auto argument = [&](int k, const char* name, std::uint64_t fallback, std::uint64_t max) {
+    if (argc <= k) return fallback;
+    try {
+      return paulistrings::parse_count(argv[k], max);
+    } catch (const std::invalid_argument& e) {
+      std::fprintf(stderr, "%s: %s\n", name, e.what());
+      std::exit(2);
+    }
+  };
+  const std::size_t steps = argument(1, "steps", 5, SIZE_MAX);
+  const std::size_t cell_terms = argument(2, "cell_terms", 200000, SIZE_MAX);
   paulistrings::Setup setup;
-  setup.threads = argc > 3 ? std::atoi(argv[3]) : 0;
-  setup.gpus = argc > 4 ? std::atoi(argv[4]) : 0;
-  setup.nccl = argc > 5 && std::atoi(argv[5]) != 0;
-  setup.repeat = argc > 6 ? std::max(std::atoi(argv[6]), 1) : 1;
+  setup.threads = static_cast<int>(argument(3, "threads", 0, INT_MAX));
+  setup.gpus = static_cast<int>(argument(4, "gpus", 0, INT_MAX));
+  setup.nccl = argument(5, "nccl", 0, 1) != 0;
+  setup.repeat = std::max(static_cast<int>(argument(6, "repeat", 1, INT_MAX)), 1);
 #ifdef PAULISTRINGS_HAS_MPI
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);

@@ -47,7 +47,8 @@
 #include "paulistrings/circuit/circuit.h"
 #include "paulistrings/core/any_pauli_sum.h"
 #include "paulistrings/core/pauli_sum.h"
-#include "paulistrings/engine/propagate.h"
+#include "paulistrings/engine/options.h"
+#include "paulistrings/engine/stats.h"
 #include "paulistrings/partition/partition_rows.h"
 #include "paulistrings/partition/transport.h"
 

@@ -15,7 +15,9 @@
 
 #include "paulistrings/channels/prepared_channel.h"
 #include "paulistrings/cpu/cpu_engine.h"
-#include "paulistrings/partition/local_engine.h"
+#include "paulistrings/engine/validate.h"
+#include "paulistrings/partition/cpu_local_engine.h"
+#include "paulistrings/partition/gpu_local_engine.h"
 #include "paulistrings/partition/nccl_exchange.h"
 #include "paulistrings/partition/cpu_pinning.h"
 
@@ -161,7 +163,7 @@ class PartitionRunner {
     std::unique_ptr<LocalEngine<W, C>> engine;
     guard("setup", [&] {
       if (device_ >= 0) {
-        engine = std::make_unique<GpuLocalEngine<W, C>>(share, device_);
+        engine = std::make_unique<GpuLocalEngine<W, C>>(share, device_, options_.gpu);
         share = PauliSum<W, C>(share.num_qubits(), share.hash().seed());  // the device holds the share now
       } else {
         engine = std::make_unique<CpuLocalEngine<W, C>>(share, cpu_options);
@@ -169,6 +171,9 @@ class PartitionRunner {
     });
     sync_errors();
     engine_ = engine.get();
+    // The engine's capabilities, stated by the interfaces its type inherits (local_engine.h).
+    bucketed_ = dynamic_cast<BucketedLayout<W>*>(engine_);
+    device_exchange_ = dynamic_cast<DeviceExchange<W, C>*>(engine_);
     std::unique_ptr<NcclExchange> nccl;
     if (device_ >= 0 && partition_options_.use_nccl && size_ > 1 && !transport_.shares_address_space()) {
       guard("NCCL setup", [&] { nccl = std::make_unique<NcclExchange>(transport_, device_); });
@@ -219,7 +224,7 @@ class PartitionRunner {
         {"input mode", static_cast<std::uint64_t>(partition_options_.input)},
         {"result mode", static_cast<std::uint64_t>(partition_options_.result)},
         {"hash seed", share.hash().seed()},
-        {"engine (CPU or GPU)", device_ >= 0 ? 1u : 0u},
+        {"engine (CPU or GPU)", static_cast<std::uint64_t>(device_ >= 0 ? LocalEngineKind::gpu : LocalEngineKind::cpu)},
         {"NCCL exchange (use_nccl)", partition_options_.use_nccl ? 1u : 0u},
         {"orbit routing threshold (route_orbits_from)", partition_options_.route_orbits_from},
         // The formulation decides how many exchanges a remote general layer makes (RemotePlan).
@@ -488,7 +493,7 @@ class PartitionRunner {
         if (partition_options_.before_layer) partition_options_.before_layer(rank_, step);
         discarded = engine_->apply_layer(table, options_.truncation);
       });
-    } else if (engine_->exchanges_on_device() && transport_.shares_address_space()) {
+    } else if (device_exchange_ != nullptr && transport_.shares_address_space()) {
       discarded = device_exchange(p, table, offsets, step, channel);
     } else if (nccl_ != nullptr) {
       discarded = nccl_layer(p, table, offsets, step, channel);
@@ -552,15 +557,15 @@ class PartitionRunner {
     const auto self = static_cast<std::uint32_t>(rank_);
     RemotePlan plan = engine_->remote_plan(table, rows_, offsets);
     double discarded = 0.0;
-    if (plan == RemotePlan::merge && !engine_->exchanges_on_device() &&
-        !engine_->fuses_with_export(table, rows_, offsets)) {
+    if (plan == RemotePlan::merge && device_exchange_ == nullptr &&
+        !(bucketed_ != nullptr && bucketed_->fuses_with_export(table, rows_, offsets))) {
       // Two steps (the sort-merge formulation's general tables): the layer may refine the store, so the
       // bucket count is agreed between the layer and the export.
       apply_without_term_test(table, step, channel);
-      std::uint64_t bits = static_cast<std::uint64_t>(engine_->bucket_bits());
+      std::uint64_t bits = static_cast<std::uint64_t>(bucket_bits());
       sync_errors(std::span<std::uint64_t>(&bits, 1));
       guard(layer_context(step, channel), [&] {
-        engine_->refine_to(static_cast<int>(bits));
+        if (bucketed_ != nullptr) bucketed_->refine_to(static_cast<int>(bits));
         outgoing = engine_->export_rows(rows_, self, offsets);
         count();
       });
@@ -573,13 +578,13 @@ class PartitionRunner {
     // One step (GPU ranks: no bucket layout, the layer may fuse with its export; CPU partitions: every
     // layer fused with its export, which does not refine the store, so the bucket count is agreed
     // before it, with the largest partition's size for the plan).
-    std::uint64_t agreed[2] = {static_cast<std::uint64_t>(engine_->bucket_bits()), engine_->size()};
-    if (!engine_->exchanges_on_device()) sync_errors(agreed);  // GPU partitions: the size plays no part
+    std::uint64_t agreed[2] = {static_cast<std::uint64_t>(bucket_bits()), engine_->size()};
+    if (device_exchange_ == nullptr) sync_errors(agreed);  // GPU partitions: the size plays no part
     if (plan == RemotePlan::route_orbits && !orbit_routing_pays(table, agreed[1])) plan = RemotePlan::merge;
     p.partition.orbits_routed = plan == RemotePlan::route_orbits;
     guard(layer_context(step, channel), [&] {
       if (partition_options_.before_layer) partition_options_.before_layer(rank_, step);
-      engine_->refine_to(static_cast<int>(agreed[0]));
+      if (bucketed_ != nullptr) bucketed_->refine_to(static_cast<int>(agreed[0]));
       if (plan == RemotePlan::route_orbits) {
         outgoing = engine_->export_orbit_members(table, rows_, self, offsets);
         count();
@@ -627,7 +632,7 @@ class PartitionRunner {
   bool orbit_routing_pays(const PreparedChannel<W>& table, std::uint64_t largest_partition) const {
     const std::size_t from = partition_options_.route_orbits_from;
     if (from == 0) return true;
-    return !engine_->exchanges_on_device() && largest_partition >= from && dense_table(table);
+    return device_exchange_ == nullptr && largest_partition >= from && dense_table(table);
   }
 
   /// Sends outgoing[i] to partner rank ⊕ offsets[i] and hands what the partners sent to consume (inside
@@ -702,11 +707,11 @@ class PartitionRunner {
       const bool first = plan != RemotePlan::route_orbits || members;
       if (first && partition_options_.before_layer) partition_options_.before_layer(rank_, step);
       if (plan == RemotePlan::merge) {
-        outgoing = engine_->apply_and_export_on_device(table, rows_, self, offsets);
+        outgoing = device_exchange_->apply_and_export_on_device(table, rows_, self, offsets);
       } else if (members) {
-        outgoing = engine_->export_orbit_members_on_device(table, rows_, self, offsets);
+        outgoing = device_exchange_->export_orbit_members_on_device(table, rows_, self, offsets);
       } else {
-        outgoing = engine_->apply_and_export_final_on_device(table, rows_, self, offsets, options_.truncation,
+        outgoing = device_exchange_->apply_and_export_final_on_device(table, rows_, self, offsets, options_.truncation,
                                                              discarded);
       }
       for (const gpu::PeerRows& rows : outgoing) {
@@ -763,7 +768,7 @@ class PartitionRunner {
                                const std::vector<gpu::PeerRows> incoming =
                                    swap_with_partners(offsets, outgoing, "device exchange");
                                guard(layer_context(step, channel),
-                                     [&] { engine_->merge_rows_on_device(incoming, arrival); });
+                                     [&] { device_exchange_->merge_rows_on_device(incoming, arrival); });
                                release_exports(offsets);
                              });
   }
@@ -778,10 +783,10 @@ class PartitionRunner {
           std::vector<std::uint64_t> mine(offsets.size());
           for (std::size_t i = 0; i < offsets.size(); ++i) mine[i] = outgoing[i].count;
           const std::vector<std::uint64_t> counts = swap_with_partners(offsets, mine, "NCCL exchange");
-          guard(layer_context(step, channel), [&] { engine_->prepare_merge(counts, arrival); });
+          guard(layer_context(step, channel), [&] { device_exchange_->prepare_merge(counts, arrival); });
           sync_errors();  // every rank has room: the NCCL calls below all find their partners
           guard(layer_context(step, channel), [&] {
-            engine_->merge_received(
+            device_exchange_->merge_received(
                 counts,
                 [&](std::size_t k, void* keys, void* coefficients, void* stream) {
                   nccl_->swap(rank_ ^ static_cast<int>(offsets[k]), outgoing[k].keys, outgoing[k].coefficients,
@@ -810,6 +815,10 @@ class PartitionRunner {
   std::vector<Truncation::LayerPassStep> passes_;  // the policy's layer passes, in finalize order
   const int device_;
   LocalEngine<W, C>* engine_ = nullptr;
+  BucketedLayout<W>* bucketed_ = nullptr;           // the CPU engine: exports laid out by agreed buckets
+  /// The bucket count (log2) the partitions agree on before a bucketed export; 0 for other engines.
+  int bucket_bits() const { return bucketed_ != nullptr ? bucketed_->bucket_bits() : 0; }
+  DeviceExchange<W, C>* device_exchange_ = nullptr;  // the GPU engine: rows cross in device memory
   NcclExchange* nccl_ = nullptr;
   std::exception_ptr error_;
   std::string error_text_;
@@ -822,30 +831,9 @@ class PartitionRunner {
 template <int W, Coefficient C>
 std::string validate(const PauliSum<W, C>& sum, const Circuit& circuit, const PropagateOptions& options,
                      std::size_t partitions) {
-  if (sum.num_qubits() != circuit.num_qubits()) {
-    return std::string("the Pauli sum has ")
-        .append(std::to_string(sum.num_qubits()))
-        .append(" qubits but the circuit has ")
-        .append(std::to_string(circuit.num_qubits()));
-  }
-  if constexpr (!PauliSum<W, C>::kIsComplex) {
-    for (std::size_t k = 0; k < circuit.size(); ++k) {
-      if (circuit[k].has_complex_transfer()) {
-        return std::string("gate ")
-            .append(std::to_string(k))
-            .append(" (")
-            .append(circuit[k].description())
-            .append(") has complex transfer amplitudes: propagate a complex-coefficient sum");
-      }
-    }
-  }
-  if (options.threads < 0) return "threads must be ≥ 0 (0 = all available cores)";
-  if (options.start_layer > circuit.size()) {
-    return std::string("start_layer ")
-        .append(std::to_string(options.start_layer))
-        .append(" is past the circuit's ")
-        .append(std::to_string(circuit.size()))
-        .append(" layers");
+  if (std::string problem = run_problem(sum.num_qubits(), PauliSum<W, C>::kIsComplex, circuit, options);
+      !problem.empty()) {
+    return problem;
   }
   if (partitions > 1 && options.truncation.contains(Truncation::Kind::collapse_sample)) {
     return std::string("collapse_sample is not supported with ")

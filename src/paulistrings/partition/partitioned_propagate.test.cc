@@ -1,11 +1,12 @@
-// propagate_partitioned against propagate(): in-process P = 1 (bitwise), 2 and 4 on seeded random
-// circuits (every channel kind, both directions, every truncation including exact topn and approx_topn),
-// the distributed entry over an in-process transport (gather / local results, mismatched ranks, a
-// failing rank), statistics, and bad options. GPU partitions (PartitionGpu*): the same seeded cases with
-// every partition on a CUDA device (partition r on device r mod the device count, so one GPU runs them
-// all), and ranks with one device each; skipped with the reason on a machine without a GPU.
+// propagate_partitioned beyond the engine-equivalence suite (partitioned_equivalence.test.cc: the seeded
+// cases at P = 1, 2 and 4 on CPU and GPU partitions): the memory budget and stop callback, statistics,
+// cut rows, orbit routing, fused exports, the distributed entry over an in-process transport (gather /
+// local results, mismatched ranks, a failing rank), and bad options. GPU partitions (PartitionGpu*):
+// partition r on device r mod the device count, so one GPU runs them all, and ranks with one device
+// each; skipped with the reason on a machine without a GPU.
 
 #include "paulistrings/partition/partitioned_propagate.h"
+#include "paulistrings/run/propagate.h"
 
 #include <gtest/gtest.h>
 
@@ -24,7 +25,7 @@
 #include "paulistrings/cpu/bench_cells.h"
 #include "paulistrings/gpu/device_sum.h"
 #include "paulistrings/partition/cpu_pinning.h"
-#include "paulistrings/partition/local_engine.h"
+#include "paulistrings/partition/row_buffers.h"
 #include "paulistrings/partition/nccl_exchange.h"
 #include "paulistrings/testing/assertions.h"
 #include "paulistrings/testing/engine_cases.h"
@@ -33,168 +34,6 @@
 
 namespace paulistrings {
 namespace {
-
-Truncation make_truncation(int which) {
-  switch (which) {
-    case 0:
-      return Truncation();
-    case 1:
-      return Truncation::coeff(1e-3);
-    case 2:
-      return Truncation::weight(4);
-    case 3:
-      return Truncation::topn(300);
-    case 4:
-      return Truncation::approx_topn(300);
-    case 5:
-      return Truncation::coeff(1e-3) & Truncation::weight(5);
-    case 6:
-      return Truncation::topn(500) | Truncation::coeff(1e-2);
-    case 7:
-      return Truncation::approx_topn(2000) & Truncation::coeff(1e-5);
-    default:
-      return Truncation::topn(40) & Truncation::coeff(1e-6);
-  }
-}
-
-
-/// `gpu`: every partition runs the GPU engine (partition r on device r mod the device count) and is
-/// compared with the CPU engine's single-partition result to rounding (P = 1 included).
-template <int W, Coefficient C>
-void check_partitions(int seed, bool gpu = false) {
-  std::mt19937_64 rng(static_cast<std::uint64_t>(seed) * 7919 + 11);
-  const int which = seed % 9;
-  const bool bounded = which != 0 && which != 6;
-  const std::size_t active =
-      bounded ? 6 + static_cast<std::size_t>(seed) % 3 : 4 + static_cast<std::size_t>(seed) % 3;
-  const std::size_t offset = W == 1 ? 0 : 64 - active / 2;  // straddle a word boundary
-  const std::size_t total = std::min<std::size_t>(64 * W, offset + active + 2);
-  static constexpr std::size_t kSizes[] = {1, 5, 60, 400, 1500};
-  const std::size_t initial = kSizes[static_cast<std::size_t>(seed / 9) % 5];
-  const std::size_t depth = 8 + static_cast<std::size_t>(seed) % 17;
-  const Circuit circuit = testing::random_circuit(rng, active, depth, {}, total, offset);
-  const PauliSum<W, C> start = testing::random_window_sum<W, C>(rng, initial, total, offset, active);
-
-  PropagateOptions options;
-  options.direction = seed % 2 ? Direction::heisenberg : Direction::forward;
-  options.min_buckets = std::size_t{1} << (seed % 3 * 2);
-  options.target_bucket_len = 8 << (seed % 3);
-  // Every fourth seed forces the engines' parallel paths, with 2 threads per partition at P = 2
-  // (exchange hooks included).
-  options.threads = seed % 4 == 1 ? 4 : 2;
-  options.parallel_threshold = seed % 4 == 1 ? 0 : 4096;
-  options.truncation = make_truncation(which);
-
-  PauliSum<W, C> expected = start;
-  const PropagationStats single = propagate(expected, circuit, options);
-
-  for (std::size_t partitions : {1, 2, 4}) {
-    PartitionOptions partition_options;
-    partition_options.partitions = partitions;
-    partition_options.row_seed = static_cast<std::uint64_t>(seed);
-    // Remote general layers: inputs moved to their orbit's partition first (two exchanges), or the
-    // half-orbit outputs summed by the receiver, by seed.
-    partition_options.route_orbits_from = seed / 3 % 2 ? 0 : SIZE_MAX;
-    if (seed % 5 == 4) {
-      partition_options.row_policy = PartitionRowPolicy::seeded_excluding;
-      partition_options.excluded_qubits = {offset, offset + 1};
-    }
-    if (gpu) {
-      for (std::size_t r = 0; r < partitions; ++r)
-        partition_options.devices.push_back(static_cast<int>(r) % gpu::device_count());
-    }
-    PauliSum<W, C> actual = start;
-    const PartitionedPropagation run = propagate_partitioned(actual, circuit, options, partition_options);
-    actual.check_invariants();
-    SCOPED_TRACE(std::string("P = ") + std::to_string(partitions) + ", truncation " +
-                 options.truncation.description());
-    if (partitions == 1 && !gpu) {
-      // One partition is the unpartitioned engine, bit for bit.
-      ASSERT_EQ(actual.size(), expected.size());
-      EXPECT_EQ(actual.bucket_bits(), expected.bucket_bits());
-      for (std::size_t i = 0; i < actual.size(); ++i) {
-        ASSERT_EQ(actual.keys()[i], expected.keys()[i]);
-        ASSERT_EQ(actual.coefficients()[i], expected.coefficients()[i]);
-      }
-      ASSERT_EQ(run.stats.layers.size(), single.layers.size());
-      for (std::size_t k = 0; k < single.layers.size(); ++k) {
-        EXPECT_EQ(run.stats.layers[k].discarded_weight, single.layers[k].discarded_weight);
-        EXPECT_EQ(run.stats.layers[k].terms_out, single.layers[k].terms_out);
-      }
-      EXPECT_EQ(run.partitions.remote_layers, 0u);
-      EXPECT_EQ(run.partitions.rows_exported, 0u);
-    } else {
-      EXPECT_TRUE(testing::TermsMatchSummedInAnyOrder(actual, expected));
-      ASSERT_EQ(run.stats.layers.size(), single.layers.size());
-      for (std::size_t k = 0; k < single.layers.size(); ++k) {
-        EXPECT_EQ(run.stats.layers[k].terms_in, single.layers[k].terms_in) << "layer " << k;
-        EXPECT_EQ(run.stats.layers[k].terms_out, single.layers[k].terms_out) << "layer " << k;
-        EXPECT_NEAR(run.stats.layers[k].discarded_weight, single.layers[k].discarded_weight,
-                    1e-9 * std::max(1.0, single.layers[k].discarded_weight))
-            << "layer " << k;
-      }
-      EXPECT_EQ(run.partitions.partitions, partitions);
-      EXPECT_EQ(run.partitions.remote_layers + run.partitions.local_layers, circuit.size());
-      // Per partition: the final terms add up to the result, and every partition's time is accounted.
-      ASSERT_EQ(run.partitions.final_terms.size(), partitions);
-      std::size_t terms = 0;
-      for (std::size_t r = 0; r < partitions; ++r) {
-        terms += run.partitions.final_terms[r];
-        EXPECT_GE(run.partitions.transport_seconds[r], 0.0);
-        EXPECT_GE(run.partitions.work_seconds[r], 0.0);
-      }
-      EXPECT_EQ(terms, expected.size());
-      if (partitions == 1) {
-        EXPECT_EQ(run.partitions.rows_exported, 0u);
-      }
-    }
-    EXPECT_EQ(run.stats.final_terms, expected.size());
-    EXPECT_EQ(run.stats.peak_terms, single.peak_terms);
-    EXPECT_NEAR(run.stats.discarded_weight, single.discarded_weight,
-                1e-9 * std::max(1.0, single.discarded_weight));
-  }
-}
-
-/// The width and coefficient type of a seed: five kinds on the CPU, a sixth (W = 16, complex) on GPUs.
-void check_partitions_for_seed(int seed, bool gpu) {
-  switch (seed % (gpu ? 6 : 5)) {
-    case 0:
-      check_partitions<1, double>(seed, gpu);
-      break;
-    case 1:
-      check_partitions<2, double>(seed, gpu);
-      break;
-    case 2:
-      check_partitions<1, Complex>(seed, gpu);
-      break;
-    case 3:
-      check_partitions<2, Complex>(seed, gpu);
-      break;
-    case 4:
-      check_partitions<4, double>(seed, gpu);
-      break;
-    default:
-      check_partitions<16, Complex>(seed, gpu);
-      break;
-  }
-}
-
-class PartitionedAgainstSingle : public ::testing::TestWithParam<int> {};
-
-TEST_P(PartitionedAgainstSingle, SameTermsForOneTwoAndFourPartitions) {
-  check_partitions_for_seed(GetParam(), false);
-}
-
-INSTANTIATE_TEST_SUITE_P(Partition, PartitionedAgainstSingle, ::testing::Range(0, 120));
-
-class PartitionGpuAgainstSingle : public ::testing::TestWithParam<int> {};
-
-TEST_P(PartitionGpuAgainstSingle, GpuPartitionsMatchTheCpuEngine) {
-  SKIP_WITHOUT_GPU();
-  check_partitions_for_seed(GetParam(), true);
-}
-
-INSTANTIATE_TEST_SUITE_P(Partition, PartitionGpuAgainstSingle, ::testing::Range(0, 100));
 
 /// A Heisenberg ⟨Z⟩ run of a small random circuit on the whole register, used by the tests below.
 struct SmallRun {

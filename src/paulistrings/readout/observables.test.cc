@@ -22,7 +22,7 @@
 
 #include "paulistrings/circuit/circuit.h"
 #include "paulistrings/core/pauli_sum.h"
-#include "paulistrings/engine/propagate.h"
+#include "paulistrings/run/propagate.h"
 #include "paulistrings/testing/assertions.h"
 #include "paulistrings/testing/dense_simulator.h"
 #include "paulistrings/testing/oracle_bridge.h"

@@ -355,9 +355,20 @@ Matrix embed(const Matrix& local, std::span<const int> qubits, int num_qubits) {
   return full;
 }
 
+namespace {
+
+/// a·b as (b†·a†)†. multiply skips the zero entries of its left factor, so with an embedded gate as `b`
+/// (a few nonzeros per row) this costs dim² × (nonzeros per row) instead of dim³; every entry is the
+/// same sum of the same products, in the same order.
+Matrix multiply_by_sparse(const Matrix& a, const Matrix& b) {
+  return adjoint(multiply(adjoint(b), adjoint(a)));
+}
+
+}  // namespace
+
 Matrix apply_unitary(const Matrix& op, const Matrix& full_u, bool heisenberg) {
-  if (heisenberg) return multiply(adjoint(full_u), multiply(op, full_u));
-  return multiply(full_u, multiply(op, adjoint(full_u)));
+  if (heisenberg) return multiply(adjoint(full_u), multiply_by_sparse(op, full_u));
+  return multiply(full_u, multiply_by_sparse(op, adjoint(full_u)));
 }
 
 Matrix apply_kraus(const Matrix& op, const std::vector<Matrix>& full_kraus, bool heisenberg) {
@@ -542,6 +553,47 @@ Matrix apply_gate(const Matrix& op, const DenseGate& gate, int num_qubits, bool 
     return gate_matrix(gate.name, gate.params);
   };
 
+  if (gate.name == "measure") {
+    if (gate.pauli.empty() || gate.pauli.size() != gate.qubits.size())
+      fail("measure: letters and qubits differ in number");
+    Matrix product = single_qubit_pauli(gate.pauli[0]);
+    for (std::size_t k = 1; k < gate.pauli.size(); ++k)
+      product = kron(product, single_qubit_pauli(gate.pauli[k]));
+    const Matrix identity = Matrix::identity(product.dim());
+    const Matrix plus = Complex(0.5) * (identity + product), minus = Complex(0.5) * (identity - product);
+    return apply_kraus(op, {embed(plus, gate.qubits, num_qubits), embed(minus, gate.qubits, num_qubits)},
+                       heisenberg);
+  }
+  if (gate.name == "reset") {
+    if (gate.qubits.size() != 1 || gate.pauli.size() > 1)
+      fail("reset: one qubit and at most one basis letter");
+    // Eigenvectors of the basis Pauli: |b+⟩ and |b−⟩ as columns.
+    const double r = 1.0 / std::sqrt(2.0);
+    const Complex i(0.0, 1.0);
+    const char basis = gate.pauli.empty() ? 'Z' : gate.pauli[0];
+    std::vector<Complex> up, down;
+    if (basis == 'Z') {
+      up = {1.0, 0.0};
+      down = {0.0, 1.0};
+    } else if (basis == 'X') {
+      up = {r, r};
+      down = {r, -r};
+    } else if (basis == 'Y') {
+      up = {r, i * r};
+      down = {r, -i * r};
+    } else {
+      fail("reset: basis must be X, Y or Z");
+    }
+    Matrix keep = Matrix::zeros(2), flip = Matrix::zeros(2);
+    for (int a = 0; a < 2; ++a) {
+      for (int b = 0; b < 2; ++b) {
+        keep(a, b) = up[a] * std::conj(up[b]);
+        flip(a, b) = up[a] * std::conj(down[b]);
+      }
+    }
+    return apply_kraus(op, {embed(keep, gate.qubits, num_qubits), embed(flip, gate.qubits, num_qubits)},
+                       heisenberg);
+  }
   static const std::vector<std::string_view> kChannels = {"depolarize", "dephase", "pauli_channel",
                                                           "depolarize2", "amplitude_damping"};
   if (std::find(kChannels.begin(), kChannels.end(), gate.name) != kChannels.end()) {

@@ -126,13 +126,15 @@ Complex expectation(const Matrix& op, const std::vector<Complex>& state);
 
 /// One circuit instruction for apply_gate().
 struct DenseGate {
-  /// A gate_matrix() name, "pauli_rotation", "unitary_1q", "unitary_2q", a kraus_operators() name, or "id".
+  /// A gate_matrix() name, "pauli_rotation", "unitary_1q", "unitary_2q", a kraus_operators() name, "id",
+  /// "measure" (non-selective measurement of the Pauli product `pauli`: Kraus operators (I ± P)/2) or
+  /// "reset" (to the +1 eigenstate of the one-letter basis `pauli`: Kraus |b+⟩⟨b+| and |b+⟩⟨b−|).
   std::string name = {};
   /// Qubits in the gate's own order (cnot: control first).
   std::vector<int> qubits = {};
   /// Angle {theta} for rotations, probabilities for noise channels.
   std::vector<double> params = {};
-  /// Pauli letters for "pauli_rotation"; letter k acts on qubits[k].
+  /// Pauli letters for "pauli_rotation" and "measure" (letter k acts on qubits[k]); the basis for "reset".
   std::string pauli = {};
   /// Local matrix for "unitary_1q" / "unitary_2q".
   Matrix matrix = {};

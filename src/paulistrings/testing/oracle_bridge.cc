@@ -4,7 +4,7 @@
 
 #include <numbers>
 
-#include "paulistrings/engine/propagate.h"
+#include "paulistrings/run/propagate.h"
 
 namespace paulistrings::testing {
 
@@ -30,6 +30,11 @@ dense::DenseGate to_dense_gate(const Channel& channel, std::size_t offset) {
       // The oracle knows iswap; its adjoint is taken there, independently of the library's table.
       gate.name = "unitary_2q";
       gate.matrix = dense::adjoint(dense::gate_matrix("iswap"));
+      return gate;
+    case ChannelKind::measure:
+    case ChannelKind::reset:
+      gate.name = channel.is_measurement() ? "measure" : "reset";
+      gate.pauli = channel.pauli();
       return gate;
     case ChannelKind::transfer_matrix:
       throw std::invalid_argument("the oracle has no form for transfer-matrix channel " + channel.name());
@@ -103,6 +108,7 @@ Channel random_channel(std::mt19937_64& rng, std::size_t num_qubits, const Rando
   if (options.rotations) families.push_back(1);
   if (options.unitaries) families.push_back(2);
   if (options.noise) families.push_back(3);
+  if (options.measurements) families.push_back(4);
   if (families.empty()) throw std::invalid_argument("random_channel: no family enabled");
   const int family = families[std::uniform_int_distribution<std::size_t>(0, families.size() - 1)(rng)];
   switch (family) {
@@ -170,6 +176,22 @@ Channel random_channel(std::mt19937_64& rng, std::size_t num_qubits, const Rando
     case 2:
       if (uniform(rng) < 0.5) return Channel::unitary_1q(a, random_unitary(rng, 2));
       return Channel::unitary_2q(a, b, random_unitary(rng, 4));
+    case 4: {
+      const int pick = std::uniform_int_distribution<int>(0, 3)(rng);
+      if (pick == 0) return Channel::measure(a);
+      if (pick == 1) return Channel::reset(a, "XYZ"[std::uniform_int_distribution<int>(0, 2)(rng)]);
+      const std::size_t weight =
+          std::uniform_int_distribution<std::size_t>(1, std::min<std::size_t>(num_qubits, 4))(rng);
+      std::vector<Qubit> qubits;
+      while (qubits.size() < weight) {
+        const Qubit q = offset + pick_qubit(rng);
+        if (std::find(qubits.begin(), qubits.end(), q) == qubits.end()) qubits.push_back(q);
+      }
+      std::string letters;
+      for (std::size_t k = 0; k < weight; ++k)
+        letters += "XYZ"[std::uniform_int_distribution<int>(0, 2)(rng)];
+      return Channel::measure_pauli(letters, qubits);
+    }
     default: {
       const double p = uniform(rng) * 0.3;
       switch (std::uniform_int_distribution<int>(0, 4)(rng)) {

@@ -43,6 +43,8 @@ struct RandomChannelOptions {
   bool rotations = true;
   bool unitaries = true;
   bool noise = true;
+  /// Measurements (single-qubit Z, Pauli products of weight 1 to 4) and resets (Z, X or Y basis).
+  bool measurements = false;
   double special_angle_probability = 0.2;  ///< θ a multiple of π/2 (exercises snapping)
 };
 /// One random channel on qubits offset…offset+num_qubits−1 (num_qubits ≥ 2).

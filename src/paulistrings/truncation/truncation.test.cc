@@ -24,7 +24,7 @@
 #include "paulistrings/channels/channel.h"
 #include "paulistrings/circuit/circuit.h"
 #include "paulistrings/core/pauli_sum.h"
-#include "paulistrings/engine/propagate.h"
+#include "paulistrings/run/propagate.h"
 #include "paulistrings/testing/oracle_bridge.h"
 
 namespace paulistrings {

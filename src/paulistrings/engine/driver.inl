@@ -1,0 +1,144 @@
+// Template body of run_layers (included by driver.h).
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <new>
+#include <string>
+#include <utility>
+
+#include "paulistrings/channels/prepared_channel.h"
+#include "paulistrings/core/text.h"
+
+namespace paulistrings {
+
+namespace engine_detail {
+
+/// The memory-budget cut: approx_topn down to `limit` terms when the sum holds more.
+template <int W, class E>
+double budget_cut(E& engine, std::size_t limit, std::size_t next_fanout, const PropagateOptions& options,
+                  PropagationStats& stats) {
+  if (engine.size() <= limit) return 0.0;
+  if (!options.auto_truncate) {
+    throw MemoryBudgetExceeded("memory budget: the sum would grow to " +
+                               std::to_string(engine.size() * next_fanout) + " terms, over the limit of " +
+                               std::to_string(options.max_terms) + " (auto-truncation is off)");
+  }
+  const LayerPassResult cut = engine.finalize_layer(Truncation::approx_topn(limit));
+  ++stats.budget_truncations;
+  stats.budget_discarded_weight += cut.discarded_weight;
+  return cut.discarded_weight;
+}
+
+/// "layer 38 of 120 (rz)".
+inline std::string layer_name(std::size_t step, std::size_t layers, const Channel& channel) {
+  return "layer " + std::to_string(step + 1) + " of " + std::to_string(layers) + " (" + channel.name() + ")";
+}
+
+/// The guard's stop before layer `step`: its output could reach `predicted` terms.
+[[noreturn]] inline void stop_for_host_memory(std::size_t step, std::size_t layers, const Channel& channel,
+                                              std::size_t terms, std::size_t predicted,
+                                              const MemoryGuard& guard) {
+  HostMemoryExceeded::Details d;
+  d.layers_done = step;
+  d.gate = channel.name();
+  d.terms = terms;
+  d.predicted_terms = predicted;
+  d.bytes_needed = predicted * guard.bytes_per_term;
+  d.bytes_allowed = guard.allowed_bytes;
+  d.state_kept = true;
+  throw HostMemoryExceeded("memory guard: " + layer_name(step, layers, channel) + " could grow the sum from " +
+                               std::to_string(terms) + " to " + std::to_string(predicted) + " terms, about " +
+                               format_bytes(d.bytes_needed) + ", and the process may use " +
+                               format_bytes(guard.allowed_bytes) + " more (" +
+                               (guard.source.empty() ? std::string("the memory guard") : guard.source) +
+                               "); the run stopped before it",
+                           std::move(d));
+}
+
+/// std::bad_alloc inside layer `step`: the engine's state is not trusted any more.
+[[noreturn]] inline void refused_allocation(std::size_t step, std::size_t layers, const Channel& channel,
+                                            std::size_t terms) {
+  HostMemoryExceeded::Details d;
+  d.layers_done = step;
+  d.gate = channel.name();
+  d.terms = terms;
+  d.state_kept = false;
+  throw HostMemoryExceeded("out of host memory: an allocation was refused in " + layer_name(step, layers, channel) +
+                               " with " + std::to_string(terms) + " terms (std::bad_alloc); the layer was left half done",
+                           std::move(d));
+}
+
+}  // namespace engine_detail
+
+template <int W, class E>
+  requires LayerEngine<E, W>
+PropagationStats run_layers(E& engine, const Circuit& circuit, const PropagateOptions& options) {
+  using Clock = std::chrono::steady_clock;
+  PropagationStats stats;
+  stats.peak_terms = engine.size();
+  const std::size_t layers = circuit.size();
+  if (options.start_layer > layers) {
+    throw std::invalid_argument("start_layer " + std::to_string(options.start_layer) +
+                                " is past the circuit's " + std::to_string(layers) + " layers");
+  }
+  stats.layers_done = options.start_layer;
+  if (options.keep_layer_records) stats.layers.reserve(layers - options.start_layer);
+  // The guard in terms: a layer of largest fanout f may run when terms · f stays within it.
+  const MemoryGuard& guard = options.memory_guard;
+  const std::size_t guard_terms = guard.allowed_bytes > 0 && guard.bytes_per_term > 0
+                                      ? guard.allowed_bytes / guard.bytes_per_term
+                                      : std::numeric_limits<std::size_t>::max();
+  for (std::size_t step = options.start_layer; step < layers; ++step) {
+    const std::size_t index = options.direction == Direction::forward ? step : layers - 1 - step;
+    const Channel& channel = circuit[index];
+    const auto start = Clock::now();
+    LayerRecord record;
+    record.application_index = step;
+    record.circuit_index = index;
+    record.gate_name = channel.name();
+    record.terms_in = engine.size();
+    const PreparedChannel<W> table = prepare_channel<W>(channel, options.direction);
+    const std::size_t fanout = static_cast<std::size_t>(std::max(table.max_fanout, 1));
+    try {
+      if (options.max_terms > 0) {
+        // Make room first so that even a layer whose every term branches fully (size × fanout) stays
+        // within twice the budget mid-layer; rotations (fanout 2) never need this cut.
+        const std::size_t room = std::max<std::size_t>(2 * options.max_terms / fanout, 1);
+        if (engine.size() > room) {
+          record.budget_discarded_weight += engine_detail::budget_cut<W>(engine, room, fanout, options, stats);
+        }
+      }
+      // Only layers that branch can grow the sum.
+      if (fanout > 1 && engine.size() * fanout > guard_terms) {
+        engine_detail::stop_for_host_memory(step, layers, channel, engine.size(), engine.size() * fanout, guard);
+      }
+      record.discarded_weight = engine.apply_layer(table, options.truncation);
+      const LayerPassResult pass = engine.finalize_layer(options.truncation);
+      record.discarded_weight += pass.discarded_weight;
+      record.collapsed = pass.collapsed;
+      if (options.max_terms > 0)
+        record.budget_discarded_weight += engine_detail::budget_cut<W>(engine, options.max_terms, 1, options, stats);
+    } catch (const std::bad_alloc&) {
+      engine_detail::refused_allocation(step, layers, channel, record.terms_in);
+    }
+    record.discarded_weight += record.budget_discarded_weight;
+    record.terms_out = engine.size();
+    record.wall_ns = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+    stats.peak_terms = std::max(stats.peak_terms, record.terms_out);
+    stats.discarded_weight += record.discarded_weight;
+    stats.collapses += record.collapsed;
+    stats.layers_done = step + 1;
+    if (options.on_layer) options.on_layer(record);
+    if (options.keep_layer_records) stats.layers.push_back(std::move(record));
+    if (step + 1 < layers && options.should_stop && options.should_stop(step + 1)) {
+      stats.stopped = true;
+      break;
+    }
+  }
+  stats.final_terms = engine.size();
+  return stats;
+}
+
+}  // namespace paulistrings

@@ -1,0 +1,16 @@
+#pragma once
+// GpuEngineOptions: the switches of the GPU engine (gpu/), held by PropagateOptions::gpu and passed to
+// every gpu::DeviceSum a run creates (one, or one per partition). No includes, so engine/options.h
+// can hold it without knowing the engine.
+
+namespace paulistrings {
+
+struct GpuEngineOptions {
+  /// Each device sum prints to stderr, when destroyed, where its layers' time went: insert, room,
+  /// write, settle, compact, between layers, and a partitioned run's export, exchange, merge and
+  /// term-test phases. The stream is synchronized after each phase, which costs time of its own: compare
+  /// phases with each other, not the total with an unprofiled run.
+  bool profile = false;
+};
+
+}  // namespace paulistrings

@@ -1,0 +1,89 @@
+#pragma once
+// PropagateOptions: everything a propagation run is given besides the sum and the circuit — direction,
+// truncation, which engine and how it is tuned, resume point, memory budget, callbacks. Plain data: the
+// engine is chosen from these in one place, run/propagate.cc.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "paulistrings/channels/channel.h"
+#include "paulistrings/engine/gpu_options.h"
+#include "paulistrings/truncation/truncation.h"
+
+namespace paulistrings {
+
+struct LayerRecord;
+
+/// Which single-process engine applies the layers when no device is named: `cpu` is the fast
+/// multi-threaded coset engine (cpu/); `reference` is the simple single-threaded engine every faster
+/// engine is checked against (engine/reference_engine.h).
+enum class Engine : std::uint8_t { cpu, reference };
+
+/// Formulation of the CPU engine's general (non-rotation, non-permutation) layers: `orbit` — inputs
+/// grouped by orbit representative, a small matrix-vector product per orbit, no sort or merge — or
+/// `sort_merge` — every output into one stream per coset, sorted, duplicates summed
+/// (docs/design.md §4.3).
+enum class GeneralLayer : std::uint8_t { orbit, sort_merge };
+
+/// The host memory guard of a run (docs/design.md §2.8): before each layer the driver predicts what the
+/// layer's output could reach — the terms now times the layer's largest fanout — and stops the run with
+/// HostMemoryExceeded, before the layer, when those terms at `bytes_per_term` each would pass
+/// `allowed_bytes`. One multiply and one compare a layer. The run's orchestration fills it
+/// (run/memory_budget.h: what the process may use, by engine); allowed_bytes = 0 is no guard.
+struct MemoryGuard {
+  std::size_t allowed_bytes = 0;   ///< bytes the run's terms may take on top of the process at its start
+  std::size_t bytes_per_term = 0;  ///< bytes one output term costs the engine, working set included
+  /// How the message names the limit the bytes come from ("the memory available at the start, less a
+  /// margin", …).
+  std::string source;
+};
+
+struct PropagateOptions {
+  Direction direction = Direction::forward;
+  Truncation truncation;
+  std::size_t target_bucket_len = 1024;  ///< refine buckets when the mean exceeds this
+  std::size_t min_buckets = 128;
+  Engine engine = Engine::cpu;
+  /// CUDA device that runs the layers (gpu/): −1 = the CPU engines; ≥ 0 = that device ordinal (the
+  /// sum is uploaded, propagated there and downloaded back; `engine` is then ignored).
+  int device = -1;
+  /// Threads of the CPU engine; 0 = every core allowed by the process affinity.
+  int threads = 0;
+  /// The CPU engine keeps layers of fewer terms on one thread (the small-sum path).
+  std::size_t parallel_threshold = 4096;
+  /// CPU engine formulations, for measurement and cross-checks (the defaults are the measured best):
+  /// general layers by orbit grouping or gather-sort-merge; rotations in place or by the orbit path.
+  GeneralLayer general_layer = GeneralLayer::orbit;
+  bool in_place_rotations = true;
+  /// The GPU engine's switches (device ≥ 0, and GPU partitions).
+  GpuEngineOptions gpu;
+  /// Resume: the sum is the state after this many application steps; propagation continues from
+  /// there (LayerRecord::application_index stays absolute).
+  std::size_t start_layer = 0;
+  /// Polled after every layer with the number of steps done so far; returning true stops the run
+  /// there, leaving the sum in that state (PropagationStats::stopped). Checkpoints, Ctrl-C and
+  /// cancellation from Python use it.
+  std::function<bool(std::size_t layers_done)> should_stop;
+  /// Polled inside the CPU engine's layers (between cosets, from any of its threads): returning true
+  /// abandons the layer in progress and propagate() throws LayerInterrupted (engine/stats.h), leaving
+  /// the sum as it was when propagate() was called. A signal in a layer of many seconds stops the run at
+  /// once. Other engines poll should_stop between layers only.
+  std::function<bool()> interrupt;
+  /// Memory budget in terms (0 = none): between layers the sum holds at most max_terms, and no
+  /// layer's output can exceed 2·max_terms. After a layer that left more, and before a layer whose
+  /// full branching (size × largest fanout) could pass 2·max_terms, approx_topn shrinks the sum;
+  /// each such cut is counted in PropagationStats. With auto_truncate = false the run throws
+  /// MemoryBudgetExceeded instead of cutting.
+  std::size_t max_terms = 0;
+  bool auto_truncate = true;
+  /// The host memory guard (none by default; the orchestration sets it for host engines).
+  MemoryGuard memory_guard;
+  /// Called after every layer (a trace sink); may be empty.
+  std::function<void(const LayerRecord&)> on_layer;
+  /// Keep every LayerRecord in PropagationStats::layers.
+  bool keep_layer_records = true;
+};
+
+}  // namespace paulistrings

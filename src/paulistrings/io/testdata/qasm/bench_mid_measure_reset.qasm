@@ -1,0 +1,20 @@
+// Mid-circuit measurements and resets without feed-forward: a qubit reused as an ancilla.
+OPENQASM 2.0;
+include "qelib1.inc";
+qreg data[2];
+qreg anc[1];
+creg syndrome[2];
+creg out[2];
+h data[0];
+cx data[0],data[1];
+cx data[0],anc[0];
+cx data[1],anc[0];
+measure anc[0] -> syndrome[0];
+reset anc[0];
+h data[0]; h data[1];
+cx data[0],anc[0];
+cx data[1],anc[0];
+measure anc[0] -> syndrome[1];
+reset anc[0];
+h data[0]; h data[1];
+measure data -> out;

@@ -1,0 +1,16 @@
+OPENQASM 3.0;
+include "stdgates.inc";
+input float[64] theta;
+input float[64] phi;
+bit[3] c;
+qubit[3] q;
+h q[0];
+rz(theta) q[0];
+cx q[0], q[1];
+ry(phi / 2) q[2];
+ccx q[0], q[1], q[2];
+cp(theta - phi) q[1], q[2];
+barrier q[0], q[1], q[2];
+c[0] = measure q[0];
+c[1] = measure q[1];
+c[2] = measure q[2];

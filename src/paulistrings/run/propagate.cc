@@ -1,0 +1,150 @@
+// propagate() and choose_engine(): see propagate.h. The CPU engine's instances are compiled here.
+
+#include "paulistrings/run/propagate.h"
+
+#include <new>
+#include <string>
+#include <utility>
+
+#include "paulistrings/cpu/cpu_engine.h"
+#include "paulistrings/engine/driver.h"
+#include "paulistrings/engine/reference_engine.h"
+#include "paulistrings/engine/validate.h"
+#include "paulistrings/gpu/device_sum.h"
+
+namespace paulistrings {
+
+const char* engine_kind_name(EngineKind kind) {
+  switch (kind) {
+    case EngineKind::reference:
+      return "reference";
+    case EngineKind::cpu:
+      return "cpu";
+    case EngineKind::gpu:
+      return "gpu";
+    case EngineKind::partitioned:
+      return "partitioned";
+    case EngineKind::distributed:
+      return "distributed";
+  }
+  return "unknown";
+}
+
+EngineKind choose_engine(const PropagateOptions& options, const PartitionOptions& partition) {
+  if (partition.transport != nullptr) return EngineKind::distributed;
+  if (partition.partitions > 1 || !partition.devices.empty() || !partition.cpu_lists.empty()) {
+    return EngineKind::partitioned;
+  }
+  if (options.device >= 0) return EngineKind::gpu;
+  return options.engine == Engine::reference ? EngineKind::reference : EngineKind::cpu;
+}
+
+namespace {
+
+CpuEngineOptions cpu_engine_options(const PropagateOptions& options) {
+  CpuEngineOptions cpu;
+  cpu.threads = options.threads;
+  cpu.target_bucket_len = options.target_bucket_len;
+  cpu.min_buckets = options.min_buckets;
+  cpu.parallel_threshold = options.parallel_threshold;
+  cpu.in_place_rotations = options.in_place_rotations;
+  cpu.general_layer = options.general_layer;
+  cpu.interrupt = options.interrupt;
+  return cpu;
+}
+
+}  // namespace
+
+template <int W, Coefficient C>
+PropagationStats propagate(PauliSum<W, C>& sum, const Circuit& circuit, const PropagateOptions& options) {
+  validate_run(sum.num_qubits(), PauliSum<W, C>::kIsComplex, circuit, options);
+  switch (choose_engine(options)) {
+    case EngineKind::gpu:
+      return gpu::propagate_on_device(sum, circuit, options);
+    case EngineKind::reference: {
+      ReferenceEngine<W, C> engine(sum, options.target_bucket_len, options.min_buckets);
+      return run_layers<W>(engine, circuit, options);
+    }
+    default: {
+      CpuEngine<W, C> engine(sum, cpu_engine_options(options));
+      PropagationStats stats;
+      try {
+        stats = run_layers<W>(engine, circuit, options);
+      } catch (const HostMemoryExceeded& e) {
+        if (!e.details().state_kept) throw;
+        // The guard stopped before a layer: hand back the state after the layers done (for a checkpoint).
+        try {
+          engine.export_to(sum);
+        } catch (const std::bad_alloc&) {
+          HostMemoryExceeded::Details details = e.details();
+          details.state_kept = false;
+          throw HostMemoryExceeded(std::string(e.what()) + " (and the state could not be handed back)",
+                                   std::move(details));
+        }
+        throw;
+      }
+      try {
+        engine.export_to(sum);
+      } catch (const std::bad_alloc&) {
+        HostMemoryExceeded::Details details;
+        details.layers_done = stats.layers_done;
+        details.terms = engine.size();
+        details.state_kept = false;
+        throw HostMemoryExceeded("out of host memory: an allocation was refused (std::bad_alloc) while the " +
+                                     std::to_string(engine.size()) + " terms after layer " +
+                                     std::to_string(stats.layers_done) + " were written back into the sum",
+                                 std::move(details));
+      }
+      return stats;
+    }
+  }
+}
+
+template <int W, Coefficient C>
+Propagation propagate(PauliSum<W, C>& sum, const Circuit& circuit, const PropagateOptions& options,
+                      const PartitionOptions& partition) {
+  Propagation result;
+  result.engine = choose_engine(options, partition);
+  if (result.engine == EngineKind::partitioned || result.engine == EngineKind::distributed) {
+    PartitionedPropagation run = propagate_partitioned(sum, circuit, options, partition);
+    result.stats = std::move(run.stats);
+    result.partitions = std::move(run.partitions);
+  } else {
+    result.stats = propagate(sum, circuit, options);
+  }
+  return result;
+}
+
+#define PAULISTRINGS_INSTANTIATE_PROPAGATE(W, C)                                                        \
+  template PropagationStats propagate<W, C>(PauliSum<W, C>&, const Circuit&, const PropagateOptions&); \
+  template Propagation propagate<W, C>(PauliSum<W, C>&, const Circuit&, const PropagateOptions&,       \
+                                       const PartitionOptions&);
+PAULISTRINGS_FOR_EACH_SUM_TYPE(PAULISTRINGS_INSTANTIATE_PROPAGATE)
+#undef PAULISTRINGS_INSTANTIATE_PROPAGATE
+
+namespace {
+
+/// A real sum meeting a channel with complex amplitudes is switched to complex storage first.
+void make_complex_if_needed(AnyPauliSum& sum, const Circuit& circuit) {
+  for (const Channel& channel : circuit) {
+    if (channel.has_complex_transfer()) {
+      sum.make_complex();
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+PropagationStats propagate(AnyPauliSum& sum, const Circuit& circuit, const PropagateOptions& options) {
+  make_complex_if_needed(sum, circuit);
+  return sum.visit([&](auto& typed) { return propagate(typed, circuit, options); });
+}
+
+Propagation propagate(AnyPauliSum& sum, const Circuit& circuit, const PropagateOptions& options,
+                      const PartitionOptions& partition) {
+  make_complex_if_needed(sum, circuit);
+  return sum.visit([&](auto& typed) { return propagate(typed, circuit, options, partition); });
+}
+
+}  // namespace paulistrings

@@ -853,7 +853,7 @@ class PauliSum:
             options.memory_limit = _parse_size(memory_limit)
         if isinstance(memory_guard, bool):
             options.memory_guard = memory_guard
-        elif isinstance(memory_guard, int) or isinstance(memory_guard, str):
+        elif isinstance(memory_guard, (int, str)):
             allowance = _parse_size(memory_guard, "memory_guard")
             if allowance <= 0:
                 raise ValueError(f"memory_guard: the allowance must be more than 0 bytes, got {memory_guard!r}")

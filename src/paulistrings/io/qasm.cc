@@ -579,11 +579,19 @@ class Parser {
                              " (the sizes must match)");
       }
     }
-    const CallSite site{head.line, head.column, "measure"};
+    push_per_qubit(qubit, qubits, measure_cache_, Channel::measure,
+                   CallSite{head.line, head.column, "measure"});
+  }
+
+  /// One channel per qubit of `arg` (`qubits` of them), each made once per qubit by make(q) and kept in
+  /// `cache`: identical applications share one channel (reading stays linear in the text).
+  template <class Make>
+  void push_per_qubit(const QubitArg& arg, std::size_t qubits, std::unordered_map<Qubit, Channel>& cache,
+                      Make make, const CallSite& site) {
     for (std::size_t j = 0; j < qubits; ++j) {
-      const Qubit q = qubit_of(qubit, j);
-      auto it = measure_cache_.find(q);
-      if (it == measure_cache_.end()) it = measure_cache_.emplace(q, Channel::measure(q)).first;
+      const Qubit q = qubit_of(arg, j);
+      auto it = cache.find(q);
+      if (it == cache.end()) it = cache.emplace(q, make(q)).first;
       push(it->second, site);
     }
   }
@@ -592,13 +600,9 @@ class Parser {
     const QubitArg qubit = parse_qubit_arg(head);
     expect_symbol(";", "after reset's argument");
     const std::size_t qubits = qubit.index || qubit.hardware ? 1 : register_of(qubit).size;
-    const CallSite site{head.line, head.column, "reset"};
-    for (std::size_t j = 0; j < qubits; ++j) {
-      const Qubit q = qubit_of(qubit, j);
-      auto it = reset_cache_.find(q);
-      if (it == reset_cache_.end()) it = reset_cache_.emplace(q, Channel::reset(q)).first;
-      push(it->second, site);
-    }
+    push_per_qubit(
+        qubit, qubits, reset_cache_, [](Qubit q) { return Channel::reset(q); },
+        CallSite{head.line, head.column, "reset"});
   }
 
   QubitArg parse_bit_arg() {

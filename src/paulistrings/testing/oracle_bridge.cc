@@ -3,6 +3,7 @@
 #include "paulistrings/testing/oracle_bridge.h"
 
 #include <numbers>
+#include <utility>
 
 #include "paulistrings/run/propagate.h"
 
@@ -103,6 +104,19 @@ Channel random_channel(std::mt19937_64& rng, std::size_t num_qubits, const Rando
     }
     return std::uniform_real_distribution<double>(-std::numbers::pi, std::numbers::pi)(rng);
   };
+  // A Pauli product of 1 to max_weight distinct qubits: its letters and its qubits.
+  auto random_pauli = [&](std::size_t max_weight) {
+    const std::size_t weight =
+        std::uniform_int_distribution<std::size_t>(1, std::min<std::size_t>(num_qubits, max_weight))(rng);
+    std::vector<Qubit> qubits;
+    while (qubits.size() < weight) {
+      const Qubit q = offset + pick_qubit(rng);
+      if (std::find(qubits.begin(), qubits.end(), q) == qubits.end()) qubits.push_back(q);
+    }
+    std::string letters;
+    for (std::size_t k = 0; k < weight; ++k) letters += "XYZ"[std::uniform_int_distribution<int>(0, 2)(rng)];
+    return std::pair{letters, qubits};
+  };
   std::vector<int> families;
   if (options.cliffords) families.push_back(0);
   if (options.rotations) families.push_back(1);
@@ -159,16 +173,7 @@ Channel random_channel(std::mt19937_64& rng, std::size_t num_qubits, const Rando
         case 5:
           return Channel::rzz(angle(), a, b);
         default: {
-          const std::size_t weight =
-              std::uniform_int_distribution<std::size_t>(1, std::min<std::size_t>(num_qubits, 5))(rng);
-          std::vector<Qubit> qubits;
-          while (qubits.size() < weight) {
-            const Qubit q = offset + pick_qubit(rng);
-            if (std::find(qubits.begin(), qubits.end(), q) == qubits.end()) qubits.push_back(q);
-          }
-          std::string letters;
-          for (std::size_t k = 0; k < weight; ++k)
-            letters += "XYZ"[std::uniform_int_distribution<int>(0, 2)(rng)];
+          const auto [letters, qubits] = random_pauli(5);
           return Channel::pauli_rotation(letters, qubits, angle());
         }
       }
@@ -180,16 +185,7 @@ Channel random_channel(std::mt19937_64& rng, std::size_t num_qubits, const Rando
       const int pick = std::uniform_int_distribution<int>(0, 3)(rng);
       if (pick == 0) return Channel::measure(a);
       if (pick == 1) return Channel::reset(a, "XYZ"[std::uniform_int_distribution<int>(0, 2)(rng)]);
-      const std::size_t weight =
-          std::uniform_int_distribution<std::size_t>(1, std::min<std::size_t>(num_qubits, 4))(rng);
-      std::vector<Qubit> qubits;
-      while (qubits.size() < weight) {
-        const Qubit q = offset + pick_qubit(rng);
-        if (std::find(qubits.begin(), qubits.end(), q) == qubits.end()) qubits.push_back(q);
-      }
-      std::string letters;
-      for (std::size_t k = 0; k < weight; ++k)
-        letters += "XYZ"[std::uniform_int_distribution<int>(0, 2)(rng)];
+      const auto [letters, qubits] = random_pauli(4);
       return Channel::measure_pauli(letters, qubits);
     }
     default: {

@@ -20,8 +20,8 @@ import os as _os
 
 # libgomp reads the OpenMP wait policy once, when it is loaded — by the import of _core just below. Its
 # default lets idle threads spin after every parallel region, which on a machine whose cores other
-# processes also want makes a run on N threads far slower than on one (docs/PERFORMANCE.md,
-# "2026-12-03 — OpenMP waiting under load"); unless the user chose (OMP_WAIT_POLICY or GOMP_SPINCOUNT),
+# processes also want makes a run on N threads far slower than on one (docs/design.md §7.2); unless
+# the user chose (OMP_WAIT_POLICY or GOMP_SPINCOUNT),
 # waiting threads sleep at once. The environment is given back as it was after the import. (No effect
 # when another module has loaded libgomp first.)
 _choose_wait_policy = "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ

@@ -3,10 +3,9 @@
 // is loaded — before main() runs — so setting them from main() has no effect. By default its idle
 // threads spin for a while after every parallel region and at every barrier; on a machine whose cores
 // other processes also want (a build beside the run, a laptop, an oversubscribed node) a spinning
-// thread holds a core that a worker of the same layer needs, and a run with 2 threads took 40× the
-// time of a run with one (docs/PERFORMANCE.md, "2026-12-03 — OpenMP waiting under load"). When the user
-// set neither variable, the command starts itself once more with OMP_WAIT_POLICY=passive: waiting
-// threads then sleep at once.
+// thread holds a core that a worker of the same layer needs, so N threads run slower than one
+// (docs/design.md §7.2). When the user set neither variable, the command starts itself once more with
+// OMP_WAIT_POLICY=passive: waiting threads then sleep at once.
 
 namespace paulistrings::cli {
 

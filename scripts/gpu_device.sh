@@ -11,6 +11,9 @@
 #   big       — rotation_zz, cnot, gu2q, su4 at 10^8 only
 #   kicked    — the 127-qubit kicked-Ising workloads end to end on the GPU
 #   workloads — tfim_2d L = 18 (and tfim_chain, heisenberg_chain) on the GPU and on 16 CPU threads
+#   ladder    — tfim_2d L = 6, 8, …, 18 (21 steps) on the GPU, and on 1 and 16 CPU threads with narrowed
+#               keys and blocks (the default) and without (--keys wide --blocks off); the chains on 1
+#               thread both ways (ladder.txt)
 #   grow      — the growth run to 2^30 ≈ 1.07·10^9 terms at W = 2
 #   python    — the Python package's GPU tests (python/tests/test_gpu.py) on this machine's python3;
 #               PYTHON_K=EXPR selects tests (pytest -k); PYTHON_FIRST=EXPR runs the tests matching pytest -k EXPR alone first (under gdb if present)
@@ -72,7 +75,8 @@ note() { echo "$(date -u +%H:%M:%S) $*" | tee -a "$out/progress.txt"; }
 } > "$out/machine.txt" 2>&1
 export PATH=/usr/local/cuda/bin:$PATH
 targets=()
-(has cells || has quick || has big || has kicked || has grow || has profile || has workloads || has ab) &&
+(has cells || has quick || has big || has kicked || has grow || has profile || has workloads || has ab ||
+  has ladder) &&
   targets+=(paulistrings-gpu-bench paulistrings-workloads)
 has ab && targets+=(paulistrings-bench)
 (has tests || has sanitize || (has partition && [[ ${PARTITION_TESTS:-1} != 0 ]])) && targets+=(paulistrings-tests paulistrings-cli)
@@ -284,6 +288,22 @@ if has workloads; then
     $w heisenberg_chain --device 0
     $w tfim_2d --side 18 --threads 16
   } 2>&1 | tee "$out/workloads.txt"
+fi
+if has ladder; then
+  w=build-gpu/paulistrings-workloads
+  {
+    for side in 6 8 10 12 14 16 18; do
+      $w tfim_2d --side "$side" --device 0
+      for threads in 1 16; do
+        $w tfim_2d --side "$side" --threads "$threads"
+        $w tfim_2d --side "$side" --threads "$threads" --keys wide --blocks off
+      done
+    done
+    for chain in tfim_chain heisenberg_chain; do
+      $w "$chain" --threads 1
+      $w "$chain" --threads 1 --blocks off
+    done
+  } 2>&1 | tee "$out/ladder.txt"
 fi
 if has ab; then
   note "ab: base build"

@@ -2,10 +2,13 @@
 // on the CPU engine, one process per call so that the peak resident memory belongs to one run.
 //
 // usage: paulistrings-workloads WORKLOAD [--side L] [--steps S] [--threads T] [--engine cpu|reference]
-//                               [--rotations in_place|orbit] [--device D]
+//                               [--rotations in_place|orbit] [--keys narrow|wide] [--blocks on|off]
+//                               [--device D]
 //   WORKLOAD: tfim_chain (n = 64, 10 steps), heisenberg_chain (n = 14, 10 steps), tfim_2d (--side L,
 //   default 18, 21 steps).
-// --device D runs on CUDA device D (wall seconds then include the upload and the download);
+// --blocks off applies one layer at a time (default: rotations in blocks, docs/design.md §7.7).
+// --keys wide keeps the CPU engine's keys at the sum's width (default: narrowed to the qubits in use,
+// cpu/narrow_engine.h). --device D runs on CUDA device D (wall seconds then include the upload and the download);
 // PAULISTRINGS_GPU_PROFILE (set) then prints the device sum's phase times (GpuEngineOptions::profile).
 // Prints one line: workload, threads, wall seconds (propagation only), the published read-out
 // (⟨0…0|O|0…0⟩, and the Z_0 coefficient for heisenberg_chain), final and peak terms, peak RSS.
@@ -40,7 +43,8 @@ std::size_t peak_resident_bytes() {
 int usage(const char* message) {
   std::fprintf(stderr,
                "%s\nusage: paulistrings-workloads tfim_chain|heisenberg_chain|tfim_2d [--side L] [--steps S] "
-               "[--threads T] [--engine cpu|reference] [--rotations in_place|orbit] [--device D]\n",
+               "[--threads T] [--engine cpu|reference] [--rotations in_place|orbit] [--keys narrow|wide] "
+               "[--blocks on|off] [--device D]\n",
                message);
   return 2;
 }
@@ -56,6 +60,8 @@ int main(int argc, char** argv) {
   int threads = 1;
   Engine engine = Engine::cpu;
   bool in_place = true;
+  bool narrow = true;
+  bool blocks = true;
   int device = -1;
   for (int i = 2; i < argc; i += 2) {
     const std::string flag = argv[i];
@@ -81,6 +87,12 @@ int main(int argc, char** argv) {
     } else if (flag == "--rotations") {
       if (value != "in_place" && value != "orbit") return usage("bad --rotations");
       in_place = value == "in_place";
+    } else if (flag == "--keys") {
+      if (value != "narrow" && value != "wide") return usage("bad --keys");
+      narrow = value == "narrow";
+    } else if (flag == "--blocks") {
+      if (value != "on" && value != "off") return usage("bad --blocks");
+      blocks = value == "on";
     } else if (flag == "--engine") {
       if (value != "cpu" && value != "reference") return usage("bad --engine");
       engine = value == "cpu" ? Engine::cpu : Engine::reference;
@@ -110,6 +122,8 @@ int main(int argc, char** argv) {
   options.threads = threads;
   options.keep_layer_records = false;
   options.in_place_rotations = in_place;
+  options.narrow_keys = narrow;
+  options.gate_blocks = blocks;
   options.device = device;
   options.gpu.profile = std::getenv("PAULISTRINGS_GPU_PROFILE") != nullptr;
   const auto start = std::chrono::steady_clock::now();
@@ -118,12 +132,12 @@ int main(int argc, char** argv) {
 
   const Complex value =
       sum.visit([&](const auto& s) -> Complex { return ProductState::parse("z+", n).expectation(s); });
-  std::printf("%s n=%zu threads=%d engine=%s wall_s=%.4f <0|O|0>=%.12f", workload.name.c_str(), n,
+  std::printf("%s n=%zu threads=%d engine=%s keys=%s blocks=%s wall_s=%.4f <0|O|0>=%.12f", workload.name.c_str(), n,
               threads == 0 ? available_cpus() : threads,
               device >= 0 ? std::string("gpu").append(std::to_string(device)).c_str()
               : engine == Engine::cpu ? "cpu"
                                       : "reference",
-              seconds,
+              narrow ? "narrow" : "wide", blocks ? "on" : "off", seconds,
               value.real());
   if (name == "heisenberg_chain") std::printf(" c_Z0=%.12f", sum.coefficient("Z0").real());
   std::printf(" final_terms=%zu peak_terms=%zu peak_rss_mb=%.1f\n", stats.final_terms, stats.peak_terms,

@@ -3,11 +3,14 @@
 // heisenberg_chain (n = 14, 10 steps), tfim_2d (L = 18, 21 steps) and the 127-qubit kicked Ising (5 steps,
 // θh = 5π/16, |c| > 2^-12, observable Z62).
 //
-// usage: paulistrings-column-bench WORKLOAD [both|column|cpu]
+// usage: paulistrings-column-bench WORKLOAD [both|column|cpu|narrow]
+// WORKLOAD: tfim_chain, heisenberg_chain, tfim_2d, tfim_2d:L (side L), kicked_ising. `narrow` runs the CPU
+// engine on narrowed keys (narrow_engine.h) and prints the width it ended at.
 // Prints one line per engine: wall seconds (propagation only), final and peak terms, ⟨0…0|O|0…0⟩, and for
 // the column engine what its layers read (column words, rows visited per gate). With both engines, the
 // final term counts and read-outs are compared (exit 1 when they differ).
 
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -19,8 +22,10 @@
 
 #include "paulistrings/circuit/kicked_ising.h"
 #include "paulistrings/circuit/workloads.h"
+#include "paulistrings/core/text.h"
 #include "paulistrings/cpu/column_engine.h"
 #include "paulistrings/cpu/cpu_engine.h"
+#include "paulistrings/cpu/narrow_engine.h"
 #include "paulistrings/engine/driver.h"
 #include "paulistrings/readout/product_state.h"
 
@@ -48,7 +53,18 @@ Outcome run(const std::string& engine, const Workload& workload) {
   Outcome out;
   const auto start = std::chrono::steady_clock::now();
   PropagationStats stats;
-  if (engine == "column") {
+  if (engine == "narrow") {
+    CpuEngineOptions cpu;
+    cpu.threads = 1;
+    NarrowEngine<W, double> narrow(sum, cpu);
+    std::size_t most = 0;  // the most qubits holding a label after a layer
+    options.on_layer = [&](const LayerRecord&) { most = std::max(most, narrow.qubits_in_use()); };
+    stats = run_layers<W>(narrow, workload.circuit, options);
+    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    narrow.export_to(sum);
+    std::printf("  narrowed keys: %d of %d words at the end, at most %zu qubits labelled, %zu gates skipped\n",
+                narrow.width(), W, most, narrow.skipped_layers());
+  } else if (engine == "column") {
     ColumnEngine<W, double> column(sum);
     stats = run_layers<W>(column, workload.circuit, options);
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -75,9 +91,17 @@ Outcome run(const std::string& engine, const Workload& workload) {
     CpuEngineOptions cpu;
     cpu.threads = 1;
     CpuEngine<W, double> engine_cpu(sum, cpu);
+    std::size_t widest = 0;  // the most qubits the light cone held after a layer
+    options.on_layer = [&](const LayerRecord&) {
+      std::size_t qubits = 0;
+      for (std::uint64_t word : engine_cpu.light_cone()) qubits += static_cast<std::size_t>(std::popcount(word));
+      widest = std::max(widest, qubits);
+    };
     stats = run_layers<W>(engine_cpu, workload.circuit, options);
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     engine_cpu.export_to(sum);
+    std::printf("  cpu engine: %zu of %zu gates skipped (no term on their support), light cone at most %zu qubits\n",
+                engine_cpu.skipped_layers(), workload.circuit.size(), widest);
   }
   out.final_terms = stats.final_terms;
   out.peak_terms = stats.peak_terms;
@@ -90,6 +114,7 @@ Workload workload_named(const std::string& name) {
   if (name == "tfim_chain") return tfim_chain(64, 10);
   if (name == "heisenberg_chain") return heisenberg_chain(14, 10);
   if (name == "tfim_2d") return tfim_2d(18, 21);
+  if (name.starts_with("tfim_2d:")) return tfim_2d(parse_count(name.substr(8), 4096), 21);
   if (name != "kicked_ising") throw std::invalid_argument("unknown workload '" + name + "'");
   Workload kicked;
   kicked.name = name;
@@ -103,10 +128,10 @@ Workload workload_named(const std::string& name) {
 
 int main(int argc, char** argv) {
   const std::string engine = argc > 2 ? argv[2] : "both";
-  if (argc < 2 || (engine != "both" && engine != "column" && engine != "cpu")) {
+  if (argc < 2 || (engine != "both" && engine != "column" && engine != "cpu" && engine != "narrow")) {
     std::fputs(
         "usage: paulistrings-column-bench tfim_chain|heisenberg_chain|tfim_2d|kicked_ising "
-        "[both|column|cpu]\n",
+        "[both|column|cpu|narrow]\n",
         stderr);
     return 2;
   }

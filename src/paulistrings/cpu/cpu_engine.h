@@ -30,6 +30,11 @@
 
 namespace paulistrings {
 
+namespace cpu_detail {
+template <int W, Coefficient C>
+struct LayerKernel;
+}  // namespace cpu_detail
+
 struct CpuEngineOptions {
   int threads = 0;                       ///< 0 = every core the process may run on
   std::size_t target_bucket_len = 1024;  ///< refine when the mean bucket length exceeds this
@@ -39,6 +44,13 @@ struct CpuEngineOptions {
   /// the orbit path that rewrites every bucket (kept for measurement).
   bool in_place_rotations = true;
   GeneralLayer general_layer = GeneralLayer::orbit;
+  /// Blocks of rotations (apply_block, docs/design.md §7.7): taken when the sum holds at least
+  /// block_min_terms terms, with at least block_min_cosets cosets (tasks) per block, each holding at
+  /// most about block_bytes of terms. None of these depends on the thread count, so neither do blocks.
+  bool gate_blocks = true;
+  std::size_t block_min_terms = std::size_t{1} << 16;
+  std::size_t block_min_cosets = 256;
+  std::size_t block_bytes = std::size_t{512} << 10;
   /// Polled between the cosets (buckets) of a layer, from any thread: when it returns true the layer is
   /// abandoned and apply_layer throws LayerInterrupted; the engine's contents are then unspecified
   /// (discard it). Empty: never. Lets Ctrl-C stop a long layer at once (cli/runner.cc).
@@ -59,9 +71,21 @@ class CpuEngine {
   int bucket_bits() const { return store_.bits(); }
   /// Layers skipped because no term lies in their light cone (see support_).
   std::size_t skipped_layers() const { return skipped_layers_; }
+  /// Layers applied inside blocks (apply_block), skipped ones included.
+  std::size_t block_layers() const { return block_layers_; }
+  /// A superset of the qubits some term acts on (bit q of word q / 64): exact after a rotation layer,
+  /// grown by the support of other layers.
+  const std::array<std::uint64_t, W>& light_cone() const { return support_; }
 
   /// Applies one layer in place; returns the Σ|c|² dropped by the per-term truncation.
   double apply_layer(const PreparedChannel<W>& table, const Truncation& truncation);
+  /// Applies a block of consecutive rotations in one pass over memory (the BlockEngine contract,
+  /// engine/layer_engine.h): every coset of the block's combined delta span takes each rotation in
+  /// turn while its buckets are in cache. Returns how many layers it took (0: none).
+  std::size_t apply_block(std::span<const PreparedChannel<W>> tables, const Truncation& truncation,
+                          std::span<BlockLayer> out);
+  /// Whether apply_block would take a block under this policy now (options, size, policy tested).
+  bool takes_blocks(const Truncation& truncation) const;
   /// Runs the truncation's layer passes.
   LayerPassResult finalize_layer(const Truncation& truncation);
   /// Writes the current sum into `sum` in canonical order.
@@ -84,6 +108,13 @@ class CpuEngine {
   template <class Route>
   double coset_layer(const PreparedChannel<W>& table, const Truncation& truncation, const Route& route);
   double rotation_layer(const PreparedChannel<W>& table, const Truncation& truncation);
+  /// One Pauli rotation on the buckets of the coset `rep` of `plan` (closed under the generator's
+  /// delta, whose coset coordinate is `generator_local`), in place: the anticommuting terms paired by a
+  /// table of one side of the pivot bit, missing partners appended, removed terms compacted. Adds the
+  /// Σ|c|² it drops to `dropped`, the change in terms to `change`, and the keys it scanned to `scanned`.
+  void rotate_coset(const cpu_detail::LayerKernel<W, C>& kernel, unsigned generator_local, const CosetPlan& plan,
+                    std::uint64_t rep, Scratch& scratch, const Truncation& truncation, bool test_unchanged,
+                    std::array<std::uint64_t, W>& scanned, double& dropped, std::ptrdiff_t& change);
   void refine_if_needed();
   /// Below this many terms a layer runs on the calling thread: a parallel region costs more than
   /// the work (the small-sum direct path).
@@ -104,6 +135,7 @@ class CpuEngine {
   /// The policy every current term is known to pass (held, so its identity stays unique).
   Truncation tested_truncation_;
   std::size_t skipped_layers_ = 0;
+  std::size_t block_layers_ = 0;
   bool tested_valid_ = false;
   void remember_tested(const Truncation& truncation) {
     tested_truncation_ = truncation;
@@ -111,7 +143,7 @@ class CpuEngine {
   }
 };
 
-static_assert(LayerEngine<CpuEngine<2, double>, 2>);
+static_assert(BlockEngine<CpuEngine<2, double>, 2>);
 
 }  // namespace paulistrings
 

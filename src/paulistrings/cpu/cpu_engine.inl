@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cmath>
+#include <functional>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -342,17 +344,144 @@ double CpuEngine<W, C>::apply_layer(const PreparedChannel<W>& table, const Trunc
 }
 
 template <int W, Coefficient C>
+void CpuEngine<W, C>::rotate_coset(const cpu_detail::LayerKernel<W, C>& kernel, unsigned generator_local,
+                                   const CosetPlan& plan, std::uint64_t rep, Scratch& scratch,
+                                   const Truncation& truncation, bool test_unchanged,
+                                   std::array<std::uint64_t, W>& scanned, double& dropped,
+                                   std::ptrdiff_t& change) {
+  const unsigned locals = static_cast<unsigned>(plan.buckets_per_coset());
+  const bool test_terms = truncation.has_term_test();
+  const PauliString<W> generator = kernel.generator;
+  const double cos_theta = kernel.cos_theta, sin_signed = kernel.sin_signed;
+  std::uint64_t dirty = 0;  // locals whose bucket holds a removed (zeroed) term
+  std::ptrdiff_t removed = 0;
+  // A new value for the term at (local, index): kept, or zeroed to be compacted away.
+  auto store_value = [&](unsigned local, C& slot, const PauliString<W>& key, const C& value) {
+    if (value != C(0.0) && (!test_terms || truncation.keep(key, value))) {
+      slot = value;
+      return;
+    }
+    dropped += magnitude_squared(value);
+    slot = C(0.0);
+    dirty |= std::uint64_t{1} << local;
+    ++removed;
+  };
+  auto append = [&](unsigned local, const PauliString<W>& key, const C& value) {
+    if (value == C(0.0)) return;
+    if (test_terms && !truncation.keep(key, value)) {
+      dropped += magnitude_squared(value);
+      return;
+    }
+    scratch.pending.push_back({local, key, value});
+  };
+  scratch.flipped.clear();
+  scratch.unflipped.clear();
+  scratch.pending.clear();
+  // Kernel fields in locals: the stores below could alias them, which would force a reload
+  // of every field (and of the support accumulator) per term.
+  const bool pivot_on_z = kernel.pivot_on_z;
+  const int pivot_word = kernel.pivot_word;
+  const std::uint64_t pivot_bit = kernel.pivot_bit;
+  std::array<std::uint64_t, W> support{};
+  for (unsigned local = 0; local < locals; ++local) {
+    Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+    const std::size_t size = bucket.size();
+    const PauliString<W>* keys = bucket.keys.data();
+    for (std::size_t t = 0; t < size; ++t) {
+      const PauliString<W>& key = keys[t];
+      for (int w = 0; w < W; ++w) support[w] |= key.x[w] | key.z[w];
+      if (key.commutes_with(generator)) {
+        if (test_unchanged) store_value(local, bucket.coefficients[t], key, bucket.coefficients[t]);
+        continue;
+      }
+      const std::uint64_t word = pivot_on_z ? key.z[pivot_word] : key.x[pivot_word];
+      auto& side = (word & pivot_bit) ? scratch.flipped : scratch.unflipped;
+      side.push_back({local, static_cast<std::uint32_t>(t)});
+    }
+  }
+  // Index the flipped side w by its representative v = w ⊕ g.
+  scratch.reset_slots(scratch.flipped.size());
+  scratch.paired.assign(scratch.flipped.size(), 0);
+  for (std::size_t i = 0; i < scratch.flipped.size(); ++i) {
+    const auto [local, index] = scratch.flipped[i];
+    scratch.insert_slot(store_.bucket(plan.member(rep, local)).keys[index] ^ generator,
+                        static_cast<std::int32_t>(i));
+  }
+  // v = representative, w = v ⊕ g: out_v = cos·c_v + σ(w)·sin·c_w, out_w = cos·c_w + σ(v)·sin·c_v.
+  for (const auto [local, index] : scratch.unflipped) {
+    Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+    const PauliString<W> v = bucket.keys[index];
+    const C c_v = bucket.coefficients[index];
+    const double sign_v = product_phase(generator, v) == 3 ? 1.0 : -1.0;
+    const std::int32_t found = scratch.find_slot(v, [&](std::int32_t i) {
+      const auto& w = scratch.flipped[static_cast<std::size_t>(i)];
+      return (store_.bucket(plan.member(rep, w.local)).keys[w.index] ^ generator) == v;
+    });
+    if (found >= 0) {
+      scratch.paired[static_cast<std::size_t>(found)] = 1;
+      const auto& w = scratch.flipped[static_cast<std::size_t>(found)];
+      Bucket<W, C>& w_bucket = store_.bucket(plan.member(rep, w.local));
+      const C c_w = w_bucket.coefficients[w.index];
+      C out_v = C(0.0), out_w = C(0.0);
+      out_v += c_v * cos_theta;
+      out_v += c_w * (-sign_v * sin_signed);
+      out_w += c_w * cos_theta;
+      out_w += c_v * (sign_v * sin_signed);
+      store_value(local, bucket.coefficients[index], v, out_v);
+      store_value(w.local, w_bucket.coefficients[w.index], w_bucket.keys[w.index], out_w);
+    } else {
+      C out_v = C(0.0);
+      out_v += c_v * cos_theta;
+      store_value(local, bucket.coefficients[index], v, out_v);
+      C out_w = C(0.0);
+      out_w += c_v * (sign_v * sin_signed);
+      append(local ^ generator_local, v ^ generator, out_w);
+    }
+  }
+  for (std::size_t i = 0; i < scratch.flipped.size(); ++i) {
+    if (scratch.paired[i]) continue;
+    const auto [local, index] = scratch.flipped[i];
+    Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+    const PauliString<W> w = bucket.keys[index];
+    const C c_w = bucket.coefficients[index];
+    const double sign_w = product_phase(generator, w) == 3 ? 1.0 : -1.0;
+    C out_w = C(0.0);
+    out_w += c_w * cos_theta;
+    store_value(local, bucket.coefficients[index], w, out_w);
+    C out_v = C(0.0);
+    out_v += c_w * (sign_w * sin_signed);
+    append(local ^ generator_local, w ^ generator, out_v);
+  }
+  for (unsigned local = 0; dirty != 0 && local < locals; ++local) {
+    if (!((dirty >> local) & 1)) continue;
+    Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+    std::size_t out = 0;
+    for (std::size_t t = 0; t < bucket.size(); ++t) {
+      if (bucket.coefficients[t] == C(0.0)) continue;
+      bucket.keys[out] = bucket.keys[t];
+      bucket.coefficients[out] = bucket.coefficients[t];
+      ++out;
+    }
+    bucket.keys.resize(out);
+    bucket.coefficients.resize(out);
+  }
+  for (const auto& p : scratch.pending) {
+    Bucket<W, C>& bucket = store_.bucket(plan.member(rep, p.local));
+    bucket.keys.push_back(p.key);
+    bucket.coefficients.push_back(p.coefficient);
+  }
+  change += static_cast<std::ptrdiff_t>(scratch.pending.size()) - removed;
+  for (int w = 0; w < W; ++w) scanned[w] |= support[w];
+}
+
+template <int W, Coefficient C>
 double CpuEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const Truncation& truncation) {
   CosetPlan plan;
   const auto kernel = cpu_detail::make_kernel<W, C>(table, store_.hash(), store_.bits(), plan);
   const std::size_t cosets = plan.num_cosets();
-  const unsigned locals = static_cast<unsigned>(plan.buckets_per_coset());
-  const bool test_terms = truncation.has_term_test();
   // Unchanged (commuting) terms passed this policy's test in an earlier layer unless the policy is new.
-  const bool test_unchanged =
-      test_terms && !(tested_valid_ && tested_truncation_.identity() == truncation.identity());
-  const PauliString<W> generator = kernel.generator;
-  const double cos_theta = kernel.cos_theta, sin_signed = kernel.sin_signed;
+  const bool test_unchanged = truncation.has_term_test() &&
+                              !(tested_valid_ && tested_truncation_.identity() == truncation.identity());
   std::vector<double> discarded(cosets, 0.0);
   std::ptrdiff_t change = 0;
   for (Scratch& scratch : scratch_) scratch.support.fill(0);
@@ -364,128 +493,8 @@ double CpuEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const Tr
     for (std::size_t coset = 0; coset < cosets; ++coset) {
       if (errors.failed() || interrupted()) continue;  // a failure or an interrupt abandons the layer
       try {
-        const std::uint64_t rep = plan.representative(coset);
-        double dropped = 0.0;
-        unsigned dirty = 0;  // locals whose bucket holds a removed (zeroed) term
-        std::ptrdiff_t removed = 0;
-        // A new value for the term at (local, index): kept, or zeroed to be compacted away.
-        auto store_value = [&](unsigned local, C& slot, const PauliString<W>& key, const C& value) {
-          if (value != C(0.0) && (!test_terms || truncation.keep(key, value))) {
-            slot = value;
-            return;
-          }
-          dropped += magnitude_squared(value);
-          slot = C(0.0);
-          dirty |= 1u << local;
-          ++removed;
-        };
-        auto append = [&](unsigned local, const PauliString<W>& key, const C& value) {
-          if (value == C(0.0)) return;
-          if (test_terms && !truncation.keep(key, value)) {
-            dropped += magnitude_squared(value);
-            return;
-          }
-          scratch.pending.push_back({local, key, value});
-        };
-        scratch.flipped.clear();
-        scratch.unflipped.clear();
-        scratch.pending.clear();
-        // Kernel fields in locals: the stores below could alias them, which would force a reload
-        // of every field (and of the support accumulator) per term.
-        const bool pivot_on_z = kernel.pivot_on_z;
-        const int pivot_word = kernel.pivot_word;
-        const std::uint64_t pivot_bit = kernel.pivot_bit;
-        std::array<std::uint64_t, W> support{};
-        for (unsigned local = 0; local < locals; ++local) {
-          Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
-          const std::size_t size = bucket.size();
-          const PauliString<W>* keys = bucket.keys.data();
-          for (std::size_t t = 0; t < size; ++t) {
-            const PauliString<W>& key = keys[t];
-            for (int w = 0; w < W; ++w) support[w] |= key.x[w] | key.z[w];
-            if (key.commutes_with(generator)) {
-              if (test_unchanged) store_value(local, bucket.coefficients[t], key, bucket.coefficients[t]);
-              continue;
-            }
-            const std::uint64_t word = pivot_on_z ? key.z[pivot_word] : key.x[pivot_word];
-            auto& side = (word & pivot_bit) ? scratch.flipped : scratch.unflipped;
-            side.push_back({local, static_cast<std::uint32_t>(t)});
-          }
-        }
-        for (int w = 0; w < W; ++w) scratch.support[w] |= support[w];
-        // Index the flipped side w by its representative v = w ⊕ g.
-        scratch.reset_slots(scratch.flipped.size());
-        scratch.paired.assign(scratch.flipped.size(), 0);
-        for (std::size_t i = 0; i < scratch.flipped.size(); ++i) {
-          const auto [local, index] = scratch.flipped[i];
-          scratch.insert_slot(store_.bucket(plan.member(rep, local)).keys[index] ^ generator,
-                              static_cast<std::int32_t>(i));
-        }
-        // v = representative, w = v ⊕ g: out_v = cos·c_v + σ(w)·sin·c_w, out_w = cos·c_w + σ(v)·sin·c_v.
-        for (const auto [local, index] : scratch.unflipped) {
-          Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
-          const PauliString<W> v = bucket.keys[index];
-          const C c_v = bucket.coefficients[index];
-          const double sign_v = product_phase(generator, v) == 3 ? 1.0 : -1.0;
-          const std::int32_t found = scratch.find_slot(v, [&](std::int32_t i) {
-            const auto& w = scratch.flipped[static_cast<std::size_t>(i)];
-            return (store_.bucket(plan.member(rep, w.local)).keys[w.index] ^ generator) == v;
-          });
-          if (found >= 0) {
-            scratch.paired[static_cast<std::size_t>(found)] = 1;
-            const auto& w = scratch.flipped[static_cast<std::size_t>(found)];
-            Bucket<W, C>& w_bucket = store_.bucket(plan.member(rep, w.local));
-            const C c_w = w_bucket.coefficients[w.index];
-            C out_v = C(0.0), out_w = C(0.0);
-            out_v += c_v * cos_theta;
-            out_v += c_w * (-sign_v * sin_signed);
-            out_w += c_w * cos_theta;
-            out_w += c_v * (sign_v * sin_signed);
-            store_value(local, bucket.coefficients[index], v, out_v);
-            store_value(w.local, w_bucket.coefficients[w.index], w_bucket.keys[w.index], out_w);
-          } else {
-            C out_v = C(0.0);
-            out_v += c_v * cos_theta;
-            store_value(local, bucket.coefficients[index], v, out_v);
-            C out_w = C(0.0);
-            out_w += c_v * (sign_v * sin_signed);
-            append(local ^ kernel.generator_local, v ^ generator, out_w);
-          }
-        }
-        for (std::size_t i = 0; i < scratch.flipped.size(); ++i) {
-          if (scratch.paired[i]) continue;
-          const auto [local, index] = scratch.flipped[i];
-          Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
-          const PauliString<W> w = bucket.keys[index];
-          const C c_w = bucket.coefficients[index];
-          const double sign_w = product_phase(generator, w) == 3 ? 1.0 : -1.0;
-          C out_w = C(0.0);
-          out_w += c_w * cos_theta;
-          store_value(local, bucket.coefficients[index], w, out_w);
-          C out_v = C(0.0);
-          out_v += c_w * (sign_w * sin_signed);
-          append(local ^ kernel.generator_local, w ^ generator, out_v);
-        }
-        for (unsigned local = 0; dirty != 0 && local < locals; ++local) {
-          if (!((dirty >> local) & 1)) continue;
-          Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
-          std::size_t out = 0;
-          for (std::size_t t = 0; t < bucket.size(); ++t) {
-            if (bucket.coefficients[t] == C(0.0)) continue;
-            bucket.keys[out] = bucket.keys[t];
-            bucket.coefficients[out] = bucket.coefficients[t];
-            ++out;
-          }
-          bucket.keys.resize(out);
-          bucket.coefficients.resize(out);
-        }
-        for (const auto& p : scratch.pending) {
-          Bucket<W, C>& bucket = store_.bucket(plan.member(rep, p.local));
-          bucket.keys.push_back(p.key);
-          bucket.coefficients.push_back(p.coefficient);
-        }
-        change += static_cast<std::ptrdiff_t>(scratch.pending.size()) - removed;
-        discarded[coset] = dropped;
+        rotate_coset(kernel, kernel.generator_local, plan, plan.representative(coset), scratch, truncation,
+                     test_unchanged, scratch.support, discarded[coset], change);
       } catch (...) {
         errors.capture();
       }
@@ -503,6 +512,121 @@ double CpuEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const Tr
   double sum = 0.0;
   for (double d : discarded) sum += d;
   return sum;
+}
+
+template <int W, Coefficient C>
+bool CpuEngine<W, C>::takes_blocks(const Truncation& truncation) const {
+  // Only where a block pays and changes nothing but the order of work: a sum past the caches, in-place
+  // rotations, and a policy every term has already passed (no layer re-tests them all).
+  return options_.gate_blocks && options_.in_place_rotations && size_ >= options_.block_min_terms &&
+         !truncation.has_layer_pass() &&
+         !(truncation.has_term_test() && !(tested_valid_ && tested_truncation_.identity() == truncation.identity()));
+}
+
+template <int W, Coefficient C>
+std::size_t CpuEngine<W, C>::apply_block(std::span<const PreparedChannel<W>> tables, const Truncation& truncation,
+                                         std::span<BlockLayer> out) {
+  if (tables.size() < 2 || !takes_blocks(truncation)) return 0;
+  // The block's span may have dimension d while 2^(bits − d) ≥ block_min_cosets cosets remain
+  // (whatever the thread count: blocks must not depend on it) and a coset's terms fit in block_bytes.
+  // At most 6 (the dirty-bucket mask of a coset is 64 bits).
+  const int bits = store_.bits();
+  const double term_bytes = static_cast<double>(sizeof(PauliString<W>) + sizeof(C));
+  const double bucket_bytes = static_cast<double>(size_) * term_bytes / std::ldexp(1.0, bits);
+  int max_dimension = std::min(6, bits);
+  while (max_dimension > 0 && (std::size_t{1} << (bits - max_dimension)) < options_.block_min_cosets) --max_dimension;
+  while (max_dimension > 0 && bucket_bytes * std::ldexp(1.0, max_dimension) > static_cast<double>(options_.block_bytes))
+    --max_dimension;
+  if (max_dimension < 1) return 0;
+  // Walk the layers: general rotations join while the span allows; a rotation outside the light cone
+  // (grown by the block's earlier generators) changes nothing and is skipped where it stands.
+  std::array<std::uint64_t, W> cone = support_;
+  std::vector<std::uint64_t> hashes;   // of the rotations that run
+  std::vector<std::size_t> runs;       // their indices in `tables`
+  std::vector<std::uint64_t> basis;    // reduced span of `hashes`, pivots = top bits
+  std::size_t taken = 0;
+  for (; taken < tables.size() && taken < out.size(); ++taken) {
+    const PreparedChannel<W>& table = tables[taken];
+    if (table.form != PreparedChannel<W>::Form::rotation || table.table_class != TableClass::general) break;
+    bool inside = false;
+    for (int w = 0; w < W; ++w) inside = inside || ((table.generator.x[w] | table.generator.z[w]) & cone[w]) != 0;
+    if (!inside) continue;
+    const std::uint64_t h = store_.hash()(table.generator, bits);
+    std::uint64_t r = h;
+    for (std::uint64_t b : basis) r = std::min(r, r ^ b);  // reduce by the top bit of each basis vector
+    if (r != 0) {
+      if (static_cast<int>(basis.size()) == max_dimension) break;
+      basis.push_back(r);
+      std::sort(basis.begin(), basis.end(), std::greater<>());
+    }
+    for (int w = 0; w < W; ++w) cone[w] |= table.generator.x[w] | table.generator.z[w];
+    hashes.push_back(h);
+    runs.push_back(taken);
+  }
+  if (runs.size() < 2) return 0;  // one rotation: the layer path is as good
+  const CosetPlan plan(bits, hashes);
+  const std::size_t cosets = plan.num_cosets();
+  const std::size_t gates = runs.size();
+  std::vector<cpu_detail::LayerKernel<W, C>> kernels;
+  std::vector<unsigned> generator_local;
+  kernels.reserve(gates);
+  for (std::size_t j = 0; j < gates; ++j) {
+    CosetPlan own;
+    kernels.push_back(cpu_detail::make_kernel<W, C>(tables[runs[j]], store_.hash(), bits, own));
+    generator_local.push_back(plan.coordinates(hashes[j]));
+  }
+  std::vector<double> discarded(gates * cosets, 0.0);  // [gate][coset], summed in coset order below
+  std::vector<std::ptrdiff_t> changes(static_cast<std::size_t>(threads_) * gates, 0);
+  for (Scratch& scratch : scratch_) scratch.support.fill(0);
+  ParallelErrors errors;
+#pragma omp parallel num_threads(threads_) if (parallel_worthwhile())
+  {
+    const auto thread = static_cast<std::size_t>(omp_get_thread_num());
+    Scratch& scratch = scratch_[thread];
+    std::array<std::uint64_t, W> ignored{};
+#pragma omp for schedule(dynamic, 1)
+    for (std::size_t coset = 0; coset < cosets; ++coset) {
+      if (errors.failed() || interrupted()) continue;  // a failure or an interrupt abandons the block
+      try {
+        const std::uint64_t rep = plan.representative(coset);
+        for (std::size_t j = 0; j < gates; ++j) {
+          // The light cone after the block: the keys the last rotation scanned, plus its generator.
+          rotate_coset(kernels[j], generator_local[j], plan, rep, scratch, truncation, false,
+                       j + 1 == gates ? scratch.support : ignored, discarded[j * cosets + coset],
+                       changes[thread * gates + j]);
+        }
+      } catch (...) {
+        errors.capture();
+      }
+    }
+  }
+  errors.rethrow();
+  throw_if_interrupted();
+  std::size_t terms = size_;
+  std::size_t j = 0;
+  for (std::size_t i = 0; i < taken; ++i) {
+    out[i] = {};
+    if (j < gates && runs[j] == i) {
+      std::ptrdiff_t change = 0;
+      for (std::size_t t = 0; t < static_cast<std::size_t>(threads_); ++t) change += changes[t * gates + j];
+      terms = static_cast<std::size_t>(static_cast<std::ptrdiff_t>(terms) + change);
+      for (std::size_t coset = 0; coset < cosets; ++coset) out[i].discarded_weight += discarded[j * cosets + coset];
+      ++j;
+    } else {
+      ++skipped_layers_;
+    }
+    out[i].terms_out = terms;
+  }
+  size_ = terms;
+  block_layers_ += taken;
+  support_.fill(0);
+  for (const Scratch& scratch : scratch_) {
+    for (int w = 0; w < W; ++w) support_[w] |= scratch.support[w];
+  }
+  add_support(tables[runs.back()]);
+  remember_tested(truncation);
+  refine_if_needed();
+  return taken;
 }
 
 template <int W, Coefficient C>

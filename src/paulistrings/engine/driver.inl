@@ -6,6 +6,8 @@
 #include <new>
 #include <string>
 #include <utility>
+#include <span>
+#include <vector>
 
 #include "paulistrings/channels/prepared_channel.h"
 #include "paulistrings/core/text.h"
@@ -69,6 +71,72 @@ inline std::string layer_name(std::size_t step, std::size_t layers, const Channe
                            std::move(d));
 }
 
+/// Offers the engine a block of layers from `step` (BlockEngine, engine/layer_engine.h): the rotations
+/// ahead, up to kMaxBlock, not past options.block_boundary, and no more than the host memory guard
+/// allows if every layer doubled the sum. Records each layer it takes; returns how many (0: none, the
+/// caller applies layer `step` alone, its table left in ahead[0]).
+template <int W, class E>
+std::size_t run_block(E& engine, const Circuit& circuit, const PropagateOptions& options, std::size_t step,
+                      std::size_t guard_terms, std::vector<PreparedChannel<W>>& ahead,
+                      std::vector<BlockLayer>& out, PropagationStats& stats) {
+  constexpr std::size_t kMaxBlock = 32;
+  const std::size_t layers = circuit.size();
+  auto circuit_index = [&](std::size_t s) {
+    return options.direction == Direction::forward ? s : layers - 1 - s;
+  };
+  std::size_t limit = std::min(kMaxBlock, layers - step);
+  if (options.block_boundary > 0) limit = std::min(limit, options.block_boundary - step % options.block_boundary);
+  std::size_t grown = engine.size();
+  std::size_t guarded = 0;
+  while (guarded < limit && grown <= guard_terms / 2) {
+    grown *= 2;
+    ++guarded;
+  }
+  limit = std::min(limit, guarded);
+  if (limit < 2) return 0;
+  // Prepare the tables ahead up to the first that is not a rotation (it stays for the layer path).
+  while (ahead.size() < limit) {
+    if (!ahead.empty() && ahead.back().form != PreparedChannel<W>::Form::rotation) break;
+    ahead.push_back(prepare_channel<W>(circuit[circuit_index(step + ahead.size())], options.direction));
+  }
+  const std::size_t offered = std::min(limit, ahead.size());
+  if (offered < 2) return 0;
+  out.assign(offered, BlockLayer{});
+  const std::size_t terms_in = engine.size();
+  const auto start = std::chrono::steady_clock::now();
+  std::size_t taken = 0;
+  try {
+    taken = engine.apply_block(std::span<const PreparedChannel<W>>(ahead.data(), offered), options.truncation,
+                               std::span<BlockLayer>(out.data(), offered));
+  } catch (const std::bad_alloc&) {
+    refused_allocation(step, layers, circuit[circuit_index(step)], terms_in);
+  }
+  if (taken == 0) return 0;
+  const auto wall = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+  std::size_t before = terms_in;
+  for (std::size_t i = 0; i < taken; ++i) {
+    LayerRecord record;
+    record.application_index = step + i;
+    record.circuit_index = circuit_index(step + i);
+    record.gate_name = circuit[record.circuit_index].name();
+    record.terms_in = before;
+    record.terms_out = out[i].terms_out;
+    record.discarded_weight = out[i].discarded_weight;
+    record.wall_ns = wall / taken + (i + 1 == taken ? wall % taken : 0);  // the block's time, shared
+    before = record.terms_out;
+    stats.peak_terms = std::max(stats.peak_terms, record.terms_out);
+    stats.discarded_weight += record.discarded_weight;
+    stats.layers_done = step + i + 1;
+    if (options.on_layer) options.on_layer(record);
+    if (options.keep_layer_records) stats.layers.push_back(std::move(record));
+  }
+  ahead.erase(ahead.begin(), ahead.begin() + static_cast<std::ptrdiff_t>(taken));
+  // should_stop is polled at the block's end only (blocks end at options.block_boundary).
+  if (step + taken < layers && options.should_stop && options.should_stop(step + taken)) stats.stopped = true;
+  return taken;
+}
+
 }  // namespace engine_detail
 
 template <int W, class E>
@@ -89,8 +157,26 @@ PropagationStats run_layers(E& engine, const Circuit& circuit, const PropagateOp
   const std::size_t guard_terms = guard.allowed_bytes > 0 && guard.bytes_per_term > 0
                                       ? guard.allowed_bytes / guard.bytes_per_term
                                       : std::numeric_limits<std::size_t>::max();
+  auto circuit_index = [&](std::size_t step) {
+    return options.direction == Direction::forward ? step : layers - 1 - step;
+  };
+  // Blocks (BlockEngine): the prepared tables of the layers ahead, ahead[0] for `step`.
+  std::vector<PreparedChannel<W>> ahead;
+  std::vector<BlockLayer> block_out;
+  const bool blocks = options.max_terms == 0 && !options.truncation.has_layer_pass();
   for (std::size_t step = options.start_layer; step < layers; ++step) {
-    const std::size_t index = options.direction == Direction::forward ? step : layers - 1 - step;
+    if constexpr (BlockEngine<E, W>) {
+      if (blocks) {
+        const std::size_t taken =
+            engine_detail::run_block<W>(engine, circuit, options, step, guard_terms, ahead, block_out, stats);
+        if (taken > 0) {
+          step += taken - 1;
+          if (stats.stopped) break;
+          continue;
+        }
+      }
+    }
+    const std::size_t index = circuit_index(step);
     const Channel& channel = circuit[index];
     const auto start = Clock::now();
     LayerRecord record;
@@ -98,7 +184,13 @@ PropagationStats run_layers(E& engine, const Circuit& circuit, const PropagateOp
     record.circuit_index = index;
     record.gate_name = channel.name();
     record.terms_in = engine.size();
-    const PreparedChannel<W> table = prepare_channel<W>(channel, options.direction);
+    PreparedChannel<W> table;
+    if (ahead.empty()) {
+      table = prepare_channel<W>(channel, options.direction);
+    } else {
+      table = std::move(ahead.front());
+      ahead.erase(ahead.begin());
+    }
     const std::size_t fanout = static_cast<std::size_t>(std::max(table.max_fanout, 1));
     try {
       if (options.max_terms > 0) {

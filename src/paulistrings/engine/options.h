@@ -57,15 +57,25 @@ struct PropagateOptions {
   /// general layers by orbit grouping or gather-sort-merge; rotations in place or by the orbit path.
   GeneralLayer general_layer = GeneralLayer::orbit;
   bool in_place_rotations = true;
+  /// The CPU engine holds keys only as wide as the qubits the sum has used (cpu/narrow_engine.h,
+  /// docs/design.md §7.6) when the truncation allows it; off = keys at the sum's width always.
+  bool narrow_keys = true;
+  /// The CPU engine applies runs of rotations in blocks, one pass over memory each (docs/design.md
+  /// §7.7); off = one layer at a time.
+  bool gate_blocks = true;
   /// The GPU engine's switches (device ≥ 0, and GPU partitions).
   GpuEngineOptions gpu;
   /// Resume: the sum is the state after this many application steps; propagation continues from
   /// there (LayerRecord::application_index stays absolute).
   std::size_t start_layer = 0;
-  /// Polled after every layer with the number of steps done so far; returning true stops the run
-  /// there, leaving the sum in that state (PropagationStats::stopped). Checkpoints, Ctrl-C and
+  /// Polled after every layer with the number of steps done so far — after a block of layers, at its
+  /// end, when an engine takes several at once (engine/layer_engine.h) — and returning true stops the
+  /// run there, leaving the sum in that state (PropagationStats::stopped). Checkpoints, Ctrl-C and
   /// cancellation from Python use it.
   std::function<bool(std::size_t layers_done)> should_stop;
+  /// Blocks of layers end at multiples of this many steps (0: anywhere): where a checkpoint schedule
+  /// wants should_stop to see every multiple.
+  std::size_t block_boundary = 0;
   /// Polled inside the CPU engine's layers (between cosets, from any of its threads): returning true
   /// abandons the layer in progress and propagate() throws LayerInterrupted (engine/stats.h), leaving
   /// the sum as it was when propagate() was called. A signal in a layer of many seconds stops the run at

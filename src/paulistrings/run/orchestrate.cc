@@ -176,6 +176,7 @@ RunResult Orchestration::propagate(std::size_t index, AnyPauliSum& sum) {
   const bool by_time = checkpointing && every == 0 && options_.checkpoint_interval.count() > 0;
   Clock::time_point last_saved = Clock::now();
   Clock::duration interval = options_.checkpoint_interval;
+  if (checkpointing && every > 0) options.block_boundary = every;  // should_stop sees every multiple
   options.should_stop = [&](std::size_t done) {
     return (options_.interrupted && options_.interrupted()) ||
            (checkpointing && every > 0 && done % every == 0) || (by_time && Clock::now() - last_saved >= interval);

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "paulistrings/cpu/cpu_engine.h"
+#include "paulistrings/cpu/narrow_engine.h"
 #include "paulistrings/engine/driver.h"
 #include "paulistrings/engine/reference_engine.h"
 #include "paulistrings/engine/validate.h"
@@ -49,8 +50,44 @@ CpuEngineOptions cpu_engine_options(const PropagateOptions& options) {
   cpu.parallel_threshold = options.parallel_threshold;
   cpu.in_place_rotations = options.in_place_rotations;
   cpu.general_layer = options.general_layer;
+  cpu.gate_blocks = options.gate_blocks;
   cpu.interrupt = options.interrupt;
   return cpu;
+}
+
+/// Runs a host engine built over `sum` and writes its result (or, when the memory guard stopped the run
+/// before a layer, the state after the layers done) back into `sum`.
+template <int W, class Engine, class Sum>
+PropagationStats run_on_host(Engine& engine, Sum& sum, const Circuit& circuit, const PropagateOptions& options) {
+  PropagationStats stats;
+  try {
+    stats = run_layers<W>(engine, circuit, options);
+  } catch (const HostMemoryExceeded& e) {
+    if (!e.details().state_kept) throw;
+    // The guard stopped before a layer: hand back the state after the layers done (for a checkpoint).
+    try {
+      engine.export_to(sum);
+    } catch (const std::bad_alloc&) {
+      HostMemoryExceeded::Details details = e.details();
+      details.state_kept = false;
+      throw HostMemoryExceeded(std::string(e.what()) + " (and the state could not be handed back)",
+                               std::move(details));
+    }
+    throw;
+  }
+  try {
+    engine.export_to(sum);
+  } catch (const std::bad_alloc&) {
+    HostMemoryExceeded::Details details;
+    details.layers_done = stats.layers_done;
+    details.terms = engine.size();
+    details.state_kept = false;
+    throw HostMemoryExceeded("out of host memory: an allocation was refused (std::bad_alloc) while the " +
+                                 std::to_string(engine.size()) + " terms after layer " +
+                                 std::to_string(stats.layers_done) + " were written back into the sum",
+                             std::move(details));
+  }
+  return stats;
 }
 
 }  // namespace
@@ -65,38 +102,15 @@ PropagationStats propagate(PauliSum<W, C>& sum, const Circuit& circuit, const Pr
       ReferenceEngine<W, C> engine(sum, options.target_bucket_len, options.min_buckets);
       return run_layers<W>(engine, circuit, options);
     }
-    default: {
-      CpuEngine<W, C> engine(sum, cpu_engine_options(options));
-      PropagationStats stats;
-      try {
-        stats = run_layers<W>(engine, circuit, options);
-      } catch (const HostMemoryExceeded& e) {
-        if (!e.details().state_kept) throw;
-        // The guard stopped before a layer: hand back the state after the layers done (for a checkpoint).
-        try {
-          engine.export_to(sum);
-        } catch (const std::bad_alloc&) {
-          HostMemoryExceeded::Details details = e.details();
-          details.state_kept = false;
-          throw HostMemoryExceeded(std::string(e.what()) + " (and the state could not be handed back)",
-                                   std::move(details));
+    default:
+      if constexpr (W > 1) {
+        if (options.narrow_keys && narrowable(options)) {
+          NarrowEngine<W, C> engine(sum, cpu_engine_options(options));
+          return run_on_host<W>(engine, sum, circuit, options);
         }
-        throw;
       }
-      try {
-        engine.export_to(sum);
-      } catch (const std::bad_alloc&) {
-        HostMemoryExceeded::Details details;
-        details.layers_done = stats.layers_done;
-        details.terms = engine.size();
-        details.state_kept = false;
-        throw HostMemoryExceeded("out of host memory: an allocation was refused (std::bad_alloc) while the " +
-                                     std::to_string(engine.size()) + " terms after layer " +
-                                     std::to_string(stats.layers_done) + " were written back into the sum",
-                                 std::move(details));
-      }
-      return stats;
-    }
+      CpuEngine<W, C> engine(sum, cpu_engine_options(options));
+      return run_on_host<W>(engine, sum, circuit, options);
   }
 }
 

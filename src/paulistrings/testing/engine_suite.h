@@ -110,7 +110,7 @@ std::shared_ptr<const EngineRunner> layer_engine_runner(Make make) {
 enum class Baseline : std::uint8_t {
   dense_oracle,      ///< the operator and expectation values to 1e-12 (cases with OracleInputs)
   reference_engine,  ///< propagate() with Engine::reference
-  cpu_engine,        ///< propagate() with the CPU engine and the case's options
+  cpu_engine,        ///< propagate() with the CPU engine at the sum's width and the case's options
 };
 
 /// How closely an engine must agree with the baseline engine.
@@ -120,6 +120,9 @@ enum class Agreement : std::uint8_t {
   same_terms,
   /// The baseline's sum bit for bit, in storage order and bucket layout, and its exact statistics.
   same_bits,
+  /// The baseline's keys and coefficient bits in any storage order, the same term counts into and out of
+  /// every layer, discarded weights to 1e-9 (the same terms held in another layout: narrowed keys).
+  same_coefficients,
   /// Terms to rounding with equal keys summed in any order (TermsMatchSummedInAnyOrder), the same term
   /// counts into and out of every layer, discarded weights to 1e-9 (partitions).
   summed_in_any_order,

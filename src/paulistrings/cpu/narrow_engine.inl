@@ -1,0 +1,328 @@
+// Template bodies of NarrowEngine (included by narrow_engine.h).
+
+#include <bit>
+#include <type_traits>
+#include <utility>
+
+namespace paulistrings {
+namespace narrow_detail {
+
+template <class E>
+struct EngineWidth;
+template <int V, Coefficient C>
+struct EngineWidth<CpuEngine<V, C>> : std::integral_constant<int, V> {};
+
+/// The narrowest width of 1, 2, 4, 8, 16 words (at most W) whose keys hold `labels` qubits.
+template <int W>
+int width_for(std::size_t labels) {
+  int v = 1;
+  while (v < W && 64 * static_cast<std::size_t>(v) < labels) v *= 2;
+  return v;
+}
+
+/// f(std::integral_constant<int, V>{}) for the runtime width v ∈ {1, 2, 4, 8, 16}, v ≤ W.
+template <int W, class F>
+decltype(auto) with_width(int v, F&& f) {
+  if constexpr (W >= 16) {
+    if (v == 16) return f(std::integral_constant<int, 16>{});
+  }
+  if constexpr (W >= 8) {
+    if (v == 8) return f(std::integral_constant<int, 8>{});
+  }
+  if constexpr (W >= 4) {
+    if (v == 4) return f(std::integral_constant<int, 4>{});
+  }
+  if constexpr (W >= 2) {
+    if (v == 2) return f(std::integral_constant<int, 2>{});
+  }
+  return f(std::integral_constant<int, 1>{});
+}
+
+/// Calls f(qubit) for every qubit where `mask` is not the identity.
+template <int W, class F>
+void for_each_factor(const PauliString<W>& mask, F&& f) {
+  for (int i = 0; i < W; ++i) {
+    for (std::uint64_t word = mask.x[i] | mask.z[i]; word != 0; word &= word - 1) {
+      f(static_cast<Qubit>(64 * i + std::countr_zero(word)));
+    }
+  }
+}
+
+}  // namespace narrow_detail
+
+template <int W, Coefficient C>
+NarrowEngine<W, C>::NarrowEngine(const PauliSum<W, C>& sum, const CpuEngineOptions& options)
+    : options_(options),
+      num_qubits_(sum.num_qubits()),
+      hash_seed_(sum.hash().seed()),
+      label_of_(PauliString<W>::kMaxQubits, -1),
+      engine_(first_engine(sum)) {}
+
+template <int W, Coefficient C>
+typename NarrowEngine<W, C>::Engines NarrowEngine<W, C>::first_engine(const PauliSum<W, C>& sum) {
+  // Labels in ascending qubit order: the union of every key's factors.
+  PauliString<W> used;
+  for (const auto& key : sum.keys()) {
+    for (int i = 0; i < W; ++i) used.x[i] |= key.x[i] | key.z[i];
+  }
+  narrow_detail::for_each_factor<W>(used, [&](Qubit q) {
+    label_of_[q] = static_cast<std::int32_t>(qubit_of_.size());
+    qubit_of_.push_back(q);
+  });
+  in_use_ = qubit_of_.size();
+  return narrow_detail::with_width<W>(narrow_detail::width_for<W>(qubit_of_.size()), [&](auto v) -> Engines {
+    constexpr int V = decltype(v)::value;
+    std::vector<PauliString<V>> keys;
+    keys.reserve(sum.size());
+    for (const auto& key : sum.keys()) keys.push_back(narrow<V>(key));
+    std::vector<C> coefficients(sum.coefficients().begin(), sum.coefficients().end());
+    PauliSum<V, C> narrowed(64 * static_cast<std::size_t>(V), hash_seed_);
+    narrowed.assign_distinct_columns(std::move(keys), std::move(coefficients), sum.bucket_bits());
+    return Engines(std::in_place_type<CpuEngine<V, C>>, narrowed, options_);
+  });
+}
+
+template <int W, Coefficient C>
+template <int V>
+void NarrowEngine<W, C>::start(const PauliSum<V, C>& sum) {
+  engine_.template emplace<CpuEngine<V, C>>(sum, options_);
+}
+
+template <int W, Coefficient C>
+template <int V>
+PauliString<V> NarrowEngine<W, C>::narrow(const PauliString<W>& key) const {
+  PauliString<V> out;
+  narrow_detail::for_each_factor<W>(key, [&](Qubit q) {
+    out.set_code(static_cast<std::size_t>(label_of_[q]), key.code(q));
+  });
+  return out;
+}
+
+template <int W, Coefficient C>
+template <int V>
+PauliString<W> NarrowEngine<W, C>::widen(const PauliString<V>& key) const {
+  PauliString<W> out;
+  narrow_detail::for_each_factor<V>(key, [&](Qubit label) { out.set_code(qubit_of_[label], key.code(label)); });
+  return out;
+}
+
+template <int W, Coefficient C>
+template <int V>
+PreparedChannel<V> NarrowEngine<W, C>::narrow(const PreparedChannel<W>& table) const {
+  PreparedChannel<V> out;
+  out.form = table.form == PreparedChannel<W>::Form::rotation ? PreparedChannel<V>::Form::rotation
+                                                               : PreparedChannel<V>::Form::local;
+  out.table_class = table.table_class;
+  out.complex_amplitudes = table.complex_amplitudes;
+  out.max_fanout = table.max_fanout;
+  out.support_size = table.support_size;
+  for (int i = 0; i < table.support_size; ++i) {
+    out.qubits[static_cast<std::size_t>(i)] =
+        static_cast<Qubit>(label_of_[table.qubits[static_cast<std::size_t>(i)]]);
+  }
+  out.fanout = table.fanout;
+  for (std::size_t in = 0; in < table.outputs.size(); ++in) {
+    for (std::size_t k = 0; k < table.outputs[in].size(); ++k) {
+      const auto& o = table.outputs[in][k];
+      out.outputs[in][k] = {o.pattern, o.delta_index, o.amplitude};
+    }
+  }
+  out.delta_patterns = table.delta_patterns;
+  out.deltas.reserve(table.deltas.size());
+  for (const auto& delta : table.deltas) out.deltas.push_back(narrow<V>(delta));
+  out.generator = narrow<V>(table.generator);
+  out.cos_theta = table.cos_theta;
+  out.sin_signed = table.sin_signed;
+  return out;
+}
+
+template <int W, Coefficient C>
+int NarrowEngine<W, C>::width() const {
+  return std::visit([](const auto& e) { return narrow_detail::EngineWidth<std::decay_t<decltype(e)>>::value; },
+                    engine_);
+}
+
+template <int W, Coefficient C>
+std::size_t NarrowEngine<W, C>::size() const {
+  return std::visit([](const auto& e) { return e.size(); }, engine_);
+}
+
+template <int W, Coefficient C>
+void NarrowEngine<W, C>::label(const PauliString<W>& mask) {
+  narrow_detail::for_each_factor<W>(mask, [&](Qubit q) {
+    if (label_of_[q] >= 0) return;
+    std::int32_t l;
+    if (free_labels_.empty()) {
+      l = static_cast<std::int32_t>(qubit_of_.size());
+      qubit_of_.push_back(q);
+    } else {
+      l = free_labels_.back();
+      free_labels_.pop_back();
+      qubit_of_[static_cast<std::size_t>(l)] = q;
+    }
+    label_of_[q] = l;
+    ++in_use_;
+  });
+  const int needed = narrow_detail::width_for<W>(qubit_of_.size());
+  if (needed <= width()) return;
+  // Widen: the keys keep their labels and gain words (one pass over the sum, at most log2 W times a run).
+  std::visit(
+      [&](auto& engine) {
+        constexpr int V = narrow_detail::EngineWidth<std::decay_t<decltype(engine)>>::value;
+        PauliSum<V, C> now(64 * static_cast<std::size_t>(V), hash_seed_);
+        engine.export_to(now);
+        narrow_detail::with_width<W>(needed, [&](auto v) {
+          constexpr int U = decltype(v)::value;
+          if constexpr (U > V) {
+            std::vector<PauliString<U>> keys(now.size());
+            for (std::size_t t = 0; t < now.size(); ++t) {
+              for (int i = 0; i < V; ++i) {
+                keys[t].x[i] = now.keys()[t].x[i];
+                keys[t].z[i] = now.keys()[t].z[i];
+              }
+            }
+            std::vector<C> coefficients(now.coefficients().begin(), now.coefficients().end());
+            const int bits = now.bucket_bits();
+            now = PauliSum<V, C>();  // the narrower copy goes before the engine is rebuilt
+            PauliSum<U, C> wider(64 * static_cast<std::size_t>(U), hash_seed_);
+            wider.assign_distinct_columns(std::move(keys), std::move(coefficients), bits);
+            start<U>(wider);
+          }
+        });
+      },
+      engine_);
+}
+
+template <int W, Coefficient C>
+bool NarrowEngine<W, C>::label_layer(const PreparedChannel<W>& table, const Truncation& truncation) {
+  // The layer's support, and whether it can change a term that is the identity on all of it.
+  PauliString<W> support;
+  bool identity_fixed = true;
+  if (table.form == PreparedChannel<W>::Form::rotation) {
+    support = table.generator;  // the identity commutes with every generator
+  } else {
+    support = table.pattern_mask(table.support_size == 2 ? 15 : 3);
+    identity_fixed = table.fanout[0] == 1 && table.outputs[0][0].pattern == 0 &&
+                     table.outputs[0][0].amplitude == Complex(1.0);
+  }
+  bool touches = false;
+  narrow_detail::for_each_factor<W>(support, [&](Qubit q) { touches = touches || label_of_[q] >= 0; });
+  const bool retest = truncation.has_term_test() &&
+                      !(tested_valid_ && tested_truncation_.identity() == truncation.identity());
+  if (!touches && identity_fixed && !retest) return false;  // every term is the identity on the support
+  // Terms that are not the identity on a labelled qubit of the support can gain factors on the rest
+  // of it (and a layer that moves the identity gives every term factors there): label all of it.
+  label(support);
+  tested_truncation_ = truncation;
+  tested_valid_ = true;
+  return true;
+}
+
+template <int W, Coefficient C>
+template <int V>
+void NarrowEngine<W, C>::release_labels(const CpuEngine<V, C>& engine) {
+  // A label outside the inner engine's light cone is on no key: its qubit gives it back, at no cost
+  // (the light cone is exact after a rotation layer, a superset otherwise).
+  const auto& cone = engine.light_cone();
+  for (std::size_t l = 0; l < qubit_of_.size(); ++l) {
+    const Qubit q = qubit_of_[l];
+    if (q == kNoQubit || (cone[l / 64] >> (l % 64)) & 1) continue;
+    label_of_[q] = -1;
+    qubit_of_[l] = kNoQubit;
+    free_labels_.push_back(static_cast<std::int32_t>(l));
+    --in_use_;
+  }
+}
+
+template <int W, Coefficient C>
+double NarrowEngine<W, C>::apply_layer(const PreparedChannel<W>& table, const Truncation& truncation) {
+  if (!label_layer(table, truncation)) {
+    ++skipped_layers_;
+    return 0.0;
+  }
+  return std::visit(
+      [&](auto& engine) {
+        constexpr int V = narrow_detail::EngineWidth<std::decay_t<decltype(engine)>>::value;
+        const double discarded = engine.apply_layer(narrow<V>(table), truncation);
+        release_labels(engine);
+        return discarded;
+      },
+      engine_);
+}
+
+template <int W, Coefficient C>
+std::size_t NarrowEngine<W, C>::apply_block(std::span<const PreparedChannel<W>> tables, const Truncation& truncation,
+                                            std::span<BlockLayer> out) {
+  // The layers that act go to the inner engine as one block; those on unlabelled qubits are skipped
+  // here. Labelling stops at the first layer that is not a rotation (the inner engine would stop there).
+  // Nothing is labelled for a block the inner engine would not take (a new policy must first be
+  // tested on every term by a layer).
+  if (!std::visit([&](const auto& engine) { return engine.takes_blocks(truncation); }, engine_)) return 0;
+  std::vector<std::size_t> acting;  // indices into tables
+  std::size_t considered = 0;
+  const std::size_t capacity = 64 * static_cast<std::size_t>(width());
+  for (; considered < tables.size() && considered < out.size(); ++considered) {
+    const PreparedChannel<W>& table = tables[considered];
+    if (table.form != PreparedChannel<W>::Form::rotation) break;
+    // A block never widens the keys: the layers it looks ahead at could label qubits the inner engine
+    // never reaches (it takes as many as its span allows); the layer path widens when it must.
+    std::size_t unlabelled = 0;
+    narrow_detail::for_each_factor<W>(table.generator, [&](Qubit q) { unlabelled += label_of_[q] < 0 ? 1 : 0; });
+    if (in_use_ + unlabelled > capacity) break;
+    if (label_layer(table, truncation)) acting.push_back(considered);
+  }
+  if (acting.size() < 2) return 0;  // labels taken stay until the light cone gives them back
+  const std::size_t terms_in = size();
+  return std::visit(
+      [&](auto& engine) -> std::size_t {
+        constexpr int V = narrow_detail::EngineWidth<std::decay_t<decltype(engine)>>::value;
+        std::vector<PreparedChannel<V>> narrowed;
+        narrowed.reserve(acting.size());
+        for (std::size_t i : acting) narrowed.push_back(narrow<V>(tables[i]));
+        std::vector<BlockLayer> inner(acting.size());
+        const std::size_t done = engine.apply_block(narrowed, truncation, inner);
+        if (done == 0) return 0;
+        // Layers up to the last acting one the inner engine took; a skipped one keeps the count.
+        const std::size_t taken = acting[done - 1] + 1;
+        std::size_t terms = terms_in;
+        for (std::size_t i = 0, k = 0; i < taken; ++i) {
+          if (k < done && acting[k] == i) {
+            out[i] = inner[k++];
+            terms = out[i].terms_out;
+          } else {
+            ++skipped_layers_;
+            out[i] = {0.0, terms};
+          }
+        }
+        release_labels(engine);
+        return taken;
+      },
+      engine_);
+}
+
+template <int W, Coefficient C>
+LayerPassResult NarrowEngine<W, C>::finalize_layer(const Truncation& truncation) {
+  return std::visit([&](auto& engine) { return engine.finalize_layer(truncation); }, engine_);
+}
+
+template <int W, Coefficient C>
+void NarrowEngine<W, C>::export_to(PauliSum<W, C>& sum) {
+  std::visit(
+      [&](auto& engine) {
+        constexpr int V = narrow_detail::EngineWidth<std::decay_t<decltype(engine)>>::value;
+        PauliSum<V, C> narrowed(64 * static_cast<std::size_t>(V), hash_seed_);
+        engine.export_to(narrowed);
+        std::vector<PauliString<W>> keys;
+        keys.reserve(narrowed.size());
+        for (const auto& key : narrowed.keys()) keys.push_back(widen<V>(key));
+        std::vector<C> coefficients(narrowed.coefficients().begin(), narrowed.coefficients().end());
+        const int bits = narrowed.bucket_bits();
+        narrowed = PauliSum<V, C>();
+        PauliSum<W, C> wide(num_qubits_, hash_seed_);
+        wide.assign_distinct_columns(std::move(keys), std::move(coefficients), bits);
+        sum = std::move(wide);
+      },
+      engine_);
+}
+
+}  // namespace paulistrings

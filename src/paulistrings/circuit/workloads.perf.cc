@@ -3,16 +3,20 @@
 //
 // usage: paulistrings-workloads WORKLOAD [--side L] [--steps S] [--threads T] [--engine cpu|reference]
 //                               [--rotations in_place|orbit] [--keys narrow|wide] [--blocks on|off]
-//                               [--device D]
+//                               [--noise P] [--device D]
 //   WORKLOAD: tfim_chain (n = 64, 10 steps), heisenberg_chain (n = 14, 10 steps), tfim_2d (--side L,
 //   default 18, 21 steps).
-// --blocks off applies one layer at a time (default: rotations in blocks, docs/design.md §7.7).
+// --noise P adds a depolarizing channel of strength P on every qubit after every step (not a published
+// workload: the rescaling-noise blocks' case; the name gets "+noise").
+// --blocks off applies one layer at a time (default: runs of rotations and of rescaling noise in
+// blocks, docs/design.md §7.7).
 // --keys wide keeps the CPU engine's keys at the sum's width (default: narrowed to the qubits in use,
 // cpu/narrow_engine.h). --device D runs on CUDA device D (wall seconds then include the upload and the download);
 // PAULISTRINGS_GPU_PROFILE (set) then prints the device sum's phase times (GpuEngineOptions::profile).
 // Prints one line: workload, threads, wall seconds (propagation only), the published read-out
 // (⟨0…0|O|0…0⟩, and the Z_0 coefficient for heisenberg_chain), final and peak terms, peak RSS.
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdint>
@@ -44,7 +48,7 @@ int usage(const char* message) {
   std::fprintf(stderr,
                "%s\nusage: paulistrings-workloads tfim_chain|heisenberg_chain|tfim_2d [--side L] [--steps S] "
                "[--threads T] [--engine cpu|reference] [--rotations in_place|orbit] [--keys narrow|wide] "
-               "[--blocks on|off] [--device D]\n",
+               "[--blocks on|off] [--noise P] [--device D]\n",
                message);
   return 2;
 }
@@ -62,6 +66,7 @@ int main(int argc, char** argv) {
   bool in_place = true;
   bool narrow = true;
   bool blocks = true;
+  double noise = 0.0;
   int device = -1;
   for (int i = 2; i < argc; i += 2) {
     const std::string flag = argv[i];
@@ -90,6 +95,13 @@ int main(int argc, char** argv) {
     } else if (flag == "--keys") {
       if (value != "narrow" && value != "wide") return usage("bad --keys");
       narrow = value == "narrow";
+    } else if (flag == "--noise") {
+      try {
+        noise = parse_real(value);
+      } catch (const std::invalid_argument& e) {
+        std::fprintf(stderr, "%s: %s\n", flag.c_str(), e.what());
+        return 2;
+      }
     } else if (flag == "--blocks") {
       if (value != "on" && value != "off") return usage("bad --blocks");
       blocks = value == "on";
@@ -111,6 +123,20 @@ int main(int argc, char** argv) {
     return usage(("unknown workload " + name).c_str());
   }
   const std::size_t n = workload.circuit.num_qubits();
+  if (noise > 0.0) {
+    // Steps are contiguous runs of equal length in the time-ordered circuit; noise follows each.
+    const std::size_t step_count = steps < 0 ? (name == "tfim_2d" ? 21 : 10) : static_cast<std::size_t>(steps);
+    const std::size_t per_step = workload.circuit.size() / std::max<std::size_t>(step_count, 1);
+    Circuit noisy(n);
+    for (std::size_t i = 0; i < workload.circuit.size(); ++i) {
+      noisy.append(workload.circuit[i]);
+      if ((i + 1) % per_step == 0) {
+        for (Qubit q = 0; q < n; ++q) noisy.append(Channel::depolarize(noise, q));
+      }
+    }
+    workload.circuit = std::move(noisy);
+    workload.name += "+noise";
+  }
   std::vector<std::pair<std::string, Complex>> terms;
   for (const std::string& label : workload.observable) terms.emplace_back(label, 1.0);
   AnyPauliSum sum = AnyPauliSum::from_labels(n, terms);

@@ -44,7 +44,7 @@ struct CpuEngineOptions {
   /// the orbit path that rewrites every bucket (kept for measurement).
   bool in_place_rotations = true;
   GeneralLayer general_layer = GeneralLayer::orbit;
-  /// Blocks of rotations (apply_block, docs/design.md §7.7): taken when the sum holds at least
+  /// Blocks of layers (apply_block, docs/design.md §7.7): taken when the sum holds at least
   /// block_min_terms terms, with at least block_min_cosets cosets (tasks) per block, each holding at
   /// most about block_bytes of terms. None of these depends on the thread count, so neither do blocks.
   bool gate_blocks = true;
@@ -79,9 +79,10 @@ class CpuEngine {
 
   /// Applies one layer in place; returns the Σ|c|² dropped by the per-term truncation.
   double apply_layer(const PreparedChannel<W>& table, const Truncation& truncation);
-  /// Applies a block of consecutive rotations in one pass over memory (the BlockEngine contract,
-  /// engine/layer_engine.h): every coset of the block's combined delta span takes each rotation in
-  /// turn while its buckets are in cache. Returns how many layers it took (0: none).
+  /// Applies a block of consecutive layers in one pass over memory (the BlockEngine contract,
+  /// engine/layer_engine.h): a run of Pauli rotations, every coset of their combined delta span taking
+  /// each in turn while its buckets are in cache; or a run of key-preserving layers (rescaling noise),
+  /// each term taking each in turn. Returns how many layers it took (0: none).
   std::size_t apply_block(std::span<const PreparedChannel<W>> tables, const Truncation& truncation,
                           std::span<BlockLayer> out);
   /// Whether apply_block would take a block under this policy now (options, size, policy tested).
@@ -102,6 +103,9 @@ class CpuEngine {
     if (interrupted()) throw LayerInterrupted();
   }
   double rescale_layer(const PreparedChannel<W>& table, const Truncation& truncation);
+  /// A run of key-preserving layers in one pass (apply_block's other kind of block).
+  std::size_t rescale_block(std::span<const PreparedChannel<W>> tables, const Truncation& truncation,
+                            std::span<BlockLayer> out);
   /// Where coset_layer sends an output: everything stays (apply_layer); CpuPartitionEngine routes
   /// outputs by the partition offset of their delta (its ExportRoute).
   struct StayRoute;

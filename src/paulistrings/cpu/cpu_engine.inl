@@ -526,7 +526,8 @@ bool CpuEngine<W, C>::takes_blocks(const Truncation& truncation) const {
 template <int W, Coefficient C>
 std::size_t CpuEngine<W, C>::apply_block(std::span<const PreparedChannel<W>> tables, const Truncation& truncation,
                                          std::span<BlockLayer> out) {
-  if (tables.size() < 2 || !takes_blocks(truncation)) return 0;
+  if (tables.size() < 2 || out.size() < 2 || !takes_blocks(truncation)) return 0;
+  if (tables[0].table_class == TableClass::key_preserving) return rescale_block(tables, truncation, out);
   // The block's span may have dimension d while 2^(bits − d) ≥ block_min_cosets cosets remain
   // (whatever the thread count: blocks must not depend on it) and a coset's terms fit in block_bytes.
   // At most 6 (the dirty-bucket mask of a coset is 64 bits).
@@ -627,6 +628,83 @@ std::size_t CpuEngine<W, C>::apply_block(std::span<const PreparedChannel<W>> tab
   remember_tested(truncation);
   refine_if_needed();
   return taken;
+}
+
+template <int W, Coefficient C>
+std::size_t CpuEngine<W, C>::rescale_block(std::span<const PreparedChannel<W>> tables, const Truncation& truncation,
+                                           std::span<BlockLayer> out) {
+  // The run of key-preserving layers ahead (noise that only rescales: depolarizing, dephasing, Pauli
+  // channels, measurements): each term takes them in turn in one pass, with the per-term test after each,
+  // as rescale_layer does layer by layer (a layer outside the light cone rescales by 1 and re-tests a
+  // policy the term passed: no change, so it needs no skip).
+  std::size_t layers = 0;
+  while (layers < tables.size() && layers < out.size() && tables[layers].table_class == TableClass::key_preserving)
+    ++layers;
+  if (layers < 2) return 0;
+  std::vector<cpu_detail::LayerKernel<W, C>> kernels;
+  kernels.reserve(layers);
+  for (std::size_t j = 0; j < layers; ++j) {
+    CosetPlan unused;
+    kernels.push_back(cpu_detail::make_kernel<W, C>(tables[j], store_.hash(), 0, unused));
+  }
+  const std::size_t buckets = store_.num_buckets();
+  const bool test_terms = truncation.has_term_test();
+  // [layer][bucket]: summed over buckets in bucket order, as rescale_layer sums them.
+  std::vector<double> discarded(layers * buckets, 0.0);
+  std::vector<std::size_t> removed(layers * buckets, 0);
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) if (parallel_worthwhile())
+  for (std::size_t b = 0; b < buckets; ++b) {
+    if (interrupted()) continue;  // the block is abandoned (throw_if_interrupted below)
+    Bucket<W, C>& bucket = store_.bucket(b);
+    std::size_t kept = 0;
+    for (std::size_t t = 0; t < bucket.size(); ++t) {
+      const PauliString<W>& key = bucket.keys[t];
+      C value = bucket.coefficients[t];
+      std::size_t gone = layers;  // the layer that removes the term, if any
+      for (std::size_t j = 0; j < layers && gone == layers; ++j) {
+        const auto& kernel = kernels[j];
+        if (kernel.rotation) {
+          if (!key.commutes_with(kernel.generator)) value = value * kernel.cos_theta;
+        } else {
+          const int p = kernel.pattern_of(key);
+          if (!kernel.has_image[p]) {  // the channel maps this Pauli to zero
+            gone = j;
+            break;
+          }
+          value = value * kernel.image_amplitude[p];
+        }
+        if (value == C(0.0)) {
+          gone = j;
+        } else if (test_terms && !truncation.keep(key, value)) {
+          discarded[j * buckets + b] += magnitude_squared(value);
+          gone = j;
+        }
+      }
+      if (gone < layers) {
+        ++removed[gone * buckets + b];
+        continue;
+      }
+      bucket.keys[kept] = key;
+      bucket.coefficients[kept] = value;
+      ++kept;
+    }
+    bucket.keys.resize(kept);
+    bucket.coefficients.resize(kept);
+  }
+  throw_if_interrupted();
+  std::size_t terms = size_;
+  for (std::size_t j = 0; j < layers; ++j) {
+    out[j] = {};
+    for (std::size_t b = 0; b < buckets; ++b) {
+      out[j].discarded_weight += discarded[j * buckets + b];
+      terms -= removed[j * buckets + b];
+    }
+    out[j].terms_out = terms;
+  }
+  size_ = terms;
+  block_layers_ += layers;
+  remember_tested(truncation);
+  return layers;
 }
 
 template <int W, Coefficient C>

@@ -1,6 +1,6 @@
-// Blocks of rotations in the CPU engine (CpuEngine::apply_block, docs/design.md §7.7) on block-structured
-// circuits — Trotter layers of the published workloads, a brickwork of two-qubit rotations with noise
-// layers between — in both directions under every per-term policy: the coefficients of one layer at a
+// Blocks in the CPU engine (CpuEngine::apply_block, docs/design.md §7.7) on block-structured circuits —
+// Trotter layers of the published workloads, a brickwork of two-qubit rotations with noise layers
+// between (runs of rotations and runs of key-preserving channels) — in both directions under every per-term policy: the coefficients of one layer at a
 // time bit for bit, the reference engine's terms to 1e-12, the same for any thread count, and
 // checkpoint boundaries respected. The seeded random circuits run in blocks in
 // cpu_engine_equivalence.test.cc (suite CpuBlocks).
@@ -47,8 +47,9 @@ Outcome run(const PauliSum<1, double>& start, const Circuit& circuit, const Prop
   return out;
 }
 
-/// A brickwork of random two-qubit Pauli rotations on a ring of n qubits, `depth` bricks, with a
-/// depolarizing layer on every qubit after every second brick (non-rotations end a block).
+/// A brickwork of random two-qubit Pauli rotations on a chain of n qubits, `depth` bricks, with a noise
+/// layer on every qubit after every second brick and a measurement halfway: blocks of rotations and
+/// blocks of key-preserving layers, each ending where the other kind begins.
 Circuit noisy_brickwork(std::size_t n, std::size_t depth, std::mt19937_64& rng) {
   static const char* kPaulis[] = {"X", "Y", "Z"};
   Circuit circuit(n);
@@ -59,8 +60,14 @@ Circuit noisy_brickwork(std::size_t n, std::size_t depth, std::mt19937_64& rng) 
       circuit.append(Channel::pauli_rotation(pauli, {q, q + 1}, angle(rng)));
     }
     if (layer % 2 == 1) {
-      for (Qubit q = 0; q < n; ++q) circuit.append(Channel::depolarize(0.02, q));
+      // A noise layer: key-preserving channels only, so one block of its own.
+      for (Qubit q = 0; q < n; ++q) {
+        if (q % 3 == 0) circuit.append(Channel::depolarize(0.02, q));
+        if (q % 3 == 1) circuit.append(Channel::dephase(0.03, q));
+        if (q % 3 == 2) circuit.append(Channel::pauli_channel(0.01, 0.02, 0.015, q));
+      }
     }
+    if (layer == depth / 2) circuit.append(Channel::measure(0));
   }
   return circuit;
 }

@@ -73,8 +73,8 @@ class NarrowEngine {
   std::size_t size() const;
   /// Applies one layer in place; returns the Σ|c|² dropped by the per-term truncation.
   double apply_layer(const PreparedChannel<W>& table, const Truncation& truncation);
-  /// Applies a block of rotations (the BlockEngine contract, engine/layer_engine.h): the layers on
-  /// labelled qubits go to the CPU engine as one block, the others are skipped.
+  /// Applies a block (the BlockEngine contract, engine/layer_engine.h): the layers on labelled qubits go
+  /// to the CPU engine as one block, the others are skipped.
   std::size_t apply_block(std::span<const PreparedChannel<W>> tables, const Truncation& truncation,
                           std::span<BlockLayer> out);
   /// Runs the truncation's layer passes.

@@ -254,7 +254,7 @@ template <int W, Coefficient C>
 std::size_t NarrowEngine<W, C>::apply_block(std::span<const PreparedChannel<W>> tables, const Truncation& truncation,
                                             std::span<BlockLayer> out) {
   // The layers that act go to the inner engine as one block; those on unlabelled qubits are skipped
-  // here. Labelling stops at the first layer that is not a rotation (the inner engine would stop there).
+  // here. Labelling stops at the first layer no block takes (the inner engine would stop there).
   // Nothing is labelled for a block the inner engine would not take (a new policy must first be
   // tested on every term by a layer).
   if (!std::visit([&](const auto& engine) { return engine.takes_blocks(truncation); }, engine_)) return 0;
@@ -263,11 +263,14 @@ std::size_t NarrowEngine<W, C>::apply_block(std::span<const PreparedChannel<W>> 
   const std::size_t capacity = 64 * static_cast<std::size_t>(width());
   for (; considered < tables.size() && considered < out.size(); ++considered) {
     const PreparedChannel<W>& table = tables[considered];
-    if (table.form != PreparedChannel<W>::Form::rotation) break;
+    const bool rotation = table.form == PreparedChannel<W>::Form::rotation;
+    if (!rotation && table.table_class != TableClass::key_preserving) break;
     // A block never widens the keys: the layers it looks ahead at could label qubits the inner engine
     // never reaches (it takes as many as its span allows); the layer path widens when it must.
     std::size_t unlabelled = 0;
-    narrow_detail::for_each_factor<W>(table.generator, [&](Qubit q) { unlabelled += label_of_[q] < 0 ? 1 : 0; });
+    const PauliString<W> support =
+        rotation ? table.generator : table.pattern_mask(table.support_size == 2 ? 15 : 3);
+    narrow_detail::for_each_factor<W>(support, [&](Qubit q) { unlabelled += label_of_[q] < 0 ? 1 : 0; });
     if (in_use_ + unlabelled > capacity) break;
     if (label_layer(table, truncation)) acting.push_back(considered);
   }

@@ -4,9 +4,9 @@
 #include <chrono>
 #include <limits>
 #include <new>
+#include <span>
 #include <string>
 #include <utility>
-#include <span>
 #include <vector>
 
 #include "paulistrings/channels/prepared_channel.h"
@@ -15,6 +15,11 @@
 namespace paulistrings {
 
 namespace engine_detail {
+
+/// The circuit index of application step `step` (forward: first to last; Heisenberg: last to first).
+inline std::size_t circuit_index(Direction direction, std::size_t layers, std::size_t step) {
+  return direction == Direction::forward ? step : layers - 1 - step;
+}
 
 /// The memory-budget cut: approx_topn down to `limit` terms when the sum holds more.
 template <int W, class E>
@@ -72,7 +77,7 @@ inline std::string layer_name(std::size_t step, std::size_t layers, const Channe
 }
 
 /// Offers the engine a block of layers from `step` (BlockEngine, engine/layer_engine.h): the rotations
-/// ahead, up to kMaxBlock, not past options.block_boundary, and no more than the host memory guard
+/// and key-preserving layers ahead, up to kMaxBlock, not past options.block_boundary, and no more than the host memory guard
 /// allows if every layer doubled the sum. Records each layer it takes; returns how many (0: none, the
 /// caller applies layer `step` alone, its table left in ahead[0]).
 template <int W, class E>
@@ -81,9 +86,7 @@ std::size_t run_block(E& engine, const Circuit& circuit, const PropagateOptions&
                       std::vector<BlockLayer>& out, PropagationStats& stats) {
   constexpr std::size_t kMaxBlock = 32;
   const std::size_t layers = circuit.size();
-  auto circuit_index = [&](std::size_t s) {
-    return options.direction == Direction::forward ? s : layers - 1 - s;
-  };
+  auto index = [&](std::size_t s) { return circuit_index(options.direction, layers, s); };
   std::size_t limit = std::min(kMaxBlock, layers - step);
   if (options.block_boundary > 0) limit = std::min(limit, options.block_boundary - step % options.block_boundary);
   std::size_t grown = engine.size();
@@ -94,10 +97,14 @@ std::size_t run_block(E& engine, const Circuit& circuit, const PropagateOptions&
   }
   limit = std::min(limit, guarded);
   if (limit < 2) return 0;
-  // Prepare the tables ahead up to the first that is not a rotation (it stays for the layer path).
+  // Prepare the tables ahead up to the first that no block takes (it stays for the layer path): blocks
+  // are runs of rotations or of key-preserving layers.
+  auto blockable = [](const PreparedChannel<W>& table) {
+    return table.form == PreparedChannel<W>::Form::rotation || table.table_class == TableClass::key_preserving;
+  };
   while (ahead.size() < limit) {
-    if (!ahead.empty() && ahead.back().form != PreparedChannel<W>::Form::rotation) break;
-    ahead.push_back(prepare_channel<W>(circuit[circuit_index(step + ahead.size())], options.direction));
+    if (!ahead.empty() && !blockable(ahead.back())) break;
+    ahead.push_back(prepare_channel<W>(circuit[index(step + ahead.size())], options.direction));
   }
   const std::size_t offered = std::min(limit, ahead.size());
   if (offered < 2) return 0;
@@ -109,7 +116,7 @@ std::size_t run_block(E& engine, const Circuit& circuit, const PropagateOptions&
     taken = engine.apply_block(std::span<const PreparedChannel<W>>(ahead.data(), offered), options.truncation,
                                std::span<BlockLayer>(out.data(), offered));
   } catch (const std::bad_alloc&) {
-    refused_allocation(step, layers, circuit[circuit_index(step)], terms_in);
+    refused_allocation(step, layers, circuit[index(step)], terms_in);
   }
   if (taken == 0) return 0;
   const auto wall = static_cast<std::uint64_t>(
@@ -118,7 +125,7 @@ std::size_t run_block(E& engine, const Circuit& circuit, const PropagateOptions&
   for (std::size_t i = 0; i < taken; ++i) {
     LayerRecord record;
     record.application_index = step + i;
-    record.circuit_index = circuit_index(step + i);
+    record.circuit_index = index(step + i);
     record.gate_name = circuit[record.circuit_index].name();
     record.terms_in = before;
     record.terms_out = out[i].terms_out;
@@ -157,9 +164,6 @@ PropagationStats run_layers(E& engine, const Circuit& circuit, const PropagateOp
   const std::size_t guard_terms = guard.allowed_bytes > 0 && guard.bytes_per_term > 0
                                       ? guard.allowed_bytes / guard.bytes_per_term
                                       : std::numeric_limits<std::size_t>::max();
-  auto circuit_index = [&](std::size_t step) {
-    return options.direction == Direction::forward ? step : layers - 1 - step;
-  };
   // Blocks (BlockEngine): the prepared tables of the layers ahead, ahead[0] for `step`.
   std::vector<PreparedChannel<W>> ahead;
   std::vector<BlockLayer> block_out;
@@ -176,7 +180,7 @@ PropagationStats run_layers(E& engine, const Circuit& circuit, const PropagateOp
         }
       }
     }
-    const std::size_t index = circuit_index(step);
+    const std::size_t index = engine_detail::circuit_index(options.direction, layers, step);
     const Channel& channel = circuit[index];
     const auto start = Clock::now();
     LayerRecord record;

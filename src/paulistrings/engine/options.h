@@ -60,8 +60,8 @@ struct PropagateOptions {
   /// The CPU engine holds keys only as wide as the qubits the sum has used (cpu/narrow_engine.h,
   /// docs/design.md §7.6) when the truncation allows it; off = keys at the sum's width always.
   bool narrow_keys = true;
-  /// The CPU engine applies runs of rotations in blocks, one pass over memory each (docs/design.md
-  /// §7.7); off = one layer at a time.
+  /// The CPU engine applies runs of rotations and of rescaling noise in blocks, one pass over memory
+  /// each (docs/design.md §7.7); off = one layer at a time.
   bool gate_blocks = true;
   /// The GPU engine's switches (device ≥ 0, and GPU partitions).
   GpuEngineOptions gpu;

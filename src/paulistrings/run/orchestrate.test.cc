@@ -414,7 +414,9 @@ TEST_F(Orchestrate, ATaskOfSeveralObservablesResumesTheOneItsCheckpointCarries) 
     EXPECT_TRUE(Bitwise(sum, expected)) << "observable " << i;
     EXPECT_EQ(result.stats.layers.front().application_index, i == 1 ? 12u : 0u);
     // Observable 0 runs before the resumed one: it must not replace the checkpoint being resumed.
-    if (i == 0) EXPECT_EQ(io::load_checkpoint(dir_ / "task.ckpt").layers_done, 12u);
+    if (i == 0) {
+      EXPECT_EQ(io::load_checkpoint(dir_ / "task.ckpt").layers_done, 12u);
+    }
   }
 }
 

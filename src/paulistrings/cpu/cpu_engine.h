@@ -152,3 +152,4 @@ static_assert(BlockEngine<CpuEngine<2, double>, 2>);
 }  // namespace paulistrings
 
 #include "paulistrings/cpu/cpu_engine.inl"
+#include "paulistrings/cpu/cpu_engine_blocks.inl"

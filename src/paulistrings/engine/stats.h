@@ -17,7 +17,7 @@ struct LayerRecord {
   std::size_t terms_in = 0;
   std::size_t terms_out = 0;      ///< after this layer's truncation
   double discarded_weight = 0.0;  ///< Σ|c|² removed by truncation in this layer
-  std::uint64_t wall_ns = 0;
+  std::uint64_t wall_ns = 0;  ///< this layer's time; layers applied as one block share its time evenly
   bool collapsed = false;                ///< collapse_sample replaced the sum in this layer
   double budget_discarded_weight = 0.0;  ///< part of discarded_weight removed by the memory budget
 };

@@ -130,6 +130,24 @@ PauliProduct<W> multiply(const PauliString<W>& a, const PauliString<W>& b) {
   return {product_phase(a, b), a ^ b};
 }
 
+/// Calls f(q) for every set bit q of a W-word qubit mask, in ascending order.
+template <int W, class F>
+void for_each_qubit(const std::array<std::uint64_t, W>& mask, F&& f) {
+  for (int i = 0; i < W; ++i) {
+    for (std::uint64_t word = mask[i]; word != 0; word &= word - 1) {
+      f(64 * static_cast<std::size_t>(i) + static_cast<std::size_t>(std::countr_zero(word)));
+    }
+  }
+}
+
+/// Calls f(q) for every qubit q where `key` is not the identity, in ascending order.
+template <int W, class F>
+void for_each_factor(const PauliString<W>& key, F&& f) {
+  std::array<std::uint64_t, W> used;
+  for (int i = 0; i < W; ++i) used[i] = key.x[i] | key.z[i];
+  for_each_qubit<W>(used, f);
+}
+
 /// Smallest instantiated width (1, 2, 4, 8 or 16 words) holding num_qubits; throws
 /// std::invalid_argument above 1024 qubits.
 int width_for_qubits(std::size_t num_qubits);
@@ -164,14 +182,11 @@ std::string PauliString<W>::to_label(std::size_t num_qubits) const {
 template <int W>
 std::string PauliString<W>::to_sparse_label() const {
   std::string label;
-  for (int i = 0; i < W; ++i) {
-    for (std::uint64_t bits = x[i] | z[i]; bits != 0; bits &= bits - 1) {
-      const std::size_t q = 64 * static_cast<std::size_t>(i) + std::countr_zero(bits);
-      if (!label.empty()) label += ' ';
-      label += letter(q);
-      label += std::to_string(q);
-    }
-  }
+  for_each_factor<W>(*this, [&](std::size_t q) {
+    if (!label.empty()) label += ' ';
+    label += letter(q);
+    label += std::to_string(q);
+  });
   return label.empty() ? std::string("I") : label;
 }
 

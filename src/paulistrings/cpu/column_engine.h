@@ -139,8 +139,7 @@ class ColumnEngine {
   std::vector<std::uint64_t> hashes_;
   std::vector<char> paired_;
   /// The policy every live row is known to pass (held, so its identity stays unique).
-  Truncation tested_truncation_;
-  bool tested_valid_ = false;
+  TestedPolicy tested_;
 };
 
 static_assert(LayerEngine<ColumnEngine<2, double>, 2>);

@@ -20,16 +20,6 @@ inline void for_each_row(const std::vector<std::uint64_t>& bits, std::size_t wor
   }
 }
 
-/// Calls f(qubit) for every set bit of a W-word mask.
-template <int W, class F>
-inline void for_each_qubit(const std::array<std::uint64_t, W>& mask, F&& f) {
-  for (int i = 0; i < W; ++i) {
-    for (std::uint64_t word = mask[i]; word != 0; word &= word - 1) {
-      f(64 * static_cast<std::size_t>(i) + static_cast<std::size_t>(std::countr_zero(word)));
-    }
-  }
-}
-
 /// An amplitude in the storage type (real tables only ever meet real sums; validate_run checks).
 template <Coefficient C>
 inline C amplitude_in(const Complex& amplitude) {
@@ -84,8 +74,8 @@ void ColumnIndex<W>::add(std::size_t row, const PauliString<W>& key) {
   grow_to(w + 1);
   used_words_ = std::max(used_words_, w + 1);
   live_[w] |= bit;
-  column_detail::for_each_qubit<W>(key.x, [&](std::size_t q) { column_for_write(q, 0)[w] |= bit; });
-  column_detail::for_each_qubit<W>(key.z, [&](std::size_t q) { column_for_write(q, 1)[w] |= bit; });
+  for_each_qubit<W>(key.x, [&](std::size_t q) { column_for_write(q, 0)[w] |= bit; });
+  for_each_qubit<W>(key.z, [&](std::size_t q) { column_for_write(q, 1)[w] |= bit; });
 }
 
 template <int W>
@@ -122,8 +112,8 @@ template <int W>
 void ColumnIndex<W>::flip(std::size_t row, const PauliString<W>& delta) {
   const std::size_t w = row / 64;
   const std::uint64_t bit = std::uint64_t{1} << (row % 64);
-  column_detail::for_each_qubit<W>(delta.x, [&](std::size_t q) { column_for_write(q, 0)[w] ^= bit; });
-  column_detail::for_each_qubit<W>(delta.z, [&](std::size_t q) { column_for_write(q, 1)[w] ^= bit; });
+  for_each_qubit<W>(delta.x, [&](std::size_t q) { column_for_write(q, 0)[w] ^= bit; });
+  for_each_qubit<W>(delta.z, [&](std::size_t q) { column_for_write(q, 1)[w] ^= bit; });
 }
 
 template <int W>
@@ -156,8 +146,8 @@ void ColumnIndex<W>::anticommuting(const PauliString<W>& generator, std::vector<
     std::uint64_t* o = out.data();
     for (std::size_t w = 0; w < words; ++w) o[w] ^= c[w];
   };
-  column_detail::for_each_qubit<W>(generator.x, [&](std::size_t q) { xor_in(q, 1); });
-  column_detail::for_each_qubit<W>(generator.z, [&](std::size_t q) { xor_in(q, 0); });
+  for_each_qubit<W>(generator.x, [&](std::size_t q) { xor_in(q, 1); });
+  for_each_qubit<W>(generator.z, [&](std::size_t q) { xor_in(q, 0); });
   for (std::size_t w = 0; w < words; ++w) out[w] &= live_[w];
 }
 
@@ -167,7 +157,7 @@ void ColumnIndex<W>::touching(const PauliString<W>& support, std::vector<std::ui
   const std::size_t words = used_words_;
   std::array<std::uint64_t, W> qubits{};
   for (int i = 0; i < W; ++i) qubits[i] = support.x[i] | support.z[i];
-  column_detail::for_each_qubit<W>(qubits, [&](std::size_t q) {
+  for_each_qubit<W>(qubits, [&](std::size_t q) {
     for (int plane = 0; plane < 2; ++plane) {
       const auto& column = columns_[2 * q + static_cast<std::size_t>(plane)];
       if (column.empty()) continue;
@@ -259,8 +249,7 @@ template <int W, Coefficient C>
 double ColumnEngine<W, C>::apply_layer(const PreparedChannel<W>& table, const Truncation& truncation) {
   // Unchanged rows passed this policy's test in an earlier layer unless the policy is new (the
   // reference engine re-tests every term; the test depends on the key and coefficient only).
-  const bool test_unchanged = truncation.has_term_test() &&
-                              !(tested_valid_ && tested_truncation_.identity() == truncation.identity());
+  const bool test_unchanged = tested_.must_retest(truncation);
   to_erase_.clear();
   const double discarded = table.form == PreparedChannel<W>::Form::rotation
                                ? rotation_layer(table, truncation, test_unchanged)
@@ -269,8 +258,7 @@ double ColumnEngine<W, C>::apply_layer(const PreparedChannel<W>& table, const Tr
   for (std::uint32_t row : to_erase_) erase(row);
   to_erase_.clear();
   ++counters_.layers;
-  tested_truncation_ = truncation;
-  tested_valid_ = true;
+  tested_.remember(truncation);
   compact_if_sparse();
   return discarded;
 }

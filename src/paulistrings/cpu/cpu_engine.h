@@ -103,6 +103,9 @@ class CpuEngine {
     if (interrupted()) throw LayerInterrupted();
   }
   double rescale_layer(const PreparedChannel<W>& table, const Truncation& truncation);
+  /// Key-preserving layers in one pass, a record each (rescale_layer: one; rescale_block: a run).
+  void rescale_run(std::span<const PreparedChannel<W>> tables, const Truncation& truncation,
+                   std::span<BlockLayer> out);
   /// A run of key-preserving layers in one pass (apply_block's other kind of block).
   std::size_t rescale_block(std::span<const PreparedChannel<W>> tables, const Truncation& truncation,
                             std::span<BlockLayer> out);
@@ -136,15 +139,20 @@ class CpuEngine {
   std::array<std::uint64_t, W> support_{};
   bool skips_layer(const PreparedChannel<W>& table, const Truncation& truncation) const;
   void add_support(const PreparedChannel<W>& table);
-  /// The policy every current term is known to pass (held, so its identity stays unique).
-  Truncation tested_truncation_;
+  TestedPolicy tested_;
   std::size_t skipped_layers_ = 0;
   std::size_t block_layers_ = 0;
-  bool tested_valid_ = false;
-  void remember_tested(const Truncation& truncation) {
-    tested_truncation_ = truncation;
-    tested_valid_ = true;
+  void remember_tested(const Truncation& truncation) { tested_.remember(truncation); }
+  /// True when the rotation `generator` can act on some term: it touches the light cone `cone`.
+  static bool touches(const PauliString<W>& generator, const std::array<std::uint64_t, W>& cone) {
+    for (int w = 0; w < W; ++w) {
+      if ((generator.x[w] | generator.z[w]) & cone[w]) return true;
+    }
+    return false;
   }
+  /// After a rotation pass: the light cone is the keys the threads scanned (a superset of those
+  /// kept) plus the support of the last rotation (its appended partners).
+  void refresh_support(const PreparedChannel<W>& last);
 };
 
 static_assert(BlockEngine<CpuEngine<2, double>, 2>);

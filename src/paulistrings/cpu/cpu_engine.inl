@@ -286,15 +286,8 @@ CpuEngine<W, C>::CpuEngine(const PauliSum<W, C>& sum, const CpuEngineOptions& op
 template <int W, Coefficient C>
 bool CpuEngine<W, C>::skips_layer(const PreparedChannel<W>& table, const Truncation& truncation) const {
   // Unchanged terms must already pass this policy (the reference engine re-tests every term).
-  if (truncation.has_term_test() &&
-      !(tested_valid_ && tested_truncation_.identity() == truncation.identity()))
-    return false;
-  if (table.form == PreparedChannel<W>::Form::rotation) {
-    for (int w = 0; w < W; ++w) {
-      if ((table.generator.x[w] | table.generator.z[w]) & support_[w]) return false;
-    }
-    return true;
-  }
+  if (tested_.must_retest(truncation)) return false;
+  if (table.form == PreparedChannel<W>::Form::rotation) return !touches(table.generator, support_);
   // Local table: the identity pattern must map to itself alone, with amplitude exactly 1.
   if (table.fanout[0] != 1 || table.outputs[0][0].pattern != 0 ||
       table.outputs[0][0].amplitude != Complex(1.0))
@@ -316,6 +309,15 @@ void CpuEngine<W, C>::add_support(const PreparedChannel<W>& table) {
     const Qubit q = table.qubits[static_cast<std::size_t>(i)];
     support_[q / 64] |= std::uint64_t{1} << (q % 64);
   }
+}
+
+template <int W, Coefficient C>
+void CpuEngine<W, C>::refresh_support(const PreparedChannel<W>& last) {
+  support_.fill(0);
+  for (const Scratch& scratch : scratch_) {
+    for (int w = 0; w < W; ++w) support_[w] |= scratch.support[w];
+  }
+  add_support(last);
 }
 
 template <int W, Coefficient C>
@@ -478,8 +480,7 @@ double CpuEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const Tr
   const auto kernel = cpu_detail::make_kernel<W, C>(table, store_.hash(), store_.bits(), plan);
   const std::size_t cosets = plan.num_cosets();
   // Unchanged (commuting) terms passed this policy's test in an earlier layer unless the policy is new.
-  const bool test_unchanged = truncation.has_term_test() &&
-                              !(tested_valid_ && tested_truncation_.identity() == truncation.identity());
+  const bool test_unchanged = tested_.must_retest(truncation);
   std::vector<double> discarded(cosets, 0.0);
   std::ptrdiff_t change = 0;
   for (Scratch& scratch : scratch_) scratch.support.fill(0);
@@ -501,12 +502,7 @@ double CpuEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const Tr
   errors.rethrow();
   throw_if_interrupted();
   size_ = static_cast<std::size_t>(static_cast<std::ptrdiff_t>(size_) + change);
-  // The keys scanned (a superset of those kept) plus the generator's support (appended partners).
-  support_.fill(0);
-  for (const Scratch& scratch : scratch_) {
-    for (int w = 0; w < W; ++w) support_[w] |= scratch.support[w];
-  }
-  add_support(table);
+  refresh_support(table);
   double sum = 0.0;
   for (double d : discarded) sum += d;
   return sum;
@@ -514,47 +510,82 @@ double CpuEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const Tr
 
 template <int W, Coefficient C>
 double CpuEngine<W, C>::rescale_layer(const PreparedChannel<W>& table, const Truncation& truncation) {
-  CosetPlan unused;
-  const auto kernel = cpu_detail::make_kernel<W, C>(table, store_.hash(), 0, unused);
+  BlockLayer record;
+  rescale_run(std::span<const PreparedChannel<W>>(&table, 1), truncation, std::span<BlockLayer>(&record, 1));
+  return record.discarded_weight;
+}
+
+template <int W, Coefficient C>
+void CpuEngine<W, C>::rescale_run(std::span<const PreparedChannel<W>> tables, const Truncation& truncation,
+                                  std::span<BlockLayer> out) {
+  // Each term takes the key-preserving layers in turn in one pass, with the per-term test after each
+  // (a layer outside the light cone rescales by 1 and re-tests a policy the term passed: no change,
+  // so a run needs no skip).
+  const std::size_t layers = tables.size();
+  std::vector<cpu_detail::LayerKernel<W, C>> kernels;
+  kernels.reserve(layers);
+  for (const PreparedChannel<W>& table : tables) {
+    CosetPlan unused;
+    kernels.push_back(cpu_detail::make_kernel<W, C>(table, store_.hash(), 0, unused));
+  }
   const std::size_t buckets = store_.num_buckets();
   const bool test_terms = truncation.has_term_test();
-  std::vector<double> discarded(buckets, 0.0);
-  std::size_t total = 0;
-#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) reduction(+ : total) if (parallel_worthwhile())
+  // [layer][bucket]: summed over buckets in bucket order below, whatever the thread count.
+  std::vector<double> discarded(layers * buckets, 0.0);
+  std::vector<std::size_t> removed(layers * buckets, 0);
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) if (parallel_worthwhile())
   for (std::size_t b = 0; b < buckets; ++b) {
-    if (interrupted()) continue;  // the layer is abandoned (throw_if_interrupted below)
+    if (interrupted()) continue;  // the run is abandoned (throw_if_interrupted below)
     Bucket<W, C>& bucket = store_.bucket(b);
-    std::size_t out = 0;
-    double dropped = 0.0;
+    std::size_t kept = 0;
     for (std::size_t t = 0; t < bucket.size(); ++t) {
       const PauliString<W>& key = bucket.keys[t];
       C value = bucket.coefficients[t];
-      if (kernel.rotation) {
-        if (!key.commutes_with(kernel.generator)) value = value * kernel.cos_theta;
-      } else {
-        const int p = kernel.pattern_of(key);
-        if (!kernel.has_image[p]) continue;  // the channel maps this Pauli to zero
-        value = value * kernel.image_amplitude[p];
+      std::size_t gone = layers;  // the layer that removes the term, if any
+      for (std::size_t j = 0; j < layers; ++j) {
+        const auto& kernel = kernels[j];
+        if (kernel.rotation) {
+          if (!key.commutes_with(kernel.generator)) value = value * kernel.cos_theta;
+        } else {
+          const int p = kernel.pattern_of(key);
+          if (!kernel.has_image[p]) {  // the channel maps this Pauli to zero
+            gone = j;
+            break;
+          }
+          value = value * kernel.image_amplitude[p];
+        }
+        if (value == C(0.0)) {
+          gone = j;
+          break;
+        }
+        if (test_terms && !truncation.keep(key, value)) {
+          discarded[j * buckets + b] += magnitude_squared(value);
+          gone = j;
+          break;
+        }
       }
-      if (value == C(0.0)) continue;
-      if (test_terms && !truncation.keep(key, value)) {
-        dropped += magnitude_squared(value);
+      if (gone < layers) {
+        ++removed[gone * buckets + b];
         continue;
       }
-      bucket.keys[out] = key;
-      bucket.coefficients[out] = value;
-      ++out;
+      bucket.keys[kept] = key;
+      bucket.coefficients[kept] = value;
+      ++kept;
     }
-    bucket.keys.resize(out);
-    bucket.coefficients.resize(out);
-    discarded[b] = dropped;
-    total += out;
+    bucket.keys.resize(kept);
+    bucket.coefficients.resize(kept);
   }
   throw_if_interrupted();
-  size_ = total;
-  double sum = 0.0;
-  for (double d : discarded) sum += d;
-  return sum;
+  std::size_t terms = size_;
+  for (std::size_t j = 0; j < layers; ++j) {
+    out[j] = {};
+    for (std::size_t b = 0; b < buckets; ++b) {
+      out[j].discarded_weight += discarded[j * buckets + b];
+      terms -= removed[j * buckets + b];
+    }
+    out[j].terms_out = terms;
+  }
+  size_ = terms;
 }
 
 template <int W, Coefficient C>

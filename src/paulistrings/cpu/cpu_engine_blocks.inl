@@ -21,7 +21,7 @@ bool CpuEngine<W, C>::takes_blocks(const Truncation& truncation) const {
   // rotations, and a policy every term has already passed (no layer re-tests them all).
   return options_.gate_blocks && options_.in_place_rotations && size_ >= options_.block_min_terms &&
          !truncation.has_layer_pass() &&
-         !(truncation.has_term_test() && !(tested_valid_ && tested_truncation_.identity() == truncation.identity()));
+         !tested_.must_retest(truncation);
 }
 
 template <int W, Coefficient C>
@@ -50,9 +50,7 @@ std::size_t CpuEngine<W, C>::apply_block(std::span<const PreparedChannel<W>> tab
   for (; taken < tables.size() && taken < out.size(); ++taken) {
     const PreparedChannel<W>& table = tables[taken];
     if (table.form != PreparedChannel<W>::Form::rotation || table.table_class != TableClass::general) break;
-    bool inside = false;
-    for (int w = 0; w < W; ++w) inside = inside || ((table.generator.x[w] | table.generator.z[w]) & cone[w]) != 0;
-    if (!inside) continue;
+    if (!touches(table.generator, cone)) continue;
     const std::uint64_t h = store_.hash()(table.generator, bits);
     std::uint64_t r = h;
     for (std::uint64_t b : basis) r = std::min(r, r ^ b);  // reduce by the top bit of each basis vector
@@ -121,11 +119,7 @@ std::size_t CpuEngine<W, C>::apply_block(std::span<const PreparedChannel<W>> tab
   }
   size_ = terms;
   block_layers_ += taken;
-  support_.fill(0);
-  for (const Scratch& scratch : scratch_) {
-    for (int w = 0; w < W; ++w) support_[w] |= scratch.support[w];
-  }
-  add_support(tables[runs.back()]);
+  refresh_support(tables[runs.back()]);
   remember_tested(truncation);
   refine_if_needed();
   return taken;
@@ -135,74 +129,12 @@ template <int W, Coefficient C>
 std::size_t CpuEngine<W, C>::rescale_block(std::span<const PreparedChannel<W>> tables, const Truncation& truncation,
                                            std::span<BlockLayer> out) {
   // The run of key-preserving layers ahead (noise that only rescales: depolarizing, dephasing, Pauli
-  // channels, measurements): each term takes them in turn in one pass, with the per-term test after each,
-  // as rescale_layer does layer by layer (a layer outside the light cone rescales by 1 and re-tests a
-  // policy the term passed: no change, so it needs no skip).
+  // channels, measurements) in one pass, as rescale_layer takes one.
   std::size_t layers = 0;
   while (layers < tables.size() && layers < out.size() && tables[layers].table_class == TableClass::key_preserving)
     ++layers;
   if (layers < 2) return 0;
-  std::vector<cpu_detail::LayerKernel<W, C>> kernels;
-  kernels.reserve(layers);
-  for (std::size_t j = 0; j < layers; ++j) {
-    CosetPlan unused;
-    kernels.push_back(cpu_detail::make_kernel<W, C>(tables[j], store_.hash(), 0, unused));
-  }
-  const std::size_t buckets = store_.num_buckets();
-  const bool test_terms = truncation.has_term_test();
-  // [layer][bucket]: summed over buckets in bucket order, as rescale_layer sums them.
-  std::vector<double> discarded(layers * buckets, 0.0);
-  std::vector<std::size_t> removed(layers * buckets, 0);
-#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) if (parallel_worthwhile())
-  for (std::size_t b = 0; b < buckets; ++b) {
-    if (interrupted()) continue;  // the block is abandoned (throw_if_interrupted below)
-    Bucket<W, C>& bucket = store_.bucket(b);
-    std::size_t kept = 0;
-    for (std::size_t t = 0; t < bucket.size(); ++t) {
-      const PauliString<W>& key = bucket.keys[t];
-      C value = bucket.coefficients[t];
-      std::size_t gone = layers;  // the layer that removes the term, if any
-      for (std::size_t j = 0; j < layers && gone == layers; ++j) {
-        const auto& kernel = kernels[j];
-        if (kernel.rotation) {
-          if (!key.commutes_with(kernel.generator)) value = value * kernel.cos_theta;
-        } else {
-          const int p = kernel.pattern_of(key);
-          if (!kernel.has_image[p]) {  // the channel maps this Pauli to zero
-            gone = j;
-            break;
-          }
-          value = value * kernel.image_amplitude[p];
-        }
-        if (value == C(0.0)) {
-          gone = j;
-        } else if (test_terms && !truncation.keep(key, value)) {
-          discarded[j * buckets + b] += magnitude_squared(value);
-          gone = j;
-        }
-      }
-      if (gone < layers) {
-        ++removed[gone * buckets + b];
-        continue;
-      }
-      bucket.keys[kept] = key;
-      bucket.coefficients[kept] = value;
-      ++kept;
-    }
-    bucket.keys.resize(kept);
-    bucket.coefficients.resize(kept);
-  }
-  throw_if_interrupted();
-  std::size_t terms = size_;
-  for (std::size_t j = 0; j < layers; ++j) {
-    out[j] = {};
-    for (std::size_t b = 0; b < buckets; ++b) {
-      out[j].discarded_weight += discarded[j * buckets + b];
-      terms -= removed[j * buckets + b];
-    }
-    out[j].terms_out = terms;
-  }
-  size_ = terms;
+  rescale_run(tables.first(layers), truncation, out.first(layers));
   block_layers_ += layers;
   remember_tested(truncation);
   return layers;

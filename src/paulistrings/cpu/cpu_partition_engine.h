@@ -149,7 +149,7 @@ class CpuPartitionEngine : public CpuEngine<W, C> {
   using Base::size_;
   using Base::store_;
   using Base::support_;
-  using Base::tested_valid_;
+  using Base::tested_;
   using Base::threads_;
   /// coset_layer's route for apply_out: outputs leave by the partition offset of their delta.
   struct ExportRoute;

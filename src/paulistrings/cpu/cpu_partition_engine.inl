@@ -174,7 +174,7 @@ void CpuPartitionEngine<W, C>::merge_by_bucket(bool parallel, Count&& count, Row
   errors.rethrow();
   for (int w = 0; w < W; ++w) support_[w] |= support[static_cast<std::size_t>(w)];
   size_ = size_ + added - removed;
-  tested_valid_ = false;  // merged coefficients were never tested against any policy
+  tested_.forget();  // merged coefficients were never tested against any policy
 }
 
 template <int W, Coefficient C>

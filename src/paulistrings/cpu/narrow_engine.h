@@ -123,8 +123,7 @@ class NarrowEngine {
   std::size_t in_use_ = 0;
   Engines engine_;
   /// The policy the inner engine last tested every term with (it re-tests when a new one comes).
-  Truncation tested_truncation_;
-  bool tested_valid_ = false;
+  TestedPolicy tested_;
   std::size_t skipped_layers_ = 0;
 };
 

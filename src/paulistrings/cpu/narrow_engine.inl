@@ -38,16 +38,6 @@ decltype(auto) with_width(int v, F&& f) {
   return f(std::integral_constant<int, 1>{});
 }
 
-/// Calls f(qubit) for every qubit where `mask` is not the identity.
-template <int W, class F>
-void for_each_factor(const PauliString<W>& mask, F&& f) {
-  for (int i = 0; i < W; ++i) {
-    for (std::uint64_t word = mask.x[i] | mask.z[i]; word != 0; word &= word - 1) {
-      f(static_cast<Qubit>(64 * i + std::countr_zero(word)));
-    }
-  }
-}
-
 }  // namespace narrow_detail
 
 template <int W, Coefficient C>
@@ -65,7 +55,7 @@ typename NarrowEngine<W, C>::Engines NarrowEngine<W, C>::first_engine(const Paul
   for (const auto& key : sum.keys()) {
     for (int i = 0; i < W; ++i) used.x[i] |= key.x[i] | key.z[i];
   }
-  narrow_detail::for_each_factor<W>(used, [&](Qubit q) {
+  for_each_factor<W>(used, [&](Qubit q) {
     label_of_[q] = static_cast<std::int32_t>(qubit_of_.size());
     qubit_of_.push_back(q);
   });
@@ -92,7 +82,7 @@ template <int W, Coefficient C>
 template <int V>
 PauliString<V> NarrowEngine<W, C>::narrow(const PauliString<W>& key) const {
   PauliString<V> out;
-  narrow_detail::for_each_factor<W>(key, [&](Qubit q) {
+  for_each_factor<W>(key, [&](Qubit q) {
     out.set_code(static_cast<std::size_t>(label_of_[q]), key.code(q));
   });
   return out;
@@ -102,7 +92,7 @@ template <int W, Coefficient C>
 template <int V>
 PauliString<W> NarrowEngine<W, C>::widen(const PauliString<V>& key) const {
   PauliString<W> out;
-  narrow_detail::for_each_factor<V>(key, [&](Qubit label) { out.set_code(qubit_of_[label], key.code(label)); });
+  for_each_factor<V>(key, [&](Qubit label) { out.set_code(qubit_of_[label], key.code(label)); });
   return out;
 }
 
@@ -149,7 +139,7 @@ std::size_t NarrowEngine<W, C>::size() const {
 
 template <int W, Coefficient C>
 void NarrowEngine<W, C>::label(const PauliString<W>& mask) {
-  narrow_detail::for_each_factor<W>(mask, [&](Qubit q) {
+  for_each_factor<W>(mask, [&](Qubit q) {
     if (label_of_[q] >= 0) return;
     std::int32_t l;
     if (free_labels_.empty()) {
@@ -206,15 +196,13 @@ bool NarrowEngine<W, C>::label_layer(const PreparedChannel<W>& table, const Trun
                      table.outputs[0][0].amplitude == Complex(1.0);
   }
   bool touches = false;
-  narrow_detail::for_each_factor<W>(support, [&](Qubit q) { touches = touches || label_of_[q] >= 0; });
-  const bool retest = truncation.has_term_test() &&
-                      !(tested_valid_ && tested_truncation_.identity() == truncation.identity());
+  for_each_factor<W>(support, [&](Qubit q) { touches = touches || label_of_[q] >= 0; });
+  const bool retest = tested_.must_retest(truncation);
   if (!touches && identity_fixed && !retest) return false;  // every term is the identity on the support
   // Terms that are not the identity on a labelled qubit of the support can gain factors on the rest
   // of it (and a layer that moves the identity gives every term factors there): label all of it.
   label(support);
-  tested_truncation_ = truncation;
-  tested_valid_ = true;
+  tested_.remember(truncation);
   return true;
 }
 
@@ -270,7 +258,7 @@ std::size_t NarrowEngine<W, C>::apply_block(std::span<const PreparedChannel<W>> 
     std::size_t unlabelled = 0;
     const PauliString<W> support =
         rotation ? table.generator : table.pattern_mask(table.support_size == 2 ? 15 : 3);
-    narrow_detail::for_each_factor<W>(support, [&](Qubit q) { unlabelled += label_of_[q] < 0 ? 1 : 0; });
+    for_each_factor<W>(support, [&](Qubit q) { unlabelled += label_of_[q] < 0 ? 1 : 0; });
     if (in_use_ + unlabelled > capacity) break;
     if (label_layer(table, truncation)) acting.push_back(considered);
   }

@@ -55,7 +55,11 @@ TEST(NarrowEngine, WidensAsTheSumSpreadsAndKeepsTheCoefficientsBitForBit) {
   for (Qubit q = 0; q < 70; ++q) circuit.append(Channel::cnot(q, q + 100));
   for (Qubit q = 0; q < 70; q += 7) circuit.append(Channel::rz(0.2, q + 100));
   std::string string_x;
-  for (Qubit q = 0; q < 70; ++q) string_x += "X" + std::to_string(q) + " ";
+  for (Qubit q = 0; q < 70; ++q) {  // appended piece by piece: "X" + std::to_string(q) trips GCC 12's -Wrestrict
+    string_x += 'X';
+    string_x += std::to_string(q);
+    string_x += ' ';
+  }
   const auto start = PauliSum<8, double>::from_labels(n, {{"Z140", 1.0}, {"X141", 0.5}, {string_x, 0.25}});
   const PropagateOptions options = forward(Truncation::coeff(1e-4));
   CpuEngineOptions cpu;

@@ -145,8 +145,7 @@ auto DeviceSum<W, C>::Impl::apply_and_export(const PreparedChannel<W>& table, st
   } else {
     join_and_export(table, *join, layout, none);
   }
-  tested = none;
-  tested_valid = true;
+  tested.remember(none);
   add_support(table);
   compact_if_worthwhile(false);
   return layout;
@@ -221,8 +220,7 @@ auto DeviceSum<W, C>::Impl::apply_and_export_final(const PreparedChannel<W>& tab
   discarded = 0.0;
   join->final_outputs = true;
   join_and_export(table, *join, layout, truncation);
-  tested = truncation;
-  tested_valid = true;
+  tested.remember(truncation);
   add_support(table);
   compact_if_worthwhile(false);
   dropped = discarded;

@@ -73,8 +73,7 @@ struct DeviceSum<W, C>::Impl {
   double discarded = 0.0;  // Σ|c|² dropped since the last reset (settle_counters adds)
 
   std::array<std::uint64_t, W> support{};
-  Truncation tested;
-  bool tested_valid = false;
+  TestedPolicy tested;
   std::size_t skipped = 0;
   PhaseProfile profile;
 
@@ -146,7 +145,7 @@ struct DeviceSum<W, C>::Impl {
   kernels::LayerArgs<W> args(const Truncation& truncation) const;
   static kernels::TermProgram program_of(const Truncation& truncation);
   bool tested_for(const Truncation& truncation) const {
-    return !truncation.has_term_test() || (tested_valid && tested.identity() == truncation.identity());
+    return !tested.must_retest(truncation);
   }
   // The light cone, as in the CPU engine: a layer whose support misses every term's support, and which
   // maps the identity on its support to itself alone, changes nothing.

@@ -301,8 +301,7 @@ double DeviceSum<W, C>::Impl::apply_layer(const PreparedChannel<W>& table, const
   }
   settle_counters();
   profile.mark(stream, "settle");
-  tested = truncation;
-  tested_valid = true;
+  tested.remember(truncation);
   if (table.table_class != TableClass::key_preserving) add_support(table);
   compact_if_worthwhile(false);
   profile.mark(stream, "compact");
@@ -320,7 +319,7 @@ LayerPassResult DeviceSum<W, C>::Impl::finalize_layer(const Truncation& truncati
     PauliSum<W, C> host = download();
     result = truncation.finalize_layer(host);
     upload(host);
-    tested_valid = false;
+    tested.forget();
     return result;
   }
   discarded = 0.0;
@@ -402,8 +401,7 @@ double DeviceSum<W, C>::Impl::apply_term_truncation(const Truncation& truncation
     Launch::term_test(args(truncation), stream);
     settle_counters();
   }
-  tested = truncation;
-  tested_valid = true;
+  tested.remember(truncation);
   compact_if_worthwhile(false);
   profile.mark(stream, "term test");
   return discarded;

@@ -145,7 +145,7 @@ void DeviceSum<W, C>::Impl::upload(const PauliSum<W, C>& host) {
   for (const PauliString<W>& key : host.keys()) {
     for (int w = 0; w < W; ++w) support[w] |= key.x[w] | key.z[w];
   }
-  tested_valid = false;
+  tested.forget();
 }
 
 template <int W, Coefficient C>

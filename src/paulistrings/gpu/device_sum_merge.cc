@@ -59,7 +59,7 @@ void DeviceSum<W, C>::Impl::merge_batches(std::size_t batches, std::size_t total
   settle_counters();
   profile.mark(stream, "merge rows");
   for (int w = 0; w < W; ++w) support[w] |= host_scratch[kConeWord + w];
-  tested_valid = false;  // received terms have not met the policy
+  tested.forget();  // received terms have not met the policy
 }
 
 template <int W, Coefficient C>

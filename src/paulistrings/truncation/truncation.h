@@ -109,6 +109,27 @@ class Truncation {
   std::shared_ptr<const Node> node_;
 };
 
+/// The per-term policy every current term of an engine is known to pass. A layer that leaves a term
+/// unchanged need not test it again against that policy (the reference engine re-tests every term;
+/// the test depends on the key and the coefficient only); merged or loaded coefficients were never
+/// tested (forget).
+class TestedPolicy {
+ public:
+  /// True when terms a layer leaves unchanged must be tested against `truncation`.
+  bool must_retest(const Truncation& truncation) const {
+    return truncation.has_term_test() && !(valid_ && held_.identity() == truncation.identity());
+  }
+  void remember(const Truncation& truncation) {
+    held_ = truncation;  // held, so its identity stays unique
+    valid_ = true;
+  }
+  void forget() { valid_ = false; }
+
+ private:
+  Truncation held_;
+  bool valid_ = false;
+};
+
 /// What a layer cut did: terms kept, and Σ|c|² of the terms dropped. The sum runs over fixed chunks of
 /// kDiscardedSumChunk terms (each summed alone, then the chunk sums in chunk order), so its bits depend
 /// on the magnitudes and their order but not on the thread count.

@@ -11,9 +11,9 @@
 #   big       — rotation_zz, cnot, gu2q, su4 at 10^8 only
 #   kicked    — the 127-qubit kicked-Ising workloads end to end on the GPU
 #   workloads — tfim_2d L = 18 (and tfim_chain, heisenberg_chain) on the GPU and on 16 CPU threads
-#   ladder    — tfim_2d L = 6, 8, …, 18 (21 steps) on the GPU, and on 1 and 16 CPU threads with narrowed
-#               keys and blocks (the default) and without (--keys wide --blocks off); the chains on 1
-#               thread both ways (ladder.txt)
+#   ladder    — tfim_2d L = 6, 8, …, 18 (21 steps) on the GPU and on 16 CPU threads; 1 thread and the
+#               engine before narrowed keys and blocks (--keys wide --blocks off) at a few sides; the
+#               chains on 1 and 16 threads and the GPU (ladder.txt)
 #   grow      — the growth run to 2^30 ≈ 1.07·10^9 terms at W = 2
 #   python    — the Python package's GPU tests (python/tests/test_gpu.py) on this machine's python3;
 #               PYTHON_K=EXPR selects tests (pytest -k); PYTHON_FIRST=EXPR runs the tests matching pytest -k EXPR alone first (under gdb if present)
@@ -57,6 +57,9 @@
 #               10^7 (rotation_zz, cnot, gu2q, su4, depolarize; 16 CPU threads beside them) and at 10^8,
 #               the workloads on the GPU and on 16 threads, the kicked Ising on the GPU, and the CPU cells at
 #               10^6 on 1 and 16 threads (ab.txt)
+#   build     — every target the other modes use (a first call that later, warm calls reuse)
+#   base_bg   — with ab to come in a later call: starts the build of build-base-src/ in the background
+#               (setsid: it outlives this call while the machine stays warm); ab waits for it
 # GPU_DEBUG_INFO=1 builds with -g on top of Release (for backtraces).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -81,9 +84,10 @@ targets=()
 has ab && targets+=(paulistrings-bench)
 (has tests || has sanitize || (has partition && [[ ${PARTITION_TESTS:-1} != 0 ]])) && targets+=(paulistrings-tests paulistrings-cli)
 has oom && targets+=(paulistrings-tests paulistrings-cli)
+has build && targets+=(paulistrings-tests paulistrings-cli paulistrings-gpu-bench paulistrings-workloads paulistrings-bench)
 (has partition || has cpu_partition || has route_ab || has receive_ab) && targets+=(paulistrings-partition-bench)
 python=(-DPAULISTRINGS_BUILD_PYTHON=OFF)
-if has python || has probe || has oom; then
+if has python || has probe || has oom || has build; then
   # The GPU machine's python3 (a virtual environment) carries pybind11 as a package, not as a system CMake
   # package: point CMake at that interpreter and at its pybind11.
   python=(-DPAULISTRINGS_BUILD_PYTHON=ON -DPython3_EXECUTABLE="$(command -v python3)")
@@ -104,6 +108,19 @@ note "build: $(( $(date +%s) - start )) s"
 awk 'NR > 1 { printf "%7.1f %s\n", ($2 - $1) / 1000, $4 }' build-gpu/.ninja_log 2>/dev/null | sort -rn | head -12 \
   > "$out/build_times.txt"
 export OMP_PROC_BIND=close OMP_PLACES=cores
+# The tree in build-base-src/ (ab's "before") built into build-base/.
+build_base() {
+  cmake -S build-base-src -B build-base -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAULISTRINGS_CUDA=ON \
+    -DPAULISTRINGS_BUILD_PYTHON=OFF -DPAULISTRINGS_BUILD_TESTS=OFF &&
+    cmake --build build-base --target paulistrings-gpu-bench paulistrings-workloads paulistrings-bench
+}
+if has base_bg && [[ -d build-base-src ]]; then
+  touch build-base.running
+  export -f build_base
+  setsid bash -c 'start=$(date +%s); build_base > build-base.log 2>&1; echo "exit $? after $(( $(date +%s) - start )) s" >> build-base.log; rm -f build-base.running' \
+    < /dev/null > /dev/null 2>&1 &
+  note "base_bg: base build started in the background"
+fi
 
 if has tests; then
   # Shards at once (GPU_TEST_SHARDS, 4): the reference engine the GPU is checked against runs on the CPU,
@@ -290,20 +307,30 @@ if has workloads; then
   } 2>&1 | tee "$out/workloads.txt"
 fi
 if has ladder; then
+  # Every side on the GPU and on 16 threads; the wide keys without blocks (the engine before narrowed keys
+  # and blocks) and 1 thread at L = 6, 10, 18 (LADDER_SIDES_1 / LADDER_SIDES_WIDE to change).
   w=build-gpu/paulistrings-workloads
   {
     for side in 6 8 10 12 14 16 18; do
       $w tfim_2d --side "$side" --device 0
-      for threads in 1 16; do
-        $w tfim_2d --side "$side" --threads "$threads"
-        $w tfim_2d --side "$side" --threads "$threads" --keys wide --blocks off
-      done
+      $w tfim_2d --side "$side" --threads 16
+    done
+    for side in ${LADDER_SIDES_WIDE:-6 10 18}; do
+      $w tfim_2d --side "$side" --threads 16 --keys wide --blocks off
+    done
+    for side in ${LADDER_SIDES_1:-6 10 18}; do
+      $w tfim_2d --side "$side" --threads 1
+      $w tfim_2d --side "$side" --threads 1 --keys wide --blocks off
     done
     for chain in tfim_chain heisenberg_chain; do
       $w "$chain" --threads 1
       $w "$chain" --threads 1 --blocks off
+      $w "$chain" --threads 16
     done
+    $w tfim_chain --device 0
+    $w heisenberg_chain --device 0
   } 2>&1 | tee "$out/ladder.txt"
+  note "ladder done"
 fi
 if has ab; then
   note "ab: base build"
@@ -311,10 +338,10 @@ if has ab; then
     echo "ab: no build-base-src/ (carry an earlier commit's source there)" | tee "$out/ab.txt"
   else
     start=$(date +%s)
-    cmake -S build-base-src -B build-base -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAULISTRINGS_CUDA=ON \
-      -DPAULISTRINGS_BUILD_PYTHON=OFF -DPAULISTRINGS_BUILD_TESTS=OFF > "$out/build_base.log" 2>&1 &&
-      cmake --build build-base --target paulistrings-gpu-bench paulistrings-workloads paulistrings-bench \
-        >> "$out/build_base.log" 2>&1 || tail -20 "$out/build_base.log"
+    # A background build started by base_bg in an earlier call: wait for it, then finish (a no-op if done).
+    while [[ -f build-base.running ]]; do sleep 5; done
+    build_base >> "$out/build_base.log" 2>&1 || tail -20 "$out/build_base.log"
+    [[ -f build-base.log ]] && cp build-base.log "$out/build_base_bg.log"
     note "ab: base build $(( $(date +%s) - start )) s"
     for round in $(seq "${AB_ROUNDS:-2}"); do
       for tree in base gpu; do

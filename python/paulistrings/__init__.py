@@ -33,7 +33,10 @@ finally:
     if _choose_wait_policy:
         del _os.environ["OMP_WAIT_POLICY"]
 from ._circuit import Channel, Circuit
-from ._sum import GpuPauliSum, PartitionStats, PauliString, PauliSum, PropagationStats, p
+from ._gpu_sum import GpuPauliSum
+from ._pauli_string import PauliString, p
+from ._stats import PartitionStats, PropagationStats
+from ._sum import PauliSum
 from ._system import cuda_available, mpi_available, numa_nodes, reset_log_cache
 from .truncation import Truncation
 from . import gates, noise, truncation, io, interop, workloads

@@ -9,7 +9,7 @@ import pytest
 
 import paulistrings as ps
 from paulistrings import interop, io, truncation
-from paulistrings import _sum
+from paulistrings import _run_args
 
 
 def test_counts_are_integers_never_rounded():
@@ -26,27 +26,27 @@ def test_counts_are_integers_never_rounded():
 
 
 def test_memory_limit_strings_read_like_the_command_line():
-    assert _sum._parse_size("1e9") == 10**9
-    assert _sum._parse_size("1.5G") == 3 << 29
-    assert _sum._parse_size("64KiB") == 65536
-    assert _sum._parse_size("512M") == 512 << 20
-    assert _sum._parse_size(1024) == 1024
+    assert _run_args._parse_size("1e9") == 10**9
+    assert _run_args._parse_size("1.5G") == 3 << 29
+    assert _run_args._parse_size("64KiB") == 65536
+    assert _run_args._parse_size("512M") == 512 << 20
+    assert _run_args._parse_size(1024) == 1024
     for bad, reason in (("12Q", "is not a byte size"), ("1.3K", "is not a whole number"),
                         ("-1G", "is negative"), (" 2G", "is not a byte size"), ("2G ", "is not a byte size"),
                         ("99999999999999999999999G", "is too large"), ("nan", "is not a byte size")):
         with pytest.raises(ValueError, match=f"memory_limit: '{bad}' {reason}"):
-            _sum._parse_size(bad)
+            _run_args._parse_size(bad)
     with pytest.raises(OverflowError):
-        _sum._parse_size(2**64)
+        _run_args._parse_size(2**64)
     with pytest.raises(TypeError):
-        _sum._parse_size(1.5e9)
+        _run_args._parse_size(1.5e9)
 
 
 def test_rayon_num_threads_is_a_count_or_ignored(monkeypatch):
     for text, threads in (("4", 4), ("0", 0), ("007", 7), ("4_0", 0), ("-2", 0), (" 4", 0), ("4.0", 0),
                           ("1e2", 0), ("99999999999", 0), ("", 0)):
         monkeypatch.setenv("RAYON_NUM_THREADS", text)
-        assert _sum._threads(None) == threads, text
+        assert _run_args._threads(None) == threads, text
 
 
 def test_circuit_readers_take_integer_qubit_counts():

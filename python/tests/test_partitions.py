@@ -289,7 +289,7 @@ def test_partitions_auto_pins_one_partition_per_numa_node(monkeypatch):
         pytest.skip("needs two CPUs to stand in for two NUMA nodes")
     c, obs, expected = small_case()
     nodes = [[cpus[0]], [cpus[-1]]]
-    monkeypatch.setattr(paulistrings._sum, "numa_nodes", lambda: nodes)
+    monkeypatch.setattr(paulistrings._run_args, "numa_nodes", lambda: nodes)
     seen = []
     run = paulistrings._sum._core.propagate
 

@@ -2,6 +2,8 @@
 // order they act on the observable, then reversed into a time-ordered circuit.
 #include "paulistrings/circuit/workloads.h"
 
+#include <numbers>
+#include <random>
 #include <stdexcept>
 #include <vector>
 
@@ -74,6 +76,26 @@ Workload tfim_2d(std::size_t side, std::size_t steps) {
   observable += ' ';
   observable += site_label('Z', a + 1);
   return {"tfim_2d", heisenberg_order(n, applied), {observable}, 1e-6};
+}
+
+Workload transpiled_brickwork(std::size_t n, std::size_t layers, std::uint64_t seed) {
+  if (n < 2) throw std::invalid_argument("transpiled_brickwork: need at least 2 qubits, got " + std::to_string(n));
+  std::mt19937_64 rng(seed);
+  // From the generator's raw bits (std::mt19937_64 is the same everywhere; the standard distributions
+  // are not): 53 bits, scaled to [−π, π).
+  auto angle = [&rng] { return (static_cast<double>(rng() >> 11) * 0x1.0p-53 * 2.0 - 1.0) * std::numbers::pi; };
+  Circuit circuit(n);
+  for (std::size_t layer = 0; layer < layers; ++layer) {
+    for (Qubit q = 0; q < n; ++q) {
+      const double a = angle();
+      const double b = angle();
+      circuit.append(Channel::rz(a, q));
+      circuit.append(Channel::sx(q));
+      circuit.append(Channel::rz(b, q));
+    }
+    for (Qubit q = layer % 2; q + 1 < n; q += 2) circuit.append(Channel::cnot(q, q + 1));
+  }
+  return {"transpiled_brickwork", std::move(circuit), {site_label('Z', n / 2)}, 1e-4};
 }
 
 }  // namespace paulistrings

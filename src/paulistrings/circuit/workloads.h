@@ -8,6 +8,7 @@
 // gates in the published order.
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -38,5 +39,13 @@ Workload heisenberg_chain(std::size_t n = 14, std::size_t steps = 10, double the
 /// enumeration order. Observable Z⊗Z on (r·L+c, r·L+c+1) with r = L/2, c = L/2 − 1. Published at
 /// L = 6…18, 21 steps.
 Workload tfim_2d(std::size_t side, std::size_t steps = 21);
+
+/// Not a published workload: a circuit in the shape a transpiler emits for hardware whose native gates
+/// are rz, sx and cx — `layers` layers, each rz(a)·sx·rz(b) on every qubit (angles uniform in
+/// [−π, π) from the raw bits of std::mt19937_64 seeded with `seed`, drawn qubit by qubit) then CNOTs on the bricks
+/// (q, q+1) from q = layer mod 2; listed in time order. Two thirds of its gates are Clifford
+/// permutations (sx, cx) between rotations: the case for blocks that run through Clifford gates
+/// (docs/design.md §7.7). Observable Z on qubit n/2, |c| < 1e-4 truncated.
+Workload transpiled_brickwork(std::size_t n = 40, std::size_t layers = 14, std::uint64_t seed = 5);
 
 }  // namespace paulistrings

@@ -5,7 +5,8 @@
 //                               [--rotations in_place|orbit] [--keys narrow|wide] [--blocks on|off]
 //                               [--noise P] [--device D]
 //   WORKLOAD: tfim_chain (n = 64, 10 steps), heisenberg_chain (n = 14, 10 steps), tfim_2d (--side L,
-//   default 18, 21 steps).
+//   default 18, 21 steps), transpiled_brickwork (--qubits N, default 40; --steps = layers, default 14;
+//   not published: rz·sx·rz and CNOT bricks, workloads.h).
 // --noise P adds a depolarizing channel of strength P on every qubit after every step (not a published
 // workload: the rescaling-noise blocks' case; the name gets "+noise").
 // --blocks off applies one layer at a time (default: runs of rotations and of rescaling noise in
@@ -46,7 +47,8 @@ std::size_t peak_resident_bytes() {
 
 int usage(const char* message) {
   std::fprintf(stderr,
-               "%s\nusage: paulistrings-workloads tfim_chain|heisenberg_chain|tfim_2d [--side L] [--steps S] "
+               "%s\nusage: paulistrings-workloads tfim_chain|heisenberg_chain|tfim_2d|transpiled_brickwork [--side L] "
+               "[--qubits N] [--steps S] "
                "[--threads T] [--engine cpu|reference] [--rotations in_place|orbit] [--keys narrow|wide] "
                "[--blocks on|off] [--noise P] [--device D]\n",
                message);
@@ -60,6 +62,7 @@ int main(int argc, char** argv) {
   if (argc < 2) return usage("missing workload");
   const std::string name = argv[1];
   std::size_t side = 18;
+  std::size_t qubits = 40;
   long steps = -1;
   int threads = 1;
   Engine engine = Engine::cpu;
@@ -83,6 +86,8 @@ int main(int argc, char** argv) {
     };
     if (flag == "--side") {
       side = count(SIZE_MAX);
+    } else if (flag == "--qubits") {
+      qubits = count(SIZE_MAX);
     } else if (flag == "--steps") {
       steps = static_cast<long>(count(LONG_MAX));
     } else if (flag == "--threads") {
@@ -113,19 +118,22 @@ int main(int argc, char** argv) {
     }
   }
   Workload workload;
+  const std::size_t default_steps = name == "tfim_2d" ? 21 : name == "transpiled_brickwork" ? 14 : 10;
   if (name == "tfim_chain") {
     workload = tfim_chain(64, steps < 0 ? 10 : static_cast<std::size_t>(steps));
   } else if (name == "heisenberg_chain") {
     workload = heisenberg_chain(14, steps < 0 ? 10 : static_cast<std::size_t>(steps));
   } else if (name == "tfim_2d") {
     workload = tfim_2d(side, steps < 0 ? 21 : static_cast<std::size_t>(steps));
+  } else if (name == "transpiled_brickwork") {
+    workload = transpiled_brickwork(qubits, steps < 0 ? 14 : static_cast<std::size_t>(steps));
   } else {
     return usage(("unknown workload " + name).c_str());
   }
   const std::size_t n = workload.circuit.num_qubits();
   if (noise > 0.0) {
     // Steps are contiguous runs of equal length in the time-ordered circuit; noise follows each.
-    const std::size_t step_count = steps < 0 ? (name == "tfim_2d" ? 21 : 10) : static_cast<std::size_t>(steps);
+    const std::size_t step_count = steps < 0 ? default_steps : static_cast<std::size_t>(steps);
     const std::size_t per_step = workload.circuit.size() / std::max<std::size_t>(step_count, 1);
     Circuit noisy(n);
     for (std::size_t i = 0; i < workload.circuit.size(); ++i) {

@@ -1,5 +1,6 @@
-// Tests of the published cross-engine workloads: the gate order they act on the observable in (the
-// definitions are order-sensitive), their observables, and a small instance against the dense oracle.
+// Tests of the published cross-engine workloads (and the transpiler-shaped brickwork): the gate order
+// they act on the observable in (the definitions are order-sensitive), their observables, and a small
+// instance against the dense oracle.
 #include "paulistrings/circuit/workloads.h"
 
 #include <gtest/gtest.h>
@@ -69,15 +70,39 @@ TEST(Workloads, Tfim2dReversesSitesAndBondEnumeration) {
   EXPECT_EQ(big.circuit.size(), 21u * (2 * 324 + 2 * 18 * 17));
 }
 
+TEST(Workloads, TranspiledBrickworkIsRzSxRzThenCnotBricks) {
+  const Workload w = transpiled_brickwork(4, 2, 11);
+  ASSERT_EQ(w.circuit.size(), 2u * 12u + 2u + 1u);  // 3 gates a qubit a layer; bricks (0,1),(2,3) then (1,2)
+  for (std::size_t layer = 0, k = 0; layer < 2; ++layer) {
+    for (Qubit q = 0; q < 4; ++q, k += 3) {
+      EXPECT_EQ(w.circuit[k].name(), "rz");
+      EXPECT_EQ(w.circuit[k + 1].name(), "sx");
+      EXPECT_EQ(w.circuit[k + 2].name(), "rz");
+      EXPECT_EQ(w.circuit[k + 1].qubits(), (std::vector<Qubit>{q}));
+      EXPECT_LT(std::abs(w.circuit[k].theta()), M_PI + 1e-15);
+    }
+    for (Qubit q = layer; q + 1 < 4; q += 2, ++k) {
+      EXPECT_EQ(w.circuit[k].name(), "cnot");
+      EXPECT_EQ(w.circuit[k].qubits(), (std::vector<Qubit>{q, q + 1}));
+    }
+  }
+  EXPECT_EQ(w.observable, (std::vector<std::string>{"Z2"}));
+  // The seed decides the angles, and only the seed.
+  EXPECT_EQ(transpiled_brickwork(4, 2, 11).circuit[0].theta(), w.circuit[0].theta());
+  EXPECT_NE(transpiled_brickwork(4, 2, 12).circuit[0].theta(), w.circuit[0].theta());
+}
+
 TEST(Workloads, RejectsDegenerateSizes) {
   EXPECT_TRUE(testing::ThrowsInvalidArgumentMentioning([] { tfim_chain(1); }, {"tfim_chain", "2 sites"}));
   EXPECT_TRUE(testing::ThrowsInvalidArgumentMentioning([] { heisenberg_chain(0); }, {"heisenberg_chain"}));
   EXPECT_TRUE(testing::ThrowsInvalidArgumentMentioning([] { tfim_2d(1); }, {"tfim_2d", "side"}));
+  EXPECT_TRUE(testing::ThrowsInvalidArgumentMentioning([] { transpiled_brickwork(1); }, {"transpiled_brickwork"}));
 }
 
 /// Propagating a workload in the Heisenberg direction equals U†OU computed densely.
 TEST(Workloads, SmallInstancesMatchTheDenseOracle) {
-  for (const Workload& w : {tfim_chain(4, 2, 0.2), heisenberg_chain(4, 2, 0.3), tfim_2d(2, 2)}) {
+  for (const Workload& w :
+       {tfim_chain(4, 2, 0.2), heisenberg_chain(4, 2, 0.3), tfim_2d(2, 2), transpiled_brickwork(4, 3)}) {
     SCOPED_TRACE(w.name);
     std::vector<std::pair<std::string, Complex>> terms;
     for (const std::string& label : w.observable) terms.emplace_back(label, 1.0);

@@ -106,6 +106,24 @@ class CpuEngine {
   /// Key-preserving layers in one pass, a record each (rescale_layer: one; rescale_block: a run).
   void rescale_run(std::span<const PreparedChannel<W>> tables, const Truncation& truncation,
                    std::span<BlockLayer> out);
+  /// One layer of a coset block (apply_block): its kernel, deltas in the block's coset coordinates.
+  struct BlockStep {
+    enum class Kind : std::uint8_t { rotate, permute, rescale };
+    Kind kind = Kind::rotate;
+    std::size_t layer = 0;  ///< index in the block's tables
+    cpu_detail::LayerKernel<W, C> kernel;
+  };
+  /// True when the local table `table` changes no term inside the light cone `cone`.
+  static bool skips_outside(const PreparedChannel<W>& table, const std::array<std::uint64_t, W>& cone);
+  /// A permutation layer (each term has one image) on the buckets of the coset `rep` of `plan`, whose
+  /// deltas are in the kernel's coordinates of `plan`; as rotate_coset for the rest.
+  void permute_coset(const cpu_detail::LayerKernel<W, C>& kernel, const CosetPlan& plan, std::uint64_t rep,
+                     Scratch& scratch, const Truncation& truncation, std::array<std::uint64_t, W>& scanned,
+                     double& dropped, std::ptrdiff_t& change);
+  /// A key-preserving layer on the buckets of the coset `rep` of `plan`; as rotate_coset for the rest.
+  void rescale_coset(const cpu_detail::LayerKernel<W, C>& kernel, const CosetPlan& plan, std::uint64_t rep,
+                     const Truncation& truncation, std::array<std::uint64_t, W>& scanned, double& dropped,
+                     std::ptrdiff_t& change);
   /// A run of key-preserving layers in one pass (apply_block's other kind of block).
   std::size_t rescale_block(std::span<const PreparedChannel<W>> tables, const Truncation& truncation,
                             std::span<BlockLayer> out);
@@ -115,6 +133,9 @@ class CpuEngine {
   template <class Route>
   double coset_layer(const PreparedChannel<W>& table, const Truncation& truncation, const Route& route);
   double rotation_layer(const PreparedChannel<W>& table, const Truncation& truncation);
+  /// A permutation layer in place (permute_coset per coset of its own plan), under a policy every
+  /// term has passed.
+  double permutation_layer(const PreparedChannel<W>& table, const Truncation& truncation);
   /// One Pauli rotation on the buckets of the coset `rep` of `plan` (closed under the generator's
   /// delta, whose coset coordinate is `generator_local`), in place: the anticommuting terms paired by a
   /// table of one side of the pivot bit, missing partners appended, removed terms compacted. Adds the

@@ -54,6 +54,7 @@ struct LayerKernel {
   std::array<std::uint8_t, 16> image{};  // permutation / key-preserving: the one output of p
   std::array<C, 16> image_amplitude{};
   std::array<bool, 16> has_image{};
+  std::array<bool, 16> fixed{};  // permutation / key-preserving: p maps to itself, amplitude exactly 1
 
   int pattern_of(const PauliString<W>& key) const { return table->pattern_of(key); }
 };
@@ -131,6 +132,7 @@ LayerKernel<W, C> make_kernel(const PreparedChannel<W>& table, const BucketHash<
       kernel.has_image[p] = true;
       kernel.image[p] = table.outputs[p][0].pattern;
       kernel.image_amplitude[p] = amplitude_as<C>(table.outputs[p][0].amplitude);
+      kernel.fixed[p] = kernel.image[p] == p && table.outputs[p][0].amplitude == Complex(1.0);
     }
   }
   for (int q = 0; q < dim; ++q) {
@@ -139,6 +141,42 @@ LayerKernel<W, C> make_kernel(const PreparedChannel<W>& table, const BucketHash<
               [q](const auto& a, const auto& b) { return (a.pattern ^ q) < (b.pattern ^ q); });
   }
   return kernel;
+}
+
+/// A key-preserving layer on one term: its new coefficient in `value`; false when the layer maps the
+/// term to zero.
+template <int W, Coefficient C>
+inline bool rescale_term(const LayerKernel<W, C>& kernel, const PauliString<W>& key, C& value) {
+  if (kernel.rotation) {
+    if (!key.commutes_with(kernel.generator)) value = value * kernel.cos_theta;
+    return true;
+  }
+  const int p = kernel.pattern_of(key);
+  if (!kernel.has_image[p]) return false;
+  value = value * kernel.image_amplitude[p];
+  return true;
+}
+
+/// A permutation layer's one output of a term: which delta moved it (for a rotation, 1 = the
+/// generator; for a local table, the delta pattern), its key and its coefficient; delta < 0 when the
+/// layer maps the term to zero.
+template <int W, Coefficient C>
+struct Image {
+  int delta;
+  PauliString<W> key;
+  C value;
+};
+template <int W, Coefficient C>
+inline Image<W, C> permutation_image(const LayerKernel<W, C>& kernel, const PauliString<W>& key, const C& c) {
+  if (kernel.rotation) {
+    if (key.commutes_with(kernel.generator)) return {0, key, c};
+    const double sign = product_phase(kernel.generator, key) == 3 ? 1.0 : -1.0;
+    return {1, key ^ kernel.generator, c * (sign * kernel.sin_signed)};
+  }
+  const int p = kernel.pattern_of(key);
+  if (!kernel.has_image[p]) return {-1, key, c};
+  const int d = p ^ kernel.image[p];
+  return {d, key ^ kernel.pattern_mask[d], c * kernel.image_amplitude[p]};
 }
 
 inline std::size_t mix_key_words(std::uint64_t h) {
@@ -334,6 +372,11 @@ double CpuEngine<W, C>::apply_layer(const PreparedChannel<W>& table, const Trunc
              options_.in_place_rotations) {
     discarded = rotation_layer(table, truncation);  // tests unchanged terms too when needed
     remember_tested(truncation);
+  } else if (table.table_class == TableClass::permutation && options_.in_place_rotations &&
+             !tested_.must_retest(truncation)) {
+    discarded = permutation_layer(table, truncation);  // in place: the terms it fixes are not rewritten
+    remember_tested(truncation);
+    add_support(table);
   } else {
     discarded = coset_layer(table, truncation, StayRoute{});
     remember_tested(truncation);
@@ -341,6 +384,37 @@ double CpuEngine<W, C>::apply_layer(const PreparedChannel<W>& table, const Trunc
   }
   refine_if_needed();
   return discarded;
+}
+
+template <int W, Coefficient C>
+double CpuEngine<W, C>::permutation_layer(const PreparedChannel<W>& table, const Truncation& truncation) {
+  CosetPlan plan;
+  const auto kernel = cpu_detail::make_kernel<W, C>(table, store_.hash(), store_.bits(), plan);
+  const std::size_t cosets = plan.num_cosets();
+  std::vector<double> discarded(cosets, 0.0);
+  std::ptrdiff_t change = 0;
+  ParallelErrors errors;
+#pragma omp parallel num_threads(threads_) reduction(+ : change) if (parallel_worthwhile())
+  {
+    Scratch& scratch = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
+    std::array<std::uint64_t, W> ignored{};
+#pragma omp for schedule(dynamic, 1)
+    for (std::size_t coset = 0; coset < cosets; ++coset) {
+      if (errors.failed() || interrupted()) continue;  // a failure or an interrupt abandons the layer
+      try {
+        permute_coset(kernel, plan, plan.representative(coset), scratch, truncation, ignored, discarded[coset],
+                      change);
+      } catch (...) {
+        errors.capture();
+      }
+    }
+  }
+  errors.rethrow();
+  throw_if_interrupted();
+  size_ = static_cast<std::size_t>(static_cast<std::ptrdiff_t>(size_) + change);
+  double sum = 0.0;
+  for (double d : discarded) sum += d;
+  return sum;
 }
 
 template <int W, Coefficient C>
@@ -543,18 +617,7 @@ void CpuEngine<W, C>::rescale_run(std::span<const PreparedChannel<W>> tables, co
       C value = bucket.coefficients[t];
       std::size_t gone = layers;  // the layer that removes the term, if any
       for (std::size_t j = 0; j < layers; ++j) {
-        const auto& kernel = kernels[j];
-        if (kernel.rotation) {
-          if (!key.commutes_with(kernel.generator)) value = value * kernel.cos_theta;
-        } else {
-          const int p = kernel.pattern_of(key);
-          if (!kernel.has_image[p]) {  // the channel maps this Pauli to zero
-            gone = j;
-            break;
-          }
-          value = value * kernel.image_amplitude[p];
-        }
-        if (value == C(0.0)) {
+        if (!cpu_detail::rescale_term(kernels[j], key, value) || value == C(0.0)) {
           gone = j;
           break;
         }
@@ -646,22 +709,14 @@ double CpuEngine<W, C>::coset_layer(const PreparedChannel<W>& table, const Trunc
           for (unsigned local = 0; local < locals; ++local) {
             const Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
             for (std::size_t t = 0; t < bucket.size(); ++t) {
-              const PauliString<W>& key = bucket.keys[t];
-              const C c = bucket.coefficients[t];
+              const auto image = cpu_detail::permutation_image(kernel, bucket.keys[t], bucket.coefficients[t]);
+              if (image.delta < 0) continue;
               if (kernel.rotation) {
-                if (key.commutes_with(kernel.generator)) {
-                  emit(local, key, c, stays);
-                } else {
-                  const double sign = product_phase(kernel.generator, key) == 3 ? 1.0 : -1.0;
-                  emit(local ^ kernel.generator_local, key ^ kernel.generator, c * (sign * kernel.sin_signed),
-                       generator_group);
-                }
+                emit(image.delta ? local ^ kernel.generator_local : local, image.key, image.value,
+                     image.delta ? generator_group : stays);
               } else {
-                const int p = kernel.pattern_of(key);
-                if (!kernel.has_image[p]) continue;
-                const int d = p ^ kernel.image[p];
-                emit(local ^ kernel.local_of_pattern[d], key ^ kernel.pattern_mask[d],
-                     c * kernel.image_amplitude[p], pattern_group[d]);
+                emit(local ^ kernel.local_of_pattern[image.delta], image.key, image.value,
+                     pattern_group[image.delta]);
               }
             }
           }

@@ -1,6 +1,7 @@
 // Template bodies of CpuEngine's blocks (docs/design.md §7.7; included by cpu_engine.h after
-// cpu_engine.inl): a run of Pauli rotations coset by coset over their combined delta span, and a run of
-// key-preserving layers term by term, each in one pass over memory.
+// cpu_engine.inl): a run of Pauli rotations, permutations and key-preserving layers coset by coset over
+// their combined delta span, and a run of key-preserving layers term by term, each in one pass over
+// memory.
 
 #include <omp.h>
 
@@ -40,42 +41,79 @@ std::size_t CpuEngine<W, C>::apply_block(std::span<const PreparedChannel<W>> tab
   while (max_dimension > 0 && bucket_bytes * std::ldexp(1.0, max_dimension) > static_cast<double>(options_.block_bytes))
     --max_dimension;
   if (max_dimension < 1) return 0;
-  // Walk the layers: general rotations join while the span allows; a rotation outside the light cone
-  // (grown by the block's earlier generators) changes nothing and is skipped where it stands.
+  // Walk the layers: general rotations, permutations (Clifford gates: one output per term) and
+  // key-preserving layers join while the combined span of their deltas allows. A layer outside the
+  // light cone (grown by the block's earlier layers) that maps the identity to itself changes nothing
+  // and is skipped where it stands.
   std::array<std::uint64_t, W> cone = support_;
-  std::vector<std::uint64_t> hashes;   // of the rotations that run
-  std::vector<std::size_t> runs;       // their indices in `tables`
-  std::vector<std::uint64_t> basis;    // reduced span of `hashes`, pivots = top bits
+  std::vector<BlockStep> steps;
+  std::vector<std::uint64_t> hashes;  // of every delta of the steps
+  std::vector<std::uint64_t> basis;   // reduced span of `hashes`, pivots = top bits
   std::size_t taken = 0;
   for (; taken < tables.size() && taken < out.size(); ++taken) {
     const PreparedChannel<W>& table = tables[taken];
-    if (table.form != PreparedChannel<W>::Form::rotation || table.table_class != TableClass::general) break;
-    if (!touches(table.generator, cone)) continue;
-    const std::uint64_t h = store_.hash()(table.generator, bits);
-    std::uint64_t r = h;
-    for (std::uint64_t b : basis) r = std::min(r, r ^ b);  // reduce by the top bit of each basis vector
-    if (r != 0) {
-      if (static_cast<int>(basis.size()) == max_dimension) break;
-      basis.push_back(r);
-      std::sort(basis.begin(), basis.end(), std::greater<>());
+    const bool rotation = table.form == PreparedChannel<W>::Form::rotation;
+    BlockStep step;
+    step.layer = taken;
+    if (rotation && table.table_class == TableClass::general) {
+      step.kind = BlockStep::Kind::rotate;
+    } else if (table.table_class == TableClass::permutation) {
+      step.kind = BlockStep::Kind::permute;
+    } else if (table.table_class == TableClass::key_preserving) {
+      step.kind = BlockStep::Kind::rescale;
+    } else {
+      break;  // a general local table (branching noise, a general two-qubit unitary)
     }
-    for (int w = 0; w < W; ++w) cone[w] |= table.generator.x[w] | table.generator.z[w];
-    hashes.push_back(h);
-    runs.push_back(taken);
-  }
-  if (runs.size() < 2) return 0;  // one rotation: the layer path is as good
-  const CosetPlan plan(bits, hashes);
-  const std::size_t cosets = plan.num_cosets();
-  const std::size_t gates = runs.size();
-  std::vector<cpu_detail::LayerKernel<W, C>> kernels;
-  std::vector<unsigned> generator_local;
-  kernels.reserve(gates);
-  for (std::size_t j = 0; j < gates; ++j) {
+    if (rotation ? !touches(table.generator, cone) : skips_outside(table, cone)) continue;
     CosetPlan own;
-    kernels.push_back(cpu_detail::make_kernel<W, C>(tables[runs[j]], store_.hash(), bits, own));
-    generator_local.push_back(plan.coordinates(hashes[j]));
+    step.kernel = cpu_detail::make_kernel<W, C>(table, store_.hash(), bits, own);
+    std::vector<std::uint64_t> step_hashes;
+    if (step.kind != BlockStep::Kind::rescale) {
+      if (rotation) {
+        step_hashes.push_back(store_.hash()(table.generator, bits));
+      } else {
+        for (std::uint8_t s : step.kernel.span_patterns) step_hashes.push_back(store_.hash()(step.kernel.pattern_mask[s], bits));
+      }
+    }
+    std::vector<std::uint64_t> grown = basis;
+    for (std::uint64_t h : step_hashes) {
+      std::uint64_t r = h;
+      for (std::uint64_t b : grown) r = std::min(r, r ^ b);  // reduce by the top bit of each basis vector
+      if (r != 0) {
+        grown.push_back(r);
+        std::sort(grown.begin(), grown.end(), std::greater<>());
+      }
+    }
+    if (static_cast<int>(grown.size()) > max_dimension) break;
+    basis = std::move(grown);
+    if (rotation) {
+      for (int w = 0; w < W; ++w) cone[w] |= table.generator.x[w] | table.generator.z[w];
+    } else {
+      for (int q = 0; q < table.support_size; ++q) {
+        const Qubit qubit = table.qubits[static_cast<std::size_t>(q)];
+        cone[qubit / 64] |= std::uint64_t{1} << (qubit % 64);
+      }
+    }
+    hashes.insert(hashes.end(), step_hashes.begin(), step_hashes.end());
+    steps.push_back(std::move(step));
   }
-  std::vector<double> discarded(gates * cosets, 0.0);  // [gate][coset], summed in coset order below
+  // One layer, or no delta at all (key-preserving layers only: rescale_block's kind): the layer path
+  // is as good.
+  if (steps.size() < 2 || hashes.empty()) return 0;
+  const CosetPlan plan(bits, hashes);
+  for (BlockStep& step : steps) {  // the steps' deltas in the coordinates of the block's cosets
+    const PreparedChannel<W>& table = tables[step.layer];
+    if (step.kind == BlockStep::Kind::rescale) continue;  // no delta
+    if (table.form == PreparedChannel<W>::Form::rotation) {
+      step.kernel.generator_local = plan.coordinates(store_.hash()(table.generator, bits));
+    } else {
+      for (std::uint8_t s : step.kernel.span_patterns)
+        step.kernel.local_of_pattern[s] = plan.coordinates(store_.hash()(step.kernel.pattern_mask[s], bits));
+    }
+  }
+  const std::size_t cosets = plan.num_cosets();
+  const std::size_t gates = steps.size();
+  std::vector<double> discarded(gates * cosets, 0.0);  // [step][coset], summed in coset order below
   std::vector<std::ptrdiff_t> changes(static_cast<std::size_t>(threads_) * gates, 0);
   for (Scratch& scratch : scratch_) scratch.support.fill(0);
   ParallelErrors errors;
@@ -90,10 +128,23 @@ std::size_t CpuEngine<W, C>::apply_block(std::span<const PreparedChannel<W>> tab
       try {
         const std::uint64_t rep = plan.representative(coset);
         for (std::size_t j = 0; j < gates; ++j) {
-          // The light cone after the block: the keys the last rotation scanned, plus its generator.
-          rotate_coset(kernels[j], generator_local[j], plan, rep, scratch, truncation, false,
-                       j + 1 == gates ? scratch.support : ignored, discarded[j * cosets + coset],
-                       changes[thread * gates + j]);
+          // The light cone after the block: the keys the last step scanned, plus its support.
+          auto& scanned = j + 1 == gates ? scratch.support : ignored;
+          double& dropped = discarded[j * cosets + coset];
+          std::ptrdiff_t& change = changes[thread * gates + j];
+          const auto& kernel = steps[j].kernel;
+          switch (steps[j].kind) {
+            case BlockStep::Kind::rotate:
+              rotate_coset(kernel, kernel.generator_local, plan, rep, scratch, truncation, false, scanned, dropped,
+                           change);
+              break;
+            case BlockStep::Kind::permute:
+              permute_coset(kernel, plan, rep, scratch, truncation, scanned, dropped, change);
+              break;
+            case BlockStep::Kind::rescale:
+              rescale_coset(kernel, plan, rep, truncation, scanned, dropped, change);
+              break;
+          }
         }
       } catch (...) {
         errors.capture();
@@ -106,7 +157,7 @@ std::size_t CpuEngine<W, C>::apply_block(std::span<const PreparedChannel<W>> tab
   std::size_t j = 0;
   for (std::size_t i = 0; i < taken; ++i) {
     out[i] = {};
-    if (j < gates && runs[j] == i) {
+    if (j < gates && steps[j].layer == i) {
       std::ptrdiff_t change = 0;
       for (std::size_t t = 0; t < static_cast<std::size_t>(threads_); ++t) change += changes[t * gates + j];
       terms = static_cast<std::size_t>(static_cast<std::ptrdiff_t>(terms) + change);
@@ -119,10 +170,109 @@ std::size_t CpuEngine<W, C>::apply_block(std::span<const PreparedChannel<W>> tab
   }
   size_ = terms;
   block_layers_ += taken;
-  refresh_support(tables[runs.back()]);
+  refresh_support(tables[steps.back().layer]);
   remember_tested(truncation);
   refine_if_needed();
   return taken;
+}
+
+template <int W, Coefficient C>
+bool CpuEngine<W, C>::skips_outside(const PreparedChannel<W>& table, const std::array<std::uint64_t, W>& cone) {
+  // A local table changes no term whose factors on its support are all the identity when it maps the
+  // identity pattern to itself alone, with amplitude exactly 1 (as skips_layer).
+  if (table.fanout[0] != 1 || table.outputs[0][0].pattern != 0 || table.outputs[0][0].amplitude != Complex(1.0))
+    return false;
+  for (int i = 0; i < table.support_size; ++i) {
+    const Qubit q = table.qubits[static_cast<std::size_t>(i)];
+    if ((cone[q / 64] >> (q % 64)) & 1) return false;
+  }
+  return true;
+}
+
+template <int W, Coefficient C>
+void CpuEngine<W, C>::permute_coset(const cpu_detail::LayerKernel<W, C>& kernel, const CosetPlan& plan,
+                                    std::uint64_t rep, Scratch& scratch, const Truncation& truncation,
+                                    std::array<std::uint64_t, W>& scanned, double& dropped,
+                                    std::ptrdiff_t& change) {
+  // Each term has one image: kept in place when it stays in its bucket, else moved once every bucket
+  // of the coset has been read. A permutation never maps two terms to one key, so nothing merges.
+  const unsigned locals = static_cast<unsigned>(plan.buckets_per_coset());
+  const bool test_terms = truncation.has_term_test();
+  std::array<std::uint64_t, W> support{};
+  std::ptrdiff_t removed = 0;
+  scratch.pending.clear();
+  for (unsigned local = 0; local < locals; ++local) {
+    Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+    std::size_t kept = 0;
+    for (std::size_t t = 0; t < bucket.size(); ++t) {
+      const PauliString<W> key = bucket.keys[t];
+      for (int w = 0; w < W; ++w) support[w] |= key.x[w] | key.z[w];
+      // A term the layer leaves as it is (its factors commute with the rotation, or the table maps its
+      // pattern to itself with amplitude 1) passed this policy already (takes_blocks): kept untested.
+      if (kernel.rotation ? key.commutes_with(kernel.generator) : kernel.fixed[kernel.pattern_of(key)]) {
+        bucket.keys[kept] = key;
+        bucket.coefficients[kept] = bucket.coefficients[t];
+        ++kept;
+        continue;
+      }
+      const auto image = cpu_detail::permutation_image(kernel, key, bucket.coefficients[t]);
+      if (image.delta < 0 || image.value == C(0.0)) continue;
+      if (test_terms && !truncation.keep(image.key, image.value)) {
+        dropped += magnitude_squared(image.value);
+        continue;
+      }
+      const unsigned moved = kernel.rotation ? (image.delta ? kernel.generator_local : 0u)
+                                             : kernel.local_of_pattern[image.delta];
+      if (moved == 0) {
+        bucket.keys[kept] = image.key;
+        bucket.coefficients[kept] = image.value;
+        ++kept;
+      } else {
+        scratch.pending.push_back({local ^ moved, image.key, image.value});
+      }
+    }
+    removed += static_cast<std::ptrdiff_t>(bucket.size() - kept);  // dropped or moved (the moved arrive below)
+    bucket.keys.resize(kept);
+    bucket.coefficients.resize(kept);
+  }
+  for (const auto& p : scratch.pending) {
+    Bucket<W, C>& bucket = store_.bucket(plan.member(rep, p.local));
+    bucket.keys.push_back(p.key);
+    bucket.coefficients.push_back(p.coefficient);
+  }
+  change += static_cast<std::ptrdiff_t>(scratch.pending.size()) - removed;
+  for (int w = 0; w < W; ++w) scanned[w] |= support[w];
+}
+
+template <int W, Coefficient C>
+void CpuEngine<W, C>::rescale_coset(const cpu_detail::LayerKernel<W, C>& kernel, const CosetPlan& plan,
+                                    std::uint64_t rep, const Truncation& truncation,
+                                    std::array<std::uint64_t, W>& scanned, double& dropped,
+                                    std::ptrdiff_t& change) {
+  const unsigned locals = static_cast<unsigned>(plan.buckets_per_coset());
+  const bool test_terms = truncation.has_term_test();
+  std::array<std::uint64_t, W> support{};
+  for (unsigned local = 0; local < locals; ++local) {
+    Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+    std::size_t kept = 0;
+    for (std::size_t t = 0; t < bucket.size(); ++t) {
+      const PauliString<W> key = bucket.keys[t];
+      for (int w = 0; w < W; ++w) support[w] |= key.x[w] | key.z[w];
+      C value = bucket.coefficients[t];
+      if (!cpu_detail::rescale_term(kernel, key, value) || value == C(0.0)) continue;
+      if (test_terms && !truncation.keep(key, value)) {
+        dropped += magnitude_squared(value);
+        continue;
+      }
+      bucket.keys[kept] = key;
+      bucket.coefficients[kept] = value;
+      ++kept;
+    }
+    change -= static_cast<std::ptrdiff_t>(bucket.size() - kept);
+    bucket.keys.resize(kept);
+    bucket.coefficients.resize(kept);
+  }
+  for (int w = 0; w < W; ++w) scanned[w] |= support[w];
 }
 
 template <int W, Coefficient C>

@@ -1,13 +1,15 @@
 // Blocks in the CPU engine (CpuEngine::apply_block, docs/design.md §7.7) on block-structured circuits —
 // Trotter layers of the published workloads, a brickwork of two-qubit rotations with noise layers
-// between (runs of rotations and runs of key-preserving channels) — in both directions under every per-term policy: the coefficients of one layer at a
-// time bit for bit, the reference engine's terms to 1e-12, the same for any thread count, and
+// between (runs of rotations and runs of key-preserving channels), a noisy Clifford+T circuit
+// (permutations inside blocks) — in both directions under every per-term policy: the coefficients of
+// one layer at a time bit for bit, the reference engine's terms to 1e-12, the same for any thread count, and
 // checkpoint boundaries respected. The seeded random circuits run in blocks in
 // cpu_engine_equivalence.test.cc (suite CpuBlocks).
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
@@ -72,6 +74,43 @@ Circuit noisy_brickwork(std::size_t n, std::size_t depth, std::mt19937_64& rng) 
   return circuit;
 }
 
+/// A Clifford+T circuit as benchmark suites write them: single-qubit Cliffords, CNOT / CZ / SWAP /
+/// iSWAP bricks, T and random rz, with a depolarizing layer every third brick, an amplitude-damping
+/// channel (a general table: it ends a block) halfway, and a measurement. With `noise` false, only
+/// the gates.
+Circuit clifford_t(std::size_t n, std::size_t depth, bool noise, std::mt19937_64& rng) {
+  Circuit circuit(n);
+  std::uniform_real_distribution<double> angle(-1.0, 1.0);
+  for (std::size_t layer = 0; layer < depth; ++layer) {
+    for (Qubit q = 0; q < n; ++q) {
+      switch (rng() % 6) {
+        case 0: circuit.append(Channel::h(q)); break;
+        case 1: circuit.append(Channel::s(q)); break;
+        case 2: circuit.append(Channel::sx(q)); break;
+        case 3: circuit.append(Channel::rz(M_PI / 4, q)); break;  // T
+        case 4: circuit.append(Channel::rz(angle(rng), q)); break;
+        default: circuit.append(Channel::sdg(q)); break;
+      }
+    }
+    for (std::size_t q = layer % 2; q + 1 < n; q += 2) {
+      switch (rng() % 4) {
+        case 0: circuit.append(Channel::cnot(q, q + 1)); break;
+        case 1: circuit.append(Channel::cz(q, q + 1)); break;
+        case 2: circuit.append(Channel::swap(q, q + 1)); break;
+        default: circuit.append(Channel::iswap(q, q + 1)); break;
+      }
+    }
+    if (noise && layer % 3 == 2) {
+      for (Qubit q = 0; q < n; ++q) circuit.append(Channel::depolarize(0.01, q));
+    }
+    if (noise && layer == depth / 2) {
+      circuit.append(Channel::amplitude_damping(0.05, 2));
+      circuit.append(Channel::measure(0));
+    }
+  }
+  return circuit;
+}
+
 struct Case {
   std::string name;
   Circuit circuit;
@@ -85,6 +124,7 @@ std::vector<Case> block_structured_cases() {
     cases.push_back({w.name, w.circuit, w.observable});
   }
   cases.push_back({"noisy_brickwork", noisy_brickwork(10, 8, rng), {"Z4", "X5 X6"}});
+  cases.push_back({"clifford_t", clifford_t(10, 8, true, rng), {"Z4", "X5 Y6"}});
   return cases;
 }
 
@@ -127,6 +167,34 @@ TEST(CpuEngineBlocks, SameCoefficientsAsOneLayerAtATimeAndTheReferenceTerms) {
         EXPECT_TRUE(testing::SumsMatch(blocked.sum, reference));
       }
     }
+  }
+}
+
+TEST(CpuEngineBlocks, CliffordGatesAndNoiseJoinTheBlocksOfRotations) {
+  // Permutations (Clifford gates) and key-preserving noise inside blocks of rotations: nearly every
+  // layer of a Clifford+T circuit runs in a block, with the coefficients of one layer at a time.
+  std::mt19937_64 rng(7);
+  for (bool noise : {false, true}) {
+    const Circuit circuit = clifford_t(12, 10, noise, rng);
+    const auto start = PauliSum<2, Complex>::from_labels(12, {{"Z5", Complex(1.0)}, {"X2 X3", Complex(0.0, 0.5)}});
+    PropagateOptions options;
+    options.direction = Direction::heisenberg;
+    options.truncation = Truncation::coeff(1e-5);
+    CpuEngine<2, Complex> blocked(start, eager_blocks(2));
+    const PropagationStats blocked_stats = run_layers<2>(blocked, circuit, options);
+    CpuEngineOptions layered_options = eager_blocks(2);
+    layered_options.gate_blocks = false;
+    CpuEngine<2, Complex> layered(start, layered_options);
+    const PropagationStats layered_stats = run_layers<2>(layered, circuit, options);
+    EXPECT_GT(blocked.block_layers(), circuit.size() * 8 / 10) << (noise ? "noisy" : "gates only");
+    PauliSum<2, Complex> a(12), b(12);
+    blocked.export_to(a);
+    layered.export_to(b);
+    EXPECT_TRUE(a == b) << (noise ? "noisy" : "gates only");
+    EXPECT_GT(a.size(), 50u);
+    ASSERT_EQ(blocked_stats.layers.size(), layered_stats.layers.size());
+    for (std::size_t k = 0; k < blocked_stats.layers.size(); ++k)
+      EXPECT_EQ(blocked_stats.layers[k].terms_out, layered_stats.layers[k].terms_out) << "layer " << k;
   }
 }
 

@@ -252,7 +252,7 @@ std::size_t NarrowEngine<W, C>::apply_block(std::span<const PreparedChannel<W>> 
   for (; considered < tables.size() && considered < out.size(); ++considered) {
     const PreparedChannel<W>& table = tables[considered];
     const bool rotation = table.form == PreparedChannel<W>::Form::rotation;
-    if (!rotation && table.table_class != TableClass::key_preserving) break;
+    if (!rotation && table.table_class == TableClass::general) break;  // no block takes a general local table
     // A block never widens the keys: the layers it looks ahead at could label qubits the inner engine
     // never reaches (it takes as many as its span allows); the layer path widens when it must.
     std::size_t unlabelled = 0;

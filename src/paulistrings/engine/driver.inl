@@ -76,8 +76,8 @@ inline std::string layer_name(std::size_t step, std::size_t layers, const Channe
                            std::move(d));
 }
 
-/// Offers the engine a block of layers from `step` (BlockEngine, engine/layer_engine.h): the rotations
-/// and key-preserving layers ahead, up to kMaxBlock, not past options.block_boundary, and no more than the host memory guard
+/// Offers the engine a block of layers from `step` (BlockEngine, engine/layer_engine.h): the rotations,
+/// permutations and key-preserving layers ahead, up to kMaxBlock, not past options.block_boundary, and no more than the host memory guard
 /// allows if every layer doubled the sum. Records each layer it takes; returns how many (0: none, the
 /// caller applies layer `step` alone, its table left in ahead[0]).
 template <int W, class E>
@@ -98,9 +98,9 @@ std::size_t run_block(E& engine, const Circuit& circuit, const PropagateOptions&
   limit = std::min(limit, guarded);
   if (limit < 2) return 0;
   // Prepare the tables ahead up to the first that no block takes (it stays for the layer path): blocks
-  // are runs of rotations or of key-preserving layers.
+  // are runs of rotations, permutations (one output per term) and key-preserving layers.
   auto blockable = [](const PreparedChannel<W>& table) {
-    return table.form == PreparedChannel<W>::Form::rotation || table.table_class == TableClass::key_preserving;
+    return table.form == PreparedChannel<W>::Form::rotation || table.table_class != TableClass::general;
   };
   while (ahead.size() < limit) {
     if (!ahead.empty() && !blockable(ahead.back())) break;

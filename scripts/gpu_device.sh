@@ -13,7 +13,8 @@
 #   workloads — tfim_2d L = 18 (and tfim_chain, heisenberg_chain) on the GPU and on 16 CPU threads
 #   ladder    — tfim_2d L = 6, 8, …, 18 (21 steps) on the GPU and on 16 CPU threads; 1 thread and the
 #               engine before narrowed keys and blocks (--keys wide --blocks off) at a few sides; the
-#               chains on 1 and 16 threads and the GPU (ladder.txt)
+#               chains on 1 and 16 threads and the GPU; transpiled_brickwork with and without blocks
+#               on 1 and 16 threads, and on the GPU (ladder.txt)
 #   grow      — the growth run to 2^30 ≈ 1.07·10^9 terms at W = 2
 #   python    — the Python package's GPU tests (python/tests/test_gpu.py) on this machine's python3;
 #               PYTHON_K=EXPR selects tests (pytest -k); PYTHON_FIRST=EXPR runs the tests matching pytest -k EXPR alone first (under gdb if present)
@@ -329,6 +330,10 @@ if has ladder; then
     done
     $w tfim_chain --device 0
     $w heisenberg_chain --device 0
+    for threads in 1 16; do
+      for blocks in on off; do $w transpiled_brickwork --threads "$threads" --blocks "$blocks"; done
+    done
+    $w transpiled_brickwork --device 0
   } 2>&1 | tee "$out/ladder.txt"
   note "ladder done"
 fi

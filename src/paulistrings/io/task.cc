@@ -1,14 +1,14 @@
-// Task JSON reader and writer: the original crate's schema v1 read unchanged, plus this
+// Task JSON reader: the original crate's schema v1 read unchanged, plus this
 // project's extensions (named observables, sparse labels, top_n / approx_top_n, run.device, state lists, the
 // gates beyond v1, stim_file circuits). JSON syntax errors are located by line:column, schema errors by field
-// path ("circuit.gates[3].theta"); both are io::ParseError.
+// path ("circuit.gates[3].theta"); both are io::ParseError. The writer is task_writer.cc; the gate vocabulary
+// task_gates.h; the message helpers both share task_messages.h.
 
 #include "paulistrings/io/task.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -22,6 +22,8 @@
 #include "paulistrings/io/parse_error.h"
 #include "paulistrings/io/qasm.h"
 #include "paulistrings/io/stim.h"
+#include "paulistrings/io/task_gates.h"
+#include "paulistrings/io/task_messages.h"
 #include "paulistrings/readout/product_state.h"
 
 namespace paulistrings::io {
@@ -39,62 +41,21 @@ Truncation TaskTruncation::policy() const {
 namespace {
 
 using Json = nlohmann::ordered_json;
+using task_detail::Arity;
+using task_detail::find_gate;
+using task_detail::gate_fields;
+using task_detail::gate_names;
+using task_detail::GateSpec;
+using task_detail::indexed;
+using task_detail::join;
+using task_detail::make_channel;
+using task_detail::printable;
+using task_detail::quote;
+using task_detail::throw_at;
 
 /// Far deeper than any valid task (the deepest is a unitary matrix entry, 7 levels); the cap only bounds the
 /// work a hostile file can cause.
 constexpr std::size_t kMaxNesting = 64;
-constexpr std::size_t kMaxShown = 120;
-constexpr const char* kTopLevel = "(top level)";
-
-/// Messages are single lines: control characters are shown as \xNN, very long text is cut.
-std::string printable(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte == 0x7f) {
-      static const char* const kHex = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[byte >> 4];
-      out += kHex[byte & 15];
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-std::string shorten(std::string_view text) {
-  if (text.size() <= kMaxShown) return std::string(text);
-  std::string out(text.substr(0, kMaxShown));
-  out += "...";
-  return out;
-}
-
-std::string quote(std::string_view text) {
-  std::string out = "\"";
-  out += shorten(text);
-  out += '"';
-  return out;
-}
-
-std::string join(const std::string& path, std::string_view key) {
-  std::string out = path;
-  if (!out.empty()) out += '.';
-  out += shorten(key);
-  return out;
-}
-
-std::string indexed(const std::string& path, std::size_t index) {
-  std::string out = path;
-  out += '[';
-  out += std::to_string(index);
-  out += ']';
-  return out;
-}
-
-[[noreturn]] void throw_at(const std::string& file, const std::string& path, const std::string& message) {
-  throw ParseError(file, printable(path.empty() ? std::string(kTopLevel) : path), printable(message));
-}
 
 /// What a JSON value is, for "expected X, got Y" messages.
 std::string describe(const Json& value) {
@@ -219,127 +180,6 @@ Json parse_json(std::string_view text, const std::string& file) {
     throw_at(file, position.path(), std::string("invalid JSON: ") + nlohmann_reason(e.what()));
   }
 }
-
-// ---- gate vocabulary ----------------------------------------------------------------------------
-
-enum class Arity { one, two, per_letter, broadcast };
-
-struct GateSpec {
-  std::string_view name;
-  Arity arity;
-  std::string_view qubit_roles;  // for messages
-  std::vector<std::string_view> numbers;
-  bool has_pauli = false;
-  int matrix_dim = 0;  // 2 or 4 for unitaries
-};
-
-const std::vector<GateSpec>& gate_specs() {
-  static const std::vector<GateSpec> specs = {
-      {"h", Arity::one, "[q]", {}},
-      {"s", Arity::one, "[q]", {}},
-      {"sdg", Arity::one, "[q]", {}},
-      {"x", Arity::one, "[q]", {}},
-      {"y", Arity::one, "[q]", {}},
-      {"z", Arity::one, "[q]", {}},
-      {"sx", Arity::one, "[q]", {}},
-      {"sxdg", Arity::one, "[q]", {}},
-      {"cnot", Arity::two, "[control, target]", {}},
-      {"cy", Arity::two, "[control, target]", {}},
-      {"cz", Arity::two, "[q0, q1]", {}},
-      {"swap", Arity::two, "[q0, q1]", {}},
-      {"iswap", Arity::two, "[q0, q1]", {}},
-      {"iswapdg", Arity::two, "[q0, q1]", {}},
-      {"ecr", Arity::two, "[q0, q1]", {}},
-      {"rz", Arity::one, "[q]", {"theta"}},
-      {"rx", Arity::one, "[q]", {"theta"}},
-      {"ry", Arity::one, "[q]", {"theta"}},
-      {"rxx", Arity::two, "[q0, q1]", {"theta"}},
-      {"ryy", Arity::two, "[q0, q1]", {"theta"}},
-      {"rzz", Arity::two, "[q0, q1]", {"theta"}},
-      {"pauli_rotation", Arity::per_letter, "", {"theta"}, true},
-      {"depolarize", Arity::broadcast, "", {"p"}},
-      {"dephase", Arity::broadcast, "", {"p"}},
-      {"amplitude_damping", Arity::broadcast, "", {"gamma"}},
-      {"pauli_channel", Arity::broadcast, "", {"px", "py", "pz"}},
-      {"depolarize2", Arity::two, "[q0, q1]", {"p"}},
-      {"unitary_1q", Arity::one, "[q]", {}, false, 2},
-      {"unitary_2q", Arity::two, "[q0, q1]", {}, false, 4},
-      {"measure", Arity::broadcast, "", {}},
-      {"measure_pauli", Arity::per_letter, "", {}, true},
-      {"reset", Arity::broadcast, "", {}},
-      {"reset_x", Arity::broadcast, "", {}},
-      {"reset_y", Arity::broadcast, "", {}},
-  };
-  return specs;
-}
-
-const GateSpec* find_gate(std::string_view name) {
-  for (const GateSpec& spec : gate_specs()) {
-    if (spec.name == name) return &spec;
-  }
-  return nullptr;
-}
-
-std::string gate_names() {
-  std::string out;
-  for (const GateSpec& spec : gate_specs()) {
-    if (!out.empty()) out += ", ";
-    out += spec.name;
-  }
-  return out;
-}
-
-/// Field names of a gate, in the order they are written.
-std::vector<std::string_view> gate_fields(const GateSpec& spec) {
-  std::vector<std::string_view> fields = {"name"};
-  if (spec.has_pauli) fields.push_back("pauli");
-  fields.push_back("qubits");
-  fields.insert(fields.end(), spec.numbers.begin(), spec.numbers.end());
-  if (spec.matrix_dim) fields.push_back("matrix");
-  return fields;
-}
-
-/// One channel of a parsed gate object (a broadcast noise gate gives one per qubit).
-Channel make_channel(const GateSpec& spec, const std::vector<Qubit>& q, const std::vector<double>& v,
-                     const std::string& pauli, const std::vector<Complex>& matrix) {
-  const std::string_view n = spec.name;
-  if (n == "h") return Channel::h(q[0]);
-  if (n == "s") return Channel::s(q[0]);
-  if (n == "sdg") return Channel::sdg(q[0]);
-  if (n == "x") return Channel::x(q[0]);
-  if (n == "y") return Channel::y(q[0]);
-  if (n == "z") return Channel::z(q[0]);
-  if (n == "sx") return Channel::sx(q[0]);
-  if (n == "sxdg") return Channel::sxdg(q[0]);
-  if (n == "cnot") return Channel::cnot(q[0], q[1]);
-  if (n == "cy") return Channel::cy(q[0], q[1]);
-  if (n == "cz") return Channel::cz(q[0], q[1]);
-  if (n == "swap") return Channel::swap(q[0], q[1]);
-  if (n == "iswap") return Channel::iswap(q[0], q[1]);
-  if (n == "iswapdg") return Channel::iswapdg(q[0], q[1]);
-  if (n == "ecr") return Channel::ecr(q[0], q[1]);
-  if (n == "rz") return Channel::rz(v[0], q[0]);
-  if (n == "rx") return Channel::rx(v[0], q[0]);
-  if (n == "ry") return Channel::ry(v[0], q[0]);
-  if (n == "rxx") return Channel::rxx(v[0], q[0], q[1]);
-  if (n == "ryy") return Channel::ryy(v[0], q[0], q[1]);
-  if (n == "rzz") return Channel::rzz(v[0], q[0], q[1]);
-  if (n == "pauli_rotation") return Channel::pauli_rotation(pauli, q, v[0]);
-  if (n == "depolarize") return Channel::depolarize(v[0], q[0]);
-  if (n == "dephase") return Channel::dephase(v[0], q[0]);
-  if (n == "amplitude_damping") return Channel::amplitude_damping(v[0], q[0]);
-  if (n == "pauli_channel") return Channel::pauli_channel(v[0], v[1], v[2], q[0]);
-  if (n == "depolarize2") return Channel::depolarize2(v[0], q[0], q[1]);
-  if (n == "unitary_1q") return Channel::unitary_1q(q[0], matrix);
-  if (n == "unitary_2q") return Channel::unitary_2q(q[0], q[1], matrix);
-  if (n == "measure") return Channel::measure(q[0]);
-  if (n == "measure_pauli") return Channel::measure_pauli(pauli, q);
-  if (n == "reset") return Channel::reset(q[0], 'Z');
-  if (n == "reset_x") return Channel::reset(q[0], 'X');
-  if (n == "reset_y") return Channel::reset(q[0], 'Y');
-  throw std::logic_error("task: gate table and factories disagree");
-}
-
 // ---- schema -------------------------------------------------------------------------------------
 
 class TaskReader {
@@ -867,164 +707,6 @@ class TaskReader {
   std::vector<QubitRegister> registers_;  ///< of a qasm_file circuit
 };
 
-// ---- writer -------------------------------------------------------------------------------------
-
-[[noreturn]] void cannot_write(const std::string& what) {
-  throw std::invalid_argument(std::string("task_to_json: ") + what);
-}
-
-Json qubits_json(const Channel& channel) {
-  Json qubits = Json::array();
-  for (Qubit q : channel.qubits()) qubits.push_back(static_cast<std::uint64_t>(q));
-  return qubits;
-}
-
-Json complex_json(Complex value) { return Json::array({value.real(), value.imag()}); }
-
-std::string_view clifford_word(ChannelKind kind) {
-  switch (kind) {
-    case ChannelKind::h:
-      return "h";
-    case ChannelKind::s:
-      return "s";
-    case ChannelKind::sdg:
-      return "sdg";
-    case ChannelKind::x:
-      return "x";
-    case ChannelKind::y:
-      return "y";
-    case ChannelKind::z:
-      return "z";
-    case ChannelKind::sx:
-      return "sx";
-    case ChannelKind::sxdg:
-      return "sxdg";
-    case ChannelKind::cnot:
-      return "cnot";
-    case ChannelKind::cy:
-      return "cy";
-    case ChannelKind::cz:
-      return "cz";
-    case ChannelKind::swap:
-      return "swap";
-    case ChannelKind::iswap:
-      return "iswap";
-    case ChannelKind::iswapdg:
-      return "iswapdg";
-    case ChannelKind::ecr:
-      return "ecr";
-    default:
-      return {};
-  }
-}
-
-Json gate_json(const Channel& channel, std::size_t index) {
-  Json gate = Json::object();
-  const std::string_view clifford = clifford_word(channel.kind());
-  if (!clifford.empty()) {
-    gate["name"] = std::string(clifford);
-    gate["qubits"] = qubits_json(channel);
-    return gate;
-  }
-  switch (channel.kind()) {
-    case ChannelKind::pauli_rotation: {
-      const std::string& name = channel.name();
-      const bool single_axis = channel.qubits().size() == 1 && name.size() == 2 && name[0] == 'r' &&
-                               channel.pauli().size() == 1 &&
-                               channel.pauli()[0] == static_cast<char>(std::toupper(name[1]));
-      if (single_axis) {
-        gate["name"] = name;  // v1's rx / ry / rz
-      } else {
-        // v1 has no rxx / ryy / rzz words: they and every other axis are pauli_rotation.
-        gate["name"] = "pauli_rotation";
-        gate["pauli"] = channel.pauli();
-      }
-      gate["qubits"] = qubits_json(channel);
-      gate["theta"] = channel.theta();
-      return gate;
-    }
-    case ChannelKind::unitary_1q:
-    case ChannelKind::unitary_2q: {
-      const std::size_t dim = channel.kind() == ChannelKind::unitary_1q ? 2 : 4;
-      Json rows = Json::array();
-      for (std::size_t r = 0; r < dim; ++r) {
-        Json row = Json::array();
-        for (std::size_t c = 0; c < dim; ++c) row.push_back(complex_json(channel.matrix()[r * dim + c]));
-        rows.push_back(std::move(row));
-      }
-      gate["name"] = channel.kind() == ChannelKind::unitary_1q ? "unitary_1q" : "unitary_2q";
-      gate["qubits"] = qubits_json(channel);
-      gate["matrix"] = std::move(rows);
-      return gate;
-    }
-    case ChannelKind::depolarize:
-    case ChannelKind::dephase:
-    case ChannelKind::depolarize2:
-    case ChannelKind::amplitude_damping: {
-      const char* name = channel.kind() == ChannelKind::depolarize    ? "depolarize"
-                         : channel.kind() == ChannelKind::dephase     ? "dephase"
-                         : channel.kind() == ChannelKind::depolarize2 ? "depolarize2"
-                                                                      : "amplitude_damping";
-      gate["name"] = name;
-      gate["qubits"] = qubits_json(channel);
-      gate[channel.kind() == ChannelKind::amplitude_damping ? "gamma" : "p"] = channel.parameters().at(0);
-      return gate;
-    }
-    case ChannelKind::measure:
-      gate["name"] = channel.name();  // "measure" (Z on one qubit) or "measure_pauli"
-      if (channel.name() == "measure_pauli") gate["pauli"] = channel.pauli();
-      gate["qubits"] = qubits_json(channel);
-      return gate;
-    case ChannelKind::reset:
-      gate["name"] = channel.name();  // "reset", "reset_x" or "reset_y"
-      gate["qubits"] = qubits_json(channel);
-      return gate;
-    case ChannelKind::pauli_channel:
-      gate["name"] = "pauli_channel";
-      gate["qubits"] = qubits_json(channel);
-      gate["px"] = channel.parameters().at(0);
-      gate["py"] = channel.parameters().at(1);
-      gate["pz"] = channel.parameters().at(2);
-      return gate;
-    default:
-      break;
-  }
-  throw std::invalid_argument(
-      std::string("gates_to_json: gate ") + std::to_string(index) + " (" + channel.description() +
-      ") is a raw transfer matrix or user-defined channel, which the task JSON schema cannot express");
-}
-
-/// The gates as a JSON array, one gate per line, each line indented by `indent`.
-std::string gates_text(const Circuit& circuit, std::string_view indent) {
-  if (circuit.empty()) return "[]";
-  std::string out = "[\n";
-  for (std::size_t i = 0; i < circuit.size(); ++i) {
-    out += indent;
-    out += "  ";
-    out += gate_json(circuit[i], i).dump();
-    out += i + 1 < circuit.size() ? ",\n" : "\n";
-  }
-  out += indent;
-  out += ']';
-  return out;
-}
-
-Json terms_json(const NamedObservable& observable) {
-  Json terms = Json::object();
-  for (const auto& [label, coefficient] : observable.terms) {
-    if (terms.contains(label)) {
-      cannot_write(std::string("observable ") + quote(observable.name) + " lists label " + quote(label) +
-                   " twice (a JSON object holds each label once)");
-    }
-    if (!std::isfinite(coefficient.real()) || !std::isfinite(coefficient.imag())) {
-      cannot_write(std::string("observable ") + quote(observable.name) +
-                   " has a non-finite coefficient for " + quote(label));
-    }
-    terms[label] = coefficient.imag() == 0.0 ? Json(coefficient.real()) : complex_json(coefficient);
-  }
-  return terms;
-}
-
 }  // namespace
 
 Task parse_task(std::string_view json_text, const std::string& file, const std::filesystem::path& base_dir) {
@@ -1038,8 +720,6 @@ Task load_task(const std::filesystem::path& path) {
   return parse_task(text, path.string(), parent.empty() ? std::filesystem::path(".") : parent);
 }
 
-std::string gates_to_json(const Circuit& circuit) { return gates_text(circuit, ""); }
-
 void apply_ignore_measure(Task& task) {
   if (!task.ignore_measure) return;
   Circuit kept(task.circuit.num_qubits());
@@ -1051,103 +731,6 @@ void apply_ignore_measure(Task& task) {
     }
   }
   task.circuit = std::move(kept);
-}
-
-std::string task_to_json(const Task& task) {
-  if (task.version != 1)
-    cannot_write(std::string("only schema version 1 can be written, got ") + std::to_string(task.version));
-  if (task.circuit.num_qubits() != task.num_qubits) {
-    cannot_write(std::string("the circuit has ") + std::to_string(task.circuit.num_qubits()) +
-                 " qubits but the task has " + std::to_string(task.num_qubits));
-  }
-  std::vector<std::pair<std::string, std::string>> members;  // key, JSON text
-  members.emplace_back("version", "1");
-  members.emplace_back("n_qubits", std::to_string(task.num_qubits));
-  members.emplace_back("circuit", std::string("{\"gates\": ") + gates_text(task.circuit, "  ") + "}");
-
-  Json named = Json::object();
-  for (std::size_t i = 0; i < task.observables.size(); ++i) {
-    const NamedObservable& observable = task.observables[i];
-    if (observable.name.empty())
-      cannot_write(std::string("observable ") + std::to_string(i) + " has an empty name");
-    if (i == 0 && observable.name == "observable") {
-      members.emplace_back("observable", terms_json(observable).dump());
-      continue;
-    }
-    if (observable.name == "observable") {
-      cannot_write(
-          "only the first observable may be named \"observable\" (it is written as v1's \"observable\")");
-    }
-    if (named.contains(observable.name))
-      cannot_write(std::string("two observables are named ") + quote(observable.name));
-    named[observable.name] = terms_json(observable);
-  }
-  if (!named.empty()) members.emplace_back("observables", named.dump());
-
-  const TaskTruncation& t = task.truncation;
-  Json truncation = Json::object();
-  if (t.max_weight) truncation["max_weight"] = static_cast<std::uint64_t>(*t.max_weight);
-  if (t.min_abs_coeff) {
-    if (!(*t.min_abs_coeff >= 0.0) || !std::isfinite(*t.min_abs_coeff)) {
-      cannot_write("min_abs_coeff must be a finite non-negative number");
-    }
-    truncation["min_abs_coeff"] = *t.min_abs_coeff;
-  }
-  if (t.top_n) {
-    if (*t.top_n == 0) cannot_write("top_n must be positive");
-    truncation["top_n"] = static_cast<std::uint64_t>(*t.top_n);
-  }
-  if (t.approx_top_n) {
-    if (*t.approx_top_n == 0) cannot_write("approx_top_n must be positive");
-    truncation["approx_top_n"] = static_cast<std::uint64_t>(*t.approx_top_n);
-  }
-  if (!truncation.empty()) members.emplace_back("truncation", truncation.dump());
-
-  Json run = Json::object();
-  run["direction"] = std::string(to_string(task.direction));
-  if (task.threads < 0)
-    cannot_write(std::string("threads must be non-negative, got ") + std::to_string(task.threads));
-  run["threads"] = task.threads;
-  run["state"] = task.state;
-  if (task.device == "gpu" || task.device == "auto") {
-    run["device"] = task.device;
-  } else if (task.device != "cpu") {
-    const bool index =
-        !task.device.empty() && task.device.size() <= 9 &&
-        std::all_of(task.device.begin(), task.device.end(), [](char c) { return c >= '0' && c <= '9'; });
-    if (!index)
-      cannot_write(std::string("device must be \"cpu\", \"gpu\", \"auto\" or an index, got ") +
-                   quote(task.device));
-    run["device"] = std::stoull(task.device);
-  }
-  if (task.partitions != 1) run["partitions"] = task.partitions;
-  if (task.partition_rows != TaskPartitionRows{}) {
-    const TaskPartitionRows& rows = task.partition_rows;
-    Json object = Json::object();
-    object["policy"] = rows.policy;
-    if (rows.seed) object["seed"] = *rows.seed;
-    if (rows.policy == "seeded_excluding") object["excluded_qubits"] = rows.excluded_qubits;
-    if (rows.policy == "cut") {
-      object["blocks"] = rows.blocks;
-      object["basis"] = std::string(1, rows.basis);
-    }
-    run["partition_rows"] = object;
-  }
-  if (task.nccl) run["nccl"] = true;
-  if (task.route_orbits_from) run["route_orbits_from"] = *task.route_orbits_from;
-  if (task.ignore_measure) run["ignore_measure"] = true;
-  members.emplace_back("run", run.dump());
-
-  std::string out = "{\n";
-  for (std::size_t i = 0; i < members.size(); ++i) {
-    out += "  \"";
-    out += members[i].first;
-    out += "\": ";
-    out += members[i].second;
-    out += i + 1 < members.size() ? ",\n" : "\n";
-  }
-  out += "}\n";
-  return out;
 }
 
 }  // namespace paulistrings::io

@@ -1,0 +1,284 @@
+// Task JSON writer: a Task written back as schema v1 JSON that parse_task reads as the same task, one gate
+// per line; what the schema cannot spell is std::invalid_argument.
+
+#include "paulistrings/io/task.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "paulistrings/io/task_messages.h"
+
+namespace paulistrings::io {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+using task_detail::quote;
+
+[[noreturn]] void cannot_write(const std::string& what) {
+  throw std::invalid_argument(std::string("task_to_json: ") + what);
+}
+
+Json qubits_json(const Channel& channel) {
+  Json qubits = Json::array();
+  for (Qubit q : channel.qubits()) qubits.push_back(static_cast<std::uint64_t>(q));
+  return qubits;
+}
+
+Json complex_json(Complex value) { return Json::array({value.real(), value.imag()}); }
+
+std::string_view clifford_word(ChannelKind kind) {
+  switch (kind) {
+    case ChannelKind::h:
+      return "h";
+    case ChannelKind::s:
+      return "s";
+    case ChannelKind::sdg:
+      return "sdg";
+    case ChannelKind::x:
+      return "x";
+    case ChannelKind::y:
+      return "y";
+    case ChannelKind::z:
+      return "z";
+    case ChannelKind::sx:
+      return "sx";
+    case ChannelKind::sxdg:
+      return "sxdg";
+    case ChannelKind::cnot:
+      return "cnot";
+    case ChannelKind::cy:
+      return "cy";
+    case ChannelKind::cz:
+      return "cz";
+    case ChannelKind::swap:
+      return "swap";
+    case ChannelKind::iswap:
+      return "iswap";
+    case ChannelKind::iswapdg:
+      return "iswapdg";
+    case ChannelKind::ecr:
+      return "ecr";
+    default:
+      return {};
+  }
+}
+
+Json gate_json(const Channel& channel, std::size_t index) {
+  Json gate = Json::object();
+  const std::string_view clifford = clifford_word(channel.kind());
+  if (!clifford.empty()) {
+    gate["name"] = std::string(clifford);
+    gate["qubits"] = qubits_json(channel);
+    return gate;
+  }
+  switch (channel.kind()) {
+    case ChannelKind::pauli_rotation: {
+      const std::string& name = channel.name();
+      const bool single_axis = channel.qubits().size() == 1 && name.size() == 2 && name[0] == 'r' &&
+                               channel.pauli().size() == 1 &&
+                               channel.pauli()[0] == static_cast<char>(std::toupper(name[1]));
+      if (single_axis) {
+        gate["name"] = name;  // v1's rx / ry / rz
+      } else {
+        // v1 has no rxx / ryy / rzz words: they and every other axis are pauli_rotation.
+        gate["name"] = "pauli_rotation";
+        gate["pauli"] = channel.pauli();
+      }
+      gate["qubits"] = qubits_json(channel);
+      gate["theta"] = channel.theta();
+      return gate;
+    }
+    case ChannelKind::unitary_1q:
+    case ChannelKind::unitary_2q: {
+      const std::size_t dim = channel.kind() == ChannelKind::unitary_1q ? 2 : 4;
+      Json rows = Json::array();
+      for (std::size_t r = 0; r < dim; ++r) {
+        Json row = Json::array();
+        for (std::size_t c = 0; c < dim; ++c) row.push_back(complex_json(channel.matrix()[r * dim + c]));
+        rows.push_back(std::move(row));
+      }
+      gate["name"] = channel.kind() == ChannelKind::unitary_1q ? "unitary_1q" : "unitary_2q";
+      gate["qubits"] = qubits_json(channel);
+      gate["matrix"] = std::move(rows);
+      return gate;
+    }
+    case ChannelKind::depolarize:
+    case ChannelKind::dephase:
+    case ChannelKind::depolarize2:
+    case ChannelKind::amplitude_damping: {
+      const char* name = channel.kind() == ChannelKind::depolarize    ? "depolarize"
+                         : channel.kind() == ChannelKind::dephase     ? "dephase"
+                         : channel.kind() == ChannelKind::depolarize2 ? "depolarize2"
+                                                                      : "amplitude_damping";
+      gate["name"] = name;
+      gate["qubits"] = qubits_json(channel);
+      gate[channel.kind() == ChannelKind::amplitude_damping ? "gamma" : "p"] = channel.parameters().at(0);
+      return gate;
+    }
+    case ChannelKind::measure:
+      gate["name"] = channel.name();  // "measure" (Z on one qubit) or "measure_pauli"
+      if (channel.name() == "measure_pauli") gate["pauli"] = channel.pauli();
+      gate["qubits"] = qubits_json(channel);
+      return gate;
+    case ChannelKind::reset:
+      gate["name"] = channel.name();  // "reset", "reset_x" or "reset_y"
+      gate["qubits"] = qubits_json(channel);
+      return gate;
+    case ChannelKind::pauli_channel:
+      gate["name"] = "pauli_channel";
+      gate["qubits"] = qubits_json(channel);
+      gate["px"] = channel.parameters().at(0);
+      gate["py"] = channel.parameters().at(1);
+      gate["pz"] = channel.parameters().at(2);
+      return gate;
+    default:
+      break;
+  }
+  throw std::invalid_argument(
+      std::string("gates_to_json: gate ") + std::to_string(index) + " (" + channel.description() +
+      ") is a raw transfer matrix or user-defined channel, which the task JSON schema cannot express");
+}
+
+/// The gates as a JSON array, one gate per line, each line indented by `indent`.
+std::string gates_text(const Circuit& circuit, std::string_view indent) {
+  if (circuit.empty()) return "[]";
+  std::string out = "[\n";
+  for (std::size_t i = 0; i < circuit.size(); ++i) {
+    out += indent;
+    out += "  ";
+    out += gate_json(circuit[i], i).dump();
+    out += i + 1 < circuit.size() ? ",\n" : "\n";
+  }
+  out += indent;
+  out += ']';
+  return out;
+}
+
+Json terms_json(const NamedObservable& observable) {
+  Json terms = Json::object();
+  for (const auto& [label, coefficient] : observable.terms) {
+    if (terms.contains(label)) {
+      cannot_write(std::string("observable ") + quote(observable.name) + " lists label " + quote(label) +
+                   " twice (a JSON object holds each label once)");
+    }
+    if (!std::isfinite(coefficient.real()) || !std::isfinite(coefficient.imag())) {
+      cannot_write(std::string("observable ") + quote(observable.name) +
+                   " has a non-finite coefficient for " + quote(label));
+    }
+    terms[label] = coefficient.imag() == 0.0 ? Json(coefficient.real()) : complex_json(coefficient);
+  }
+  return terms;
+}
+
+}  // namespace
+
+std::string gates_to_json(const Circuit& circuit) { return gates_text(circuit, ""); }
+
+std::string task_to_json(const Task& task) {
+  if (task.version != 1)
+    cannot_write(std::string("only schema version 1 can be written, got ") + std::to_string(task.version));
+  if (task.circuit.num_qubits() != task.num_qubits) {
+    cannot_write(std::string("the circuit has ") + std::to_string(task.circuit.num_qubits()) +
+                 " qubits but the task has " + std::to_string(task.num_qubits));
+  }
+  std::vector<std::pair<std::string, std::string>> members;  // key, JSON text
+  members.emplace_back("version", "1");
+  members.emplace_back("n_qubits", std::to_string(task.num_qubits));
+  members.emplace_back("circuit", std::string("{\"gates\": ") + gates_text(task.circuit, "  ") + "}");
+
+  Json named = Json::object();
+  for (std::size_t i = 0; i < task.observables.size(); ++i) {
+    const NamedObservable& observable = task.observables[i];
+    if (observable.name.empty())
+      cannot_write(std::string("observable ") + std::to_string(i) + " has an empty name");
+    if (i == 0 && observable.name == "observable") {
+      members.emplace_back("observable", terms_json(observable).dump());
+      continue;
+    }
+    if (observable.name == "observable") {
+      cannot_write(
+          "only the first observable may be named \"observable\" (it is written as v1's \"observable\")");
+    }
+    if (named.contains(observable.name))
+      cannot_write(std::string("two observables are named ") + quote(observable.name));
+    named[observable.name] = terms_json(observable);
+  }
+  if (!named.empty()) members.emplace_back("observables", named.dump());
+
+  const TaskTruncation& t = task.truncation;
+  Json truncation = Json::object();
+  if (t.max_weight) truncation["max_weight"] = static_cast<std::uint64_t>(*t.max_weight);
+  if (t.min_abs_coeff) {
+    if (!(*t.min_abs_coeff >= 0.0) || !std::isfinite(*t.min_abs_coeff)) {
+      cannot_write("min_abs_coeff must be a finite non-negative number");
+    }
+    truncation["min_abs_coeff"] = *t.min_abs_coeff;
+  }
+  if (t.top_n) {
+    if (*t.top_n == 0) cannot_write("top_n must be positive");
+    truncation["top_n"] = static_cast<std::uint64_t>(*t.top_n);
+  }
+  if (t.approx_top_n) {
+    if (*t.approx_top_n == 0) cannot_write("approx_top_n must be positive");
+    truncation["approx_top_n"] = static_cast<std::uint64_t>(*t.approx_top_n);
+  }
+  if (!truncation.empty()) members.emplace_back("truncation", truncation.dump());
+
+  Json run = Json::object();
+  run["direction"] = std::string(to_string(task.direction));
+  if (task.threads < 0)
+    cannot_write(std::string("threads must be non-negative, got ") + std::to_string(task.threads));
+  run["threads"] = task.threads;
+  run["state"] = task.state;
+  if (task.device == "gpu" || task.device == "auto") {
+    run["device"] = task.device;
+  } else if (task.device != "cpu") {
+    const bool index =
+        !task.device.empty() && task.device.size() <= 9 &&
+        std::all_of(task.device.begin(), task.device.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!index)
+      cannot_write(std::string("device must be \"cpu\", \"gpu\", \"auto\" or an index, got ") +
+                   quote(task.device));
+    run["device"] = std::stoull(task.device);
+  }
+  if (task.partitions != 1) run["partitions"] = task.partitions;
+  if (task.partition_rows != TaskPartitionRows{}) {
+    const TaskPartitionRows& rows = task.partition_rows;
+    Json object = Json::object();
+    object["policy"] = rows.policy;
+    if (rows.seed) object["seed"] = *rows.seed;
+    if (rows.policy == "seeded_excluding") object["excluded_qubits"] = rows.excluded_qubits;
+    if (rows.policy == "cut") {
+      object["blocks"] = rows.blocks;
+      object["basis"] = std::string(1, rows.basis);
+    }
+    run["partition_rows"] = object;
+  }
+  if (task.nccl) run["nccl"] = true;
+  if (task.route_orbits_from) run["route_orbits_from"] = *task.route_orbits_from;
+  if (task.ignore_measure) run["ignore_measure"] = true;
+  members.emplace_back("run", run.dump());
+
+  std::string out = "{\n";
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    out += "  \"";
+    out += members[i].first;
+    out += "\": ";
+    out += members[i].second;
+    out += i + 1 < members.size() ? ",\n" : "\n";
+  }
+  out += "}\n";
+  return out;
+}
+
+}  // namespace paulistrings::io

@@ -1,7 +1,7 @@
 #pragma once
-// Parameter expressions of the OpenQASM reader (io/qasm.cc parses them): the tree a gate definition keeps
-// for each parameter expression, and the arithmetic that evaluates one operator, refusing a zero divisor
-// and non-finite results.
+// Parameter expressions of the OpenQASM reader (io/qasm_parser_expressions.cc parses them): the tree a gate
+// definition keeps for each parameter expression, and the arithmetic that evaluates one operator, refusing a
+// zero divisor and non-finite results.
 
 #include <cstddef>
 #include <cstdint>

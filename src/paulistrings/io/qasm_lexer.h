@@ -1,5 +1,5 @@
 #pragma once
-// The OpenQASM reader's lexer (io/qasm.cc is the parser): tokens with their line and column, OpenQASM 2
+// The OpenQASM reader's lexer (io/qasm_parser.h is the parser): tokens with their line and column, OpenQASM 2
 // rules by default and OpenQASM 3's once the version line asks for them; every lexical error is an
 // io::ParseError at its position. Also the quoting of user text in messages, which parser and lexer share.
 

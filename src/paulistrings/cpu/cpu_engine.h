@@ -23,17 +23,13 @@
 #include "paulistrings/core/pauli_sum.h"
 #include "paulistrings/cpu/bucket_store.h"
 #include "paulistrings/cpu/coset_plan.h"
+#include "paulistrings/cpu/layer_kernel.h"
 #include "paulistrings/engine/layer_engine.h"
 #include "paulistrings/engine/options.h"
 #include "paulistrings/engine/stats.h"
 #include "paulistrings/truncation/truncation.h"
 
 namespace paulistrings {
-
-namespace cpu_detail {
-template <int W, Coefficient C>
-struct LayerKernel;
-}  // namespace cpu_detail
 
 struct CpuEngineOptions {
   int threads = 0;                       ///< 0 = every core the process may run on

@@ -109,7 +109,8 @@ class CpuEngine {
     std::size_t layer = 0;  ///< index in the block's tables
     cpu_detail::LayerKernel<W, C> kernel;
   };
-  /// True when the local table `table` changes no term inside the light cone `cone`.
+  /// True when `table` changes no term whose support lies inside the light cone `cone` (a rotation
+  /// whose generator misses it; a local table that fixes the identity, on qubits outside it).
   static bool skips_outside(const PreparedChannel<W>& table, const std::array<std::uint64_t, W>& cone);
   /// A permutation layer (each term has one image) on the buckets of the coset `rep` of `plan`, whose
   /// deltas are in the kernel's coordinates of `plan`; as rotate_coset for the rest.
@@ -156,6 +157,14 @@ class CpuEngine {
   std::array<std::uint64_t, W> support_{};
   bool skips_layer(const PreparedChannel<W>& table, const Truncation& truncation) const;
   void add_support(const PreparedChannel<W>& table);
+  /// Adds the qubits `table` can act on to `cone` (a rotation's generator, a local table's support).
+  static void grow_cone(std::array<std::uint64_t, W>& cone, const PreparedChannel<W>& table);
+  /// Appends the coset's pending terms (scratch.pending) to their buckets.
+  void append_pending(const CosetPlan& plan, std::uint64_t rep, const Scratch& scratch);
+  /// One in-place pass over the cosets of `plan` on the engine's threads: work(scratch, rep, dropped,
+  /// change) per coset; updates the size, returns the Σ|c|² dropped, summed in coset order.
+  template <class Work>
+  double coset_pass(const CosetPlan& plan, Work&& work);
   TestedPolicy tested_;
   std::size_t skipped_layers_ = 0;
   std::size_t block_layers_ = 0;

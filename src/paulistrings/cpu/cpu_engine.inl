@@ -161,28 +161,46 @@ CpuEngine<W, C>::CpuEngine(const PauliSum<W, C>& sum, const CpuEngineOptions& op
 template <int W, Coefficient C>
 bool CpuEngine<W, C>::skips_layer(const PreparedChannel<W>& table, const Truncation& truncation) const {
   // Unchanged terms must already pass this policy (the reference engine re-tests every term).
-  if (tested_.must_retest(truncation)) return false;
-  if (table.form == PreparedChannel<W>::Form::rotation) return !touches(table.generator, support_);
-  // Local table: the identity pattern must map to itself alone, with amplitude exactly 1.
-  if (table.fanout[0] != 1 || table.outputs[0][0].pattern != 0 ||
-      table.outputs[0][0].amplitude != Complex(1.0))
+  return !tested_.must_retest(truncation) && skips_outside(table, support_);
+}
+
+template <int W, Coefficient C>
+bool CpuEngine<W, C>::skips_outside(const PreparedChannel<W>& table, const std::array<std::uint64_t, W>& cone) {
+  if (table.form == PreparedChannel<W>::Form::rotation) return !touches(table.generator, cone);
+  // A local table changes no term whose factors on its support are all the identity when it maps the
+  // identity pattern to itself alone, with amplitude exactly 1.
+  if (table.fanout[0] != 1 || table.outputs[0][0].pattern != 0 || table.outputs[0][0].amplitude != Complex(1.0))
     return false;
   for (int i = 0; i < table.support_size; ++i) {
     const Qubit q = table.qubits[static_cast<std::size_t>(i)];
-    if ((support_[q / 64] >> (q % 64)) & 1) return false;
+    if ((cone[q / 64] >> (q % 64)) & 1) return false;
   }
   return true;
 }
 
 template <int W, Coefficient C>
 void CpuEngine<W, C>::add_support(const PreparedChannel<W>& table) {
+  grow_cone(support_, table);
+}
+
+template <int W, Coefficient C>
+void CpuEngine<W, C>::grow_cone(std::array<std::uint64_t, W>& cone, const PreparedChannel<W>& table) {
   if (table.form == PreparedChannel<W>::Form::rotation) {
-    for (int w = 0; w < W; ++w) support_[w] |= table.generator.x[w] | table.generator.z[w];
+    for (int w = 0; w < W; ++w) cone[w] |= table.generator.x[w] | table.generator.z[w];
     return;
   }
   for (int i = 0; i < table.support_size; ++i) {
     const Qubit q = table.qubits[static_cast<std::size_t>(i)];
-    support_[q / 64] |= std::uint64_t{1} << (q % 64);
+    cone[q / 64] |= std::uint64_t{1} << (q % 64);
+  }
+}
+
+template <int W, Coefficient C>
+void CpuEngine<W, C>::append_pending(const CosetPlan& plan, std::uint64_t rep, const Scratch& scratch) {
+  for (const auto& p : scratch.pending) {
+    Bucket<W, C>& bucket = store_.bucket(plan.member(rep, p.local));
+    bucket.keys.push_back(p.key);
+    bucket.coefficients.push_back(p.coefficient);
   }
 }
 
@@ -227,6 +245,15 @@ template <int W, Coefficient C>
 double CpuEngine<W, C>::permutation_layer(const PreparedChannel<W>& table, const Truncation& truncation) {
   CosetPlan plan;
   const auto kernel = cpu_detail::make_kernel<W, C>(table, store_.hash(), store_.bits(), plan);
+  return coset_pass(plan, [&](Scratch& scratch, std::uint64_t rep, double& dropped, std::ptrdiff_t& change) {
+    std::array<std::uint64_t, W> ignored{};
+    permute_coset(kernel, plan, rep, scratch, truncation, ignored, dropped, change);
+  });
+}
+
+template <int W, Coefficient C>
+template <class Work>
+double CpuEngine<W, C>::coset_pass(const CosetPlan& plan, Work&& work) {
   const std::size_t cosets = plan.num_cosets();
   std::vector<double> discarded(cosets, 0.0);
   std::ptrdiff_t change = 0;
@@ -234,13 +261,11 @@ double CpuEngine<W, C>::permutation_layer(const PreparedChannel<W>& table, const
 #pragma omp parallel num_threads(threads_) reduction(+ : change) if (parallel_worthwhile())
   {
     Scratch& scratch = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
-    std::array<std::uint64_t, W> ignored{};
 #pragma omp for schedule(dynamic, 1)
     for (std::size_t coset = 0; coset < cosets; ++coset) {
       if (errors.failed() || interrupted()) continue;  // a failure or an interrupt abandons the layer
       try {
-        permute_coset(kernel, plan, plan.representative(coset), scratch, truncation, ignored, discarded[coset],
-                      change);
+        work(scratch, plan.representative(coset), discarded[coset], change);
       } catch (...) {
         errors.capture();
       }
@@ -376,11 +401,7 @@ void CpuEngine<W, C>::rotate_coset(const cpu_detail::LayerKernel<W, C>& kernel, 
     bucket.keys.resize(out);
     bucket.coefficients.resize(out);
   }
-  for (const auto& p : scratch.pending) {
-    Bucket<W, C>& bucket = store_.bucket(plan.member(rep, p.local));
-    bucket.keys.push_back(p.key);
-    bucket.coefficients.push_back(p.coefficient);
-  }
+  append_pending(plan, rep, scratch);
   change += static_cast<std::ptrdiff_t>(scratch.pending.size()) - removed;
   for (int w = 0; w < W; ++w) scanned[w] |= support[w];
 }
@@ -389,34 +410,16 @@ template <int W, Coefficient C>
 double CpuEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const Truncation& truncation) {
   CosetPlan plan;
   const auto kernel = cpu_detail::make_kernel<W, C>(table, store_.hash(), store_.bits(), plan);
-  const std::size_t cosets = plan.num_cosets();
   // Unchanged (commuting) terms passed this policy's test in an earlier layer unless the policy is new.
   const bool test_unchanged = tested_.must_retest(truncation);
-  std::vector<double> discarded(cosets, 0.0);
-  std::ptrdiff_t change = 0;
   for (Scratch& scratch : scratch_) scratch.support.fill(0);
-  ParallelErrors errors;
-#pragma omp parallel num_threads(threads_) reduction(+ : change) if (parallel_worthwhile())
-  {
-    Scratch& scratch = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
-#pragma omp for schedule(dynamic, 1)
-    for (std::size_t coset = 0; coset < cosets; ++coset) {
-      if (errors.failed() || interrupted()) continue;  // a failure or an interrupt abandons the layer
-      try {
-        rotate_coset(kernel, kernel.generator_local, plan, plan.representative(coset), scratch, truncation,
-                     test_unchanged, scratch.support, discarded[coset], change);
-      } catch (...) {
-        errors.capture();
-      }
-    }
-  }
-  errors.rethrow();
-  throw_if_interrupted();
-  size_ = static_cast<std::size_t>(static_cast<std::ptrdiff_t>(size_) + change);
+  const double discarded =
+      coset_pass(plan, [&](Scratch& scratch, std::uint64_t rep, double& dropped, std::ptrdiff_t& change) {
+        rotate_coset(kernel, kernel.generator_local, plan, rep, scratch, truncation, test_unchanged,
+                     scratch.support, dropped, change);
+      });
   refresh_support(table);
-  double sum = 0.0;
-  for (double d : discarded) sum += d;
-  return sum;
+  return discarded;
 }
 
 template <int W, Coefficient C>

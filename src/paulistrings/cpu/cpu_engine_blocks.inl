@@ -64,7 +64,7 @@ std::size_t CpuEngine<W, C>::apply_block(std::span<const PreparedChannel<W>> tab
     } else {
       break;  // a general local table (branching noise, a general two-qubit unitary)
     }
-    if (rotation ? !touches(table.generator, cone) : skips_outside(table, cone)) continue;
+    if (skips_outside(table, cone)) continue;
     CosetPlan own;
     step.kernel = cpu_detail::make_kernel<W, C>(table, store_.hash(), bits, own);
     std::vector<std::uint64_t> step_hashes;
@@ -86,14 +86,7 @@ std::size_t CpuEngine<W, C>::apply_block(std::span<const PreparedChannel<W>> tab
     }
     if (static_cast<int>(grown.size()) > max_dimension) break;
     basis = std::move(grown);
-    if (rotation) {
-      for (int w = 0; w < W; ++w) cone[w] |= table.generator.x[w] | table.generator.z[w];
-    } else {
-      for (int q = 0; q < table.support_size; ++q) {
-        const Qubit qubit = table.qubits[static_cast<std::size_t>(q)];
-        cone[qubit / 64] |= std::uint64_t{1} << (qubit % 64);
-      }
-    }
+    grow_cone(cone, table);
     hashes.insert(hashes.end(), step_hashes.begin(), step_hashes.end());
     steps.push_back(std::move(step));
   }
@@ -177,19 +170,6 @@ std::size_t CpuEngine<W, C>::apply_block(std::span<const PreparedChannel<W>> tab
 }
 
 template <int W, Coefficient C>
-bool CpuEngine<W, C>::skips_outside(const PreparedChannel<W>& table, const std::array<std::uint64_t, W>& cone) {
-  // A local table changes no term whose factors on its support are all the identity when it maps the
-  // identity pattern to itself alone, with amplitude exactly 1 (as skips_layer).
-  if (table.fanout[0] != 1 || table.outputs[0][0].pattern != 0 || table.outputs[0][0].amplitude != Complex(1.0))
-    return false;
-  for (int i = 0; i < table.support_size; ++i) {
-    const Qubit q = table.qubits[static_cast<std::size_t>(i)];
-    if ((cone[q / 64] >> (q % 64)) & 1) return false;
-  }
-  return true;
-}
-
-template <int W, Coefficient C>
 void CpuEngine<W, C>::permute_coset(const cpu_detail::LayerKernel<W, C>& kernel, const CosetPlan& plan,
                                     std::uint64_t rep, Scratch& scratch, const Truncation& truncation,
                                     std::array<std::uint64_t, W>& scanned, double& dropped,
@@ -207,15 +187,15 @@ void CpuEngine<W, C>::permute_coset(const cpu_detail::LayerKernel<W, C>& kernel,
     for (std::size_t t = 0; t < bucket.size(); ++t) {
       const PauliString<W> key = bucket.keys[t];
       for (int w = 0; w < W; ++w) support[w] |= key.x[w] | key.z[w];
-      // A term the layer leaves as it is (its factors commute with the rotation, or the table maps its
-      // pattern to itself with amplitude 1) passed this policy already (takes_blocks): kept untested.
-      if (kernel.rotation ? key.commutes_with(kernel.generator) : kernel.fixed[kernel.pattern_of(key)]) {
+      const auto image = cpu_detail::permutation_image(kernel, key, bucket.coefficients[t]);
+      // A term the layer leaves as it is passed this policy already (the callers' condition): kept
+      // untested.
+      if (image.unchanged) {
         bucket.keys[kept] = key;
         bucket.coefficients[kept] = bucket.coefficients[t];
         ++kept;
         continue;
       }
-      const auto image = cpu_detail::permutation_image(kernel, key, bucket.coefficients[t]);
       if (image.delta < 0 || image.value == C(0.0)) continue;
       if (test_terms && !truncation.keep(image.key, image.value)) {
         dropped += magnitude_squared(image.value);
@@ -235,11 +215,7 @@ void CpuEngine<W, C>::permute_coset(const cpu_detail::LayerKernel<W, C>& kernel,
     bucket.keys.resize(kept);
     bucket.coefficients.resize(kept);
   }
-  for (const auto& p : scratch.pending) {
-    Bucket<W, C>& bucket = store_.bucket(plan.member(rep, p.local));
-    bucket.keys.push_back(p.key);
-    bucket.coefficients.push_back(p.coefficient);
-  }
+  append_pending(plan, rep, scratch);
   change += static_cast<std::ptrdiff_t>(scratch.pending.size()) - removed;
   for (int w = 0; w < W; ++w) scanned[w] |= support[w];
 }

@@ -164,24 +164,26 @@ inline bool rescale_term(const LayerKernel<W, C>& kernel, const PauliString<W>& 
 
 /// A permutation layer's one output of a term: which delta moved it (for a rotation, 1 = the
 /// generator; for a local table, the delta pattern), its key and its coefficient; delta < 0 when the
-/// layer maps the term to zero.
+/// layer maps the term to zero. `unchanged`: the layer leaves the term as it is (it commutes with the
+/// rotation, or the table maps its pattern to itself with amplitude exactly 1).
 template <int W, Coefficient C>
 struct Image {
   int delta;
   PauliString<W> key;
   C value;
+  bool unchanged;
 };
 template <int W, Coefficient C>
 inline Image<W, C> permutation_image(const LayerKernel<W, C>& kernel, const PauliString<W>& key, const C& c) {
   if (kernel.rotation) {
-    if (key.commutes_with(kernel.generator)) return {0, key, c};
+    if (key.commutes_with(kernel.generator)) return {0, key, c, true};
     const double sign = product_phase(kernel.generator, key) == 3 ? 1.0 : -1.0;
-    return {1, key ^ kernel.generator, c * (sign * kernel.sin_signed)};
+    return {1, key ^ kernel.generator, c * (sign * kernel.sin_signed), false};
   }
   const int p = kernel.pattern_of(key);
-  if (!kernel.has_image[p]) return {-1, key, c};
+  if (!kernel.has_image[p]) return {-1, key, c, false};
   const int d = p ^ kernel.image[p];
-  return {d, key ^ kernel.pattern_mask[d], c * kernel.image_amplitude[p]};
+  return {d, key ^ kernel.pattern_mask[d], c * kernel.image_amplitude[p], kernel.fixed[p]};
 }
 
 }  // namespace paulistrings::cpu_detail

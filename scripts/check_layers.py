@@ -22,9 +22,10 @@ ALLOWED = {
     "cpu": ENGINES,
     "gpu": ENGINES,
     "partition": ENGINES | {"cpu", "gpu"},
+    "sweep": ENGINES | {"readout", "cpu"},
     "io": MODELS,
-    "run": MODELS | ENGINES | {"cpu", "gpu", "partition", "io"},
-    "cli": MODELS | ENGINES | {"cpu", "gpu", "partition", "io", "run"},
+    "run": MODELS | ENGINES | {"cpu", "gpu", "partition", "sweep", "io"},
+    "cli": MODELS | ENGINES | {"cpu", "gpu", "partition", "sweep", "io", "run"},
 }
 ALLOWED["python"] = ALLOWED["cli"]  # python/src: the other front end
 INCLUDE = re.compile(r'\s*#\s*include\s+"paulistrings/(\w+)/')

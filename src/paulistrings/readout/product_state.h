@@ -26,6 +26,17 @@ class ProductState {
 
   template <int W, Coefficient C>
   C expectation(const PauliSum<W, C>& sum) const;
+  /// ⟨s|P|s⟩ of one string: ±1 when every qubit of P is its axis, else 0 (P must fit the state).
+  template <int W>
+  int value(const PauliString<W>& key) const {
+    int sign = 0;
+    for (int w = 0; w < W; ++w) {
+      const std::uint64_t support = key.x[w] | key.z[w];
+      if (key.x[w] != (axis_x_[w] & support) || key.z[w] != (axis_z_[w] & support)) return 0;
+      sign += std::popcount(support & negative_[w]);
+    }
+    return (sign & 1) ? -1 : 1;
+  }
 
  private:
   std::size_t num_qubits_ = 0;
@@ -40,15 +51,8 @@ C ProductState::expectation(const PauliSum<W, C>& sum) const {
   }
   C total = C(0.0);
   for (std::size_t i = 0; i < sum.size(); ++i) {
-    const PauliString<W>& key = sum.keys()[i];
-    bool contributes = true;
-    int sign = 0;
-    for (int w = 0; w < W && contributes; ++w) {
-      const std::uint64_t support = key.x[w] | key.z[w];
-      contributes = key.x[w] == (axis_x_[w] & support) && key.z[w] == (axis_z_[w] & support);
-      sign += std::popcount(support & negative_[w]);
-    }
-    if (contributes) total += (sign & 1) ? -sum.coefficients()[i] : sum.coefficients()[i];
+    const int v = value(sum.keys()[i]);
+    if (v != 0) total += v < 0 ? -sum.coefficients()[i] : sum.coefficients()[i];
   }
   return total;
 }

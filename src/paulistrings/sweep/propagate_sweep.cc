@@ -1,0 +1,106 @@
+// propagate_sweep() and AnySweepSum: see propagate_sweep.h.
+
+#include "paulistrings/sweep/propagate_sweep.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "paulistrings/sweep/reference_sweep_engine.h"
+#include "paulistrings/sweep/sweep_driver.h"
+
+namespace paulistrings {
+
+std::size_t AnySweepSum::num_qubits() const {
+  return visit([](const auto& s) { return s.num_qubits(); });
+}
+std::size_t AnySweepSum::size() const {
+  return visit([](const auto& s) { return s.size(); });
+}
+std::size_t AnySweepSum::columns() const {
+  return visit([](const auto& s) { return s.columns(); });
+}
+
+std::vector<Complex> AnySweepSum::expectations(const ProductState& state) const {
+  return visit([&](const auto& s) {
+    if (s.num_qubits() != state.num_qubits()) {
+      throw std::invalid_argument("expectation: the state has " + std::to_string(state.num_qubits()) +
+                                  " qubits but the sweep has " + std::to_string(s.num_qubits()));
+    }
+    std::vector<Complex> total(s.columns(), Complex(0.0));
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      const int v = state.value(s.keys()[i]);
+      if (v == 0) continue;
+      const auto row = s.row(i);
+      for (std::size_t k = 0; k < row.size(); ++k) total[k] += v < 0 ? -Complex(row[k]) : Complex(row[k]);
+    }
+    return total;
+  });
+}
+
+std::vector<double> AnySweepSum::norms_squared() const {
+  return visit([](const auto& s) {
+    std::vector<double> total(s.columns(), 0.0);
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      const auto row = s.row(i);
+      for (std::size_t k = 0; k < row.size(); ++k) total[k] += magnitude_squared(row[k]);
+    }
+    return total;
+  });
+}
+
+AnyPauliSum AnySweepSum::column(std::size_t k) const {
+  return visit([&](const auto& s) { return AnyPauliSum(s.column(k)); });
+}
+
+namespace {
+
+void validate_sweep(const AnyPauliSum& observable, std::span<const Circuit> columns, const PropagateOptions& options) {
+  if (columns.empty()) throw std::invalid_argument("a sweep needs at least one column (one circuit)");
+  for (std::size_t k = 0; k < columns.size(); ++k) {
+    if (columns[k].num_qubits() != observable.num_qubits()) {
+      throw std::invalid_argument("sweep: column " + std::to_string(k) + "'s circuit has " +
+                                  std::to_string(columns[k].num_qubits()) + " qubits but the observable has " +
+                                  std::to_string(observable.num_qubits()));
+    }
+    if (columns[k].size() != columns[0].size()) {
+      throw std::invalid_argument("sweep: column " + std::to_string(k) + "'s circuit has " +
+                                  std::to_string(columns[k].size()) + " layers but column 0's has " +
+                                  std::to_string(columns[0].size()));
+    }
+  }
+  if (options.device >= 0) {
+    throw std::invalid_argument("sweeps run on the CPU engines; a GPU sweep is not available yet");
+  }
+  if (options.start_layer != 0) throw std::invalid_argument("a sweep cannot resume from a layer");
+  if (options.threads < 0) throw std::invalid_argument("threads must be ≥ 0, got " + std::to_string(options.threads));
+  if (options.truncation.contains(Truncation::Kind::collapse_sample)) {
+    throw std::invalid_argument("collapse_sample has no meaning in a sweep (each column would collapse differently)");
+  }
+}
+
+template <int W, Coefficient C>
+SweepStats run_typed(const PauliSum<W, C>& observable, std::span<const Circuit> columns,
+                     const PropagateOptions& options, AnySweepSum& result) {
+  const SweepSum<W, C> start = SweepSum<W, C>::broadcast(observable, columns.size());
+  ReferenceSweepEngine<W, C> engine(start);
+  SweepStats stats = run_sweep<W>(engine, columns, options);
+  result = AnySweepSum(engine.result());
+  return stats;
+}
+
+}  // namespace
+
+SweepStats propagate_sweep(const AnyPauliSum& observable, std::span<const Circuit> columns,
+                           const PropagateOptions& options, AnySweepSum& result) {
+  validate_sweep(observable, columns, options);
+  AnyPauliSum typed = observable;
+  for (const Circuit& circuit : columns) {
+    for (const Channel& channel : circuit) {
+      if (channel.has_complex_transfer()) typed.make_complex();
+    }
+    if (typed.is_complex()) break;
+  }
+  return typed.visit([&](const auto& sum) { return run_typed(sum, columns, options, result); });
+}
+
+}  // namespace paulistrings

@@ -1,0 +1,80 @@
+#pragma once
+// Parameter sweeps in one propagation (docs/design.md §7.8): K circuits of one gate structure — the
+// circuit under K assignments of its parameters (angles, noise strengths) — propagate one observable
+// together. Every term holds K coefficients, one per column, so the key work (products, hashing,
+// merging) is done once for all columns.
+//
+// Semantics (what the tests check): without truncation every column equals its own run to rounding.
+// The per-term truncation keeps a term while ANY column keeps it (each test is monotone in |c|, so this is
+// the test of the column of largest |c|): a column never loses a term that its own run would keep at
+// that gate, and may carry extra terms that its own run would have dropped (smaller than the cut-off).
+// topn / approx_topn rank the terms by their largest |c|² over the columns. collapse_sample has no sweep
+// meaning and is refused.
+//
+// The circuits' layers are paired index by index; in each layer every column's channel must have the
+// same form and place (a Pauli rotation about the same generator, or a local table on the same qubits):
+// std::invalid_argument names the first layer that differs.
+
+#include <complex>
+#include <cstddef>
+#include <span>
+#include <variant>
+#include <vector>
+
+#include "paulistrings/circuit/circuit.h"
+#include "paulistrings/core/any_pauli_sum.h"
+#include "paulistrings/engine/options.h"
+#include "paulistrings/engine/stats.h"
+#include "paulistrings/readout/product_state.h"
+#include "paulistrings/sweep/sweep_sum.h"
+
+namespace paulistrings {
+
+/// A sweep's result at the runtime width: a SweepSum<W, C> for the smallest W that fits the qubits.
+class AnySweepSum {
+ public:
+  using Variant = std::variant<SweepSum<1, double>, SweepSum<2, double>, SweepSum<4, double>, SweepSum<8, double>,
+                               SweepSum<16, double>, SweepSum<1, Complex>, SweepSum<2, Complex>,
+                               SweepSum<4, Complex>, SweepSum<8, Complex>, SweepSum<16, Complex>>;
+
+  AnySweepSum() = default;
+  template <int W, Coefficient C>
+  explicit AnySweepSum(SweepSum<W, C> sum) : sum_(std::move(sum)) {}
+
+  std::size_t num_qubits() const;
+  std::size_t size() const;     ///< terms (keys) with some nonzero column
+  std::size_t columns() const;  ///< K
+  bool is_complex() const { return sum_.index() >= 5; }
+  /// ⟨state|O_k|state⟩ for every column k.
+  std::vector<Complex> expectations(const ProductState& state) const;
+  /// Σ|c|² of every column.
+  std::vector<double> norms_squared() const;
+  /// Column k as a sum of its own (the terms whose column-k coefficient is nonzero).
+  AnyPauliSum column(std::size_t k) const;
+
+  template <class F>
+  decltype(auto) visit(F&& f) const {
+    return std::visit(std::forward<F>(f), sum_);
+  }
+
+ private:
+  Variant sum_;
+};
+
+/// What a sweep did. stats: one LayerRecord per layer, terms counting keys (shared by the columns), a
+/// record's discarded_weight the largest column's; discarded_weight: Σ|c|² each column lost.
+struct SweepStats {
+  PropagationStats stats;
+  std::vector<double> discarded_weight;
+};
+
+/// Propagates `observable` through `columns` (K ≥ 1 circuits of one structure, each on the observable's
+/// qubits) under `options`: direction, truncation (no collapse_sample), threads, should_stop, on_layer,
+/// keep_layer_records, max_terms / auto_truncate (cuts rank by the largest |c| over the columns),
+/// memory_guard. The CPU runs sweeps: options.device ≥ 0 and options.start_layer > 0 are refused
+/// (std::invalid_argument). Coefficients are complex when the observable is or some channel has complex
+/// transfer amplitudes. Throws what run_layers throws (HostMemoryExceeded, MemoryBudgetExceeded).
+SweepStats propagate_sweep(const AnyPauliSum& observable, std::span<const Circuit> columns,
+                           const PropagateOptions& options, AnySweepSum& result);
+
+}  // namespace paulistrings

@@ -1,0 +1,259 @@
+// Sweeps against separate runs (sweep/propagate_sweep.h): every column of a sweep without truncation is its
+// own run; with truncation a column keeps every term its own run keeps at a gate, identical columns are
+// their own run, and a column's error obeys its discarded weight.
+
+#include "paulistrings/sweep/propagate_sweep.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <numbers>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "paulistrings/run/propagate.h"
+
+namespace paulistrings {
+namespace {
+
+/// Draws one structure and K parameter sets: column k is `build(rng_k)` with rng_k seeded alike for the
+/// structure and apart for the values.
+struct RandomSweep {
+  std::size_t qubits;
+  std::vector<Circuit> columns;
+};
+
+/// A random circuit on `qubits` qubits whose gate kinds and qubits depend on `seed` only and whose
+/// parameters depend on (seed, column); `unitary_only` leaves out noise, measurement and reset.
+RandomSweep random_sweep(std::uint64_t seed, std::size_t K, bool unitary_only) {
+  std::mt19937_64 shape(seed);
+  RandomSweep sweep;
+  sweep.qubits = 2 + shape() % 5;
+  const std::size_t gates = 8 + shape() % 16;
+  struct Gate {
+    int kind;
+    Qubit a, b;
+  };
+  std::vector<Gate> plan;
+  for (std::size_t g = 0; g < gates; ++g) {
+    const int kinds = unitary_only ? 9 : 14;
+    Gate gate{static_cast<int>(shape() % kinds), static_cast<Qubit>(shape() % sweep.qubits), 0};
+    gate.b = static_cast<Qubit>((gate.a + 1 + shape() % (sweep.qubits - 1)) % sweep.qubits);
+    plan.push_back(gate);
+  }
+  for (std::size_t k = 0; k < K; ++k) {
+    std::mt19937_64 values(seed * 1000 + k);
+    std::uniform_real_distribution<double> angle(-std::numbers::pi, std::numbers::pi), p(0.0, 0.3);
+    Circuit circuit(sweep.qubits);
+    for (const Gate& g : plan) {
+      switch (g.kind) {
+        case 0: circuit.append(Channel::rx(angle(values), g.a)); break;
+        case 1: circuit.append(Channel::ry(angle(values), g.a)); break;
+        case 2: circuit.append(Channel::rz(angle(values), g.a)); break;
+        case 3: circuit.append(Channel::rzz(angle(values), g.a, g.b)); break;
+        case 4: circuit.append(Channel::rxx(angle(values), g.a, g.b)); break;
+        case 5: circuit.append(Channel::cnot(g.a, g.b)); break;
+        case 6: circuit.append(Channel::h(g.a)); break;
+        case 7: circuit.append(Channel::iswap(g.a, g.b)); break;
+        case 8: circuit.append(Channel::pauli_rotation("XY", {g.a, g.b}, angle(values))); break;
+        case 9: circuit.append(Channel::depolarize(p(values), g.a)); break;
+        case 10: circuit.append(Channel::amplitude_damping(p(values), g.a)); break;
+        case 11: circuit.append(Channel::dephase(p(values), g.a)); break;
+        case 12: circuit.append(Channel::depolarize2(p(values), g.a, g.b)); break;
+        default: circuit.append(Channel::reset(g.a)); break;
+      }
+    }
+    sweep.columns.push_back(std::move(circuit));
+  }
+  return sweep;
+}
+
+AnyPauliSum random_observable(std::uint64_t seed, std::size_t qubits) {
+  std::mt19937_64 rng(seed ^ 0xabcdef);
+  std::normal_distribution<double> normal;
+  const char letters[] = "IXYZ";
+  std::vector<std::pair<std::string, Complex>> terms;
+  for (int t = 0; t < 1 + static_cast<int>(rng() % 6); ++t) {
+    std::string label;
+    for (std::size_t q = 0; q < qubits; ++q) label += letters[rng() % 4];
+    terms.emplace_back(label, Complex(normal(rng), seed % 3 == 0 ? normal(rng) : 0.0));
+  }
+  return AnyPauliSum::from_labels(qubits, terms);
+}
+
+using Terms = std::map<std::string, Complex>;
+Terms terms_of(const AnyPauliSum& sum) {
+  Terms out;
+  for (const auto& [label, c] : sum.terms()) out[label] = c;
+  return out;
+}
+
+/// Largest |a − b| over the union of keys.
+double distance(const Terms& a, const Terms& b) {
+  double worst = 0.0;
+  for (const auto& [label, c] : a) worst = std::max(worst, std::abs(c - (b.count(label) ? b.at(label) : Complex(0.0))));
+  for (const auto& [label, c] : b) worst = std::max(worst, std::abs(c - (a.count(label) ? a.at(label) : Complex(0.0))));
+  return worst;
+}
+
+double l2_distance(const Terms& a, const Terms& b) {
+  double total = 0.0;
+  Terms all = a;
+  for (const auto& [label, c] : b) all.emplace(label, Complex(0.0));
+  for (const auto& [label, ignored] : all) {
+    const Complex x = a.count(label) ? a.at(label) : Complex(0.0), y = b.count(label) ? b.at(label) : Complex(0.0);
+    total += std::norm(x - y);
+  }
+  return std::sqrt(total);
+}
+
+Terms own_run(const AnyPauliSum& observable, const Circuit& circuit, PropagateOptions options) {
+  AnyPauliSum sum = observable;
+  options.engine = Engine::reference;
+  propagate(sum, circuit, options);
+  return terms_of(sum);
+}
+
+class SweepEngines : public ::testing::TestWithParam<Engine> {};
+
+TEST_P(SweepEngines, EveryColumnIsItsOwnRunWithoutTruncation) {
+  for (std::uint64_t seed = 0; seed < 60; ++seed) {
+    const std::size_t K = 1 + seed % 7;
+    const RandomSweep sweep = random_sweep(seed, K, false);
+    const AnyPauliSum observable = random_observable(seed, sweep.qubits);
+    PropagateOptions options;
+    options.engine = GetParam();
+    options.direction = seed % 2 ? Direction::heisenberg : Direction::forward;
+    options.threads = 1 + static_cast<int>(seed % 2);
+    AnySweepSum result;
+    const SweepStats stats = propagate_sweep(observable, sweep.columns, options, result);
+    ASSERT_EQ(result.columns(), K);
+    ASSERT_EQ(stats.discarded_weight.size(), K);
+    const ProductState zero = ProductState::parse("z+", sweep.qubits);
+    const std::vector<Complex> values = result.expectations(zero);
+    for (std::size_t k = 0; k < K; ++k) {
+      const Terms own = own_run(observable, sweep.columns[k], options);
+      EXPECT_LT(distance(terms_of(result.column(k)), own), 1e-12) << "seed " << seed << " column " << k;
+      AnyPauliSum own_sum = observable;
+      PropagateOptions reference = options;
+      reference.engine = Engine::reference;
+      propagate(own_sum, sweep.columns[k], reference);
+      const Complex expected = own_sum.visit([&](const auto& s) { return Complex(zero.expectation(s)); });
+      EXPECT_LT(std::abs(values[k] - expected), 1e-12) << "seed " << seed << " column " << k;
+      EXPECT_EQ(stats.discarded_weight[k], 0.0);
+    }
+  }
+}
+
+TEST_P(SweepEngines, IdenticalColumnsAreTheOwnRunUnderEveryTruncation) {
+  const std::vector<Truncation> policies = {Truncation::coeff(0.05), Truncation::weight(2), Truncation::topn(5),
+                                            Truncation::approx_topn(6), Truncation::coeff(0.02) & Truncation::weight(3),
+                                            Truncation::topn(4) | Truncation::coeff(0.1)};
+  for (std::uint64_t seed = 0; seed < 24; ++seed) {
+    const RandomSweep one = random_sweep(seed, 1, false);
+    const std::vector<Circuit> columns(3, one.columns[0]);
+    const AnyPauliSum observable = random_observable(seed, one.qubits);
+    PropagateOptions options;
+    options.engine = GetParam();
+    options.direction = seed % 2 ? Direction::heisenberg : Direction::forward;
+    options.truncation = policies[seed % policies.size()];
+    AnySweepSum result;
+    const SweepStats stats = propagate_sweep(observable, columns, options, result);
+    PropagateOptions own = options;
+    own.truncation = policies[seed % policies.size()];
+    AnyPauliSum own_sum = observable;
+    own.engine = Engine::reference;
+    const PropagationStats own_stats = propagate(own_sum, one.columns[0], own);
+    for (std::size_t k = 0; k < 3; ++k) {
+      EXPECT_LT(distance(terms_of(result.column(k)), terms_of(own_sum)), 1e-12) << "seed " << seed;
+      EXPECT_NEAR(stats.discarded_weight[k], own_stats.discarded_weight, 1e-12) << "seed " << seed;
+    }
+  }
+}
+
+TEST_P(SweepEngines, AColumnKeepsEveryTermItsOwnRunKeepsAtAGate) {
+  for (std::uint64_t seed = 0; seed < 40; ++seed) {
+    const std::size_t K = 2 + seed % 4;
+    RandomSweep sweep = random_sweep(seed, K, false);
+    // One gate from a rich start: the sum of several layers run untruncated.
+    const AnyPauliSum observable = random_observable(seed, sweep.qubits);
+    std::vector<AnyPauliSum> starts;
+    PropagateOptions options;
+    options.engine = GetParam();
+    const double epsilon = 0.08;
+    options.truncation = Truncation::coeff(epsilon);
+    // Column-wise the same input: a one-gate sweep from the observable.
+    std::vector<Circuit> gate;
+    for (std::size_t k = 0; k < K; ++k) {
+      Circuit c(sweep.qubits);
+      c.append(sweep.columns[k][seed % sweep.columns[k].size()]);
+      gate.push_back(std::move(c));
+    }
+    AnySweepSum result;
+    propagate_sweep(observable, gate, options, result);
+    for (std::size_t k = 0; k < K; ++k) {
+      const Terms own = own_run(observable, gate[k], options);
+      const Terms mine = terms_of(result.column(k));
+      for (const auto& [label, c] : own) {
+        ASSERT_TRUE(mine.count(label)) << "seed " << seed << " column " << k << " lost " << label;
+        EXPECT_LT(std::abs(mine.at(label) - c), 1e-12);
+      }
+      for (const auto& [label, c] : mine) {
+        if (!own.count(label)) {
+          EXPECT_LE(std::abs(c), epsilon * (1 + 1e-12)) << "seed " << seed << " " << label;
+        }
+      }
+    }
+  }
+}
+
+TEST_P(SweepEngines, AUnitaryColumnsErrorIsBoundedByItsDiscardedWeight) {
+  for (std::uint64_t seed = 0; seed < 30; ++seed) {
+    const std::size_t K = 2 + seed % 5;
+    const RandomSweep sweep = random_sweep(seed, K, true);
+    const AnyPauliSum observable = random_observable(seed, sweep.qubits);
+    PropagateOptions options;
+    options.engine = GetParam();
+    options.truncation = Truncation::coeff(0.05);
+    AnySweepSum result;
+    const SweepStats stats = propagate_sweep(observable, sweep.columns, options, result);
+    PropagateOptions exact;
+    for (std::size_t k = 0; k < K; ++k) {
+      // Unitary layers keep the Pauli 2-norm, so the layers' errors add: ‖ΔO‖ ≤ Σ_l √d_l ≤ √(L·Σ_l d_l).
+      const double bound = std::sqrt(static_cast<double>(sweep.columns[k].size()) * stats.discarded_weight[k]);
+      EXPECT_LE(l2_distance(terms_of(result.column(k)), own_run(observable, sweep.columns[k], exact)), bound + 1e-12)
+          << "seed " << seed << " column " << k;
+    }
+  }
+}
+
+TEST_P(SweepEngines, RefusesWhatASweepCannotMean) {
+  Circuit a(2), b(2), c(3);
+  a.append(Channel::rx(0.3, 0));
+  b.append(Channel::ry(0.3, 0));
+  c.append(Channel::rx(0.3, 0));
+  const std::vector<std::pair<std::string, Complex>> terms = {{"ZI", Complex(1.0)}};
+  const AnyPauliSum z = AnyPauliSum::from_labels(2, terms);
+  PropagateOptions options;
+  options.engine = GetParam();
+  AnySweepSum result;
+  std::vector<Circuit> different = {a, b};
+  EXPECT_THROW(propagate_sweep(z, different, options, result), std::invalid_argument);
+  std::vector<Circuit> wider = {a, c};
+  EXPECT_THROW(propagate_sweep(z, wider, options, result), std::invalid_argument);
+  EXPECT_THROW(propagate_sweep(z, std::span<const Circuit>(), options, result), std::invalid_argument);
+  std::vector<Circuit> same = {a, a};
+  options.truncation = Truncation::collapse_sample(4, 1);
+  EXPECT_THROW(propagate_sweep(z, same, options, result), std::invalid_argument);
+  options.truncation = Truncation();
+  options.device = 0;
+  EXPECT_THROW(propagate_sweep(z, same, options, result), std::invalid_argument);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sweep, SweepEngines, ::testing::Values(Engine::reference),
+                         [](const auto& info) { return info.param == Engine::reference ? "reference" : "cpu"; });
+
+}  // namespace
+}  // namespace paulistrings

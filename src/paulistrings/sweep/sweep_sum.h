@@ -1,0 +1,79 @@
+#pragma once
+// SweepSum<W, C>: a sum whose every term holds K coefficients, one per column of a sweep
+// (sweep/propagate_sweep.h). Rows are (key, K coefficients) in ascending key order; a row has at least
+// one nonzero coefficient; keys are unique.
+
+#include <algorithm>
+#include <cstddef>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "paulistrings/core/pauli_sum.h"
+
+namespace paulistrings {
+
+template <int W, Coefficient C>
+class SweepSum {
+ public:
+  using Key = PauliString<W>;
+  static constexpr bool kIsComplex = std::same_as<C, Complex>;
+
+  SweepSum() = default;
+  /// From rows in any order (keys unique, trusted to fit num_qubits); coefficients row-major
+  /// (keys.size() × columns). Rows whose columns are all zero are dropped.
+  SweepSum(std::size_t num_qubits, std::size_t columns, std::vector<Key> keys, std::vector<C> coefficients)
+      : num_qubits_(num_qubits), columns_(columns) {
+    if (columns == 0) throw std::invalid_argument("a sweep has at least one column");
+    if (coefficients.size() != keys.size() * columns)
+      throw std::invalid_argument("SweepSum: " + std::to_string(coefficients.size()) + " coefficients for " +
+                                  std::to_string(keys.size()) + " keys × " + std::to_string(columns) + " columns");
+    std::vector<std::size_t> order(keys.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
+    keys_.reserve(keys.size());
+    coefficients_.reserve(coefficients.size());
+    for (std::size_t i : order) {
+      const auto row = std::span<const C>(coefficients).subspan(i * columns, columns);
+      if (std::all_of(row.begin(), row.end(), [](const C& c) { return c == C(0.0); })) continue;
+      keys_.push_back(keys[i]);
+      coefficients_.insert(coefficients_.end(), row.begin(), row.end());
+    }
+  }
+  /// Every column a copy of `sum`.
+  static SweepSum broadcast(const PauliSum<W, C>& sum, std::size_t columns) {
+    std::vector<Key> keys(sum.keys().begin(), sum.keys().end());
+    std::vector<C> coefficients;
+    coefficients.reserve(keys.size() * columns);
+    for (const C& c : sum.coefficients()) coefficients.insert(coefficients.end(), columns, c);
+    return SweepSum(sum.num_qubits(), columns, std::move(keys), std::move(coefficients));
+  }
+
+  std::size_t num_qubits() const { return num_qubits_; }
+  std::size_t columns() const { return columns_; }
+  std::size_t size() const { return keys_.size(); }
+  std::span<const Key> keys() const { return keys_; }
+  /// Row i's K coefficients.
+  std::span<const C> row(std::size_t i) const { return std::span<const C>(coefficients_).subspan(i * columns_, columns_); }
+  /// Column k as a sum of its own (its nonzero coefficients).
+  PauliSum<W, C> column(std::size_t k) const {
+    if (k >= columns_)
+      throw std::out_of_range("column " + std::to_string(k) + " of a sweep of " + std::to_string(columns_));
+    std::vector<typename PauliSum<W, C>::Term> terms;
+    for (std::size_t i = 0; i < keys_.size(); ++i) {
+      const C c = coefficients_[i * columns_ + k];
+      if (c != C(0.0)) terms.push_back({keys_[i], c});
+    }
+    return PauliSum<W, C>::from_terms(num_qubits_, std::move(terms));
+  }
+
+ private:
+  std::size_t num_qubits_ = 0;
+  std::size_t columns_ = 1;
+  std::vector<Key> keys_;
+  std::vector<C> coefficients_;
+};
+
+}  // namespace paulistrings

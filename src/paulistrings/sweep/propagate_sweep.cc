@@ -5,7 +5,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "paulistrings/cpu/cpu_engine.h"
 #include "paulistrings/sweep/reference_sweep_engine.h"
+#include "paulistrings/sweep/sweep_engine.h"
 #include "paulistrings/sweep/sweep_driver.h"
 
 namespace paulistrings {
@@ -82,7 +84,17 @@ template <int W, Coefficient C>
 SweepStats run_typed(const PauliSum<W, C>& observable, std::span<const Circuit> columns,
                      const PropagateOptions& options, AnySweepSum& result) {
   const SweepSum<W, C> start = SweepSum<W, C>::broadcast(observable, columns.size());
-  ReferenceSweepEngine<W, C> engine(start);
+  if (options.engine == Engine::reference) {
+    ReferenceSweepEngine<W, C> engine(start);
+    SweepStats stats = run_sweep<W>(engine, columns, options);
+    result = AnySweepSum(engine.result());
+    return stats;
+  }
+  SweepEngineOptions engine_options;
+  engine_options.threads = options.threads == 0 ? available_cpus() : options.threads;
+  engine_options.target_bucket_len = options.target_bucket_len;
+  engine_options.parallel_threshold = options.parallel_threshold;
+  SweepEngine<W, C> engine(start, engine_options);
   SweepStats stats = run_sweep<W>(engine, columns, options);
   result = AnySweepSum(engine.result());
   return stats;

@@ -252,7 +252,53 @@ TEST_P(SweepEngines, RefusesWhatASweepCannotMean) {
   EXPECT_THROW(propagate_sweep(z, same, options, result), std::invalid_argument);
 }
 
-INSTANTIATE_TEST_SUITE_P(Sweep, SweepEngines, ::testing::Values(Engine::reference),
+/// Terms of every column, exactly (for comparing thread counts bit for bit).
+std::vector<Terms> all_columns(const AnySweepSum& sum) {
+  std::vector<Terms> out;
+  for (std::size_t k = 0; k < sum.columns(); ++k) out.push_back(terms_of(sum.column(k)));
+  return out;
+}
+
+TEST(SweepEngine, LargeSumsMatchTheReferenceAndAreTheSameBitsForAnyThreadCount) {
+  for (std::uint64_t seed = 0; seed < 8; ++seed) {
+    const std::size_t K = 1 + seed % 4;
+    RandomSweep sweep = random_sweep(seed + 100, K, seed % 2 == 0);
+    // A wide start: every string on a window of the qubits, so buckets fill and refine.
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> normal;
+    std::vector<std::pair<std::string, Complex>> terms;
+    const char letters[] = "IXYZ";
+    for (int t = 0; t < 3000; ++t) {
+      std::string label;
+      for (std::size_t q = 0; q < sweep.qubits; ++q) label += letters[rng() % 4];
+      terms.emplace_back(label, Complex(normal(rng), 0.0));
+    }
+    const AnyPauliSum observable = AnyPauliSum::from_labels(sweep.qubits, terms);
+    PropagateOptions options;
+    options.direction = seed % 2 ? Direction::heisenberg : Direction::forward;
+    options.truncation = seed % 3 == 0 ? Truncation() : seed % 3 == 1 ? Truncation::coeff(0.01) : Truncation::topn(200);
+    options.target_bucket_len = 4;
+    options.parallel_threshold = 1;
+    AnySweepSum reference, one, three;
+    options.engine = Engine::reference;
+    const SweepStats reference_stats = propagate_sweep(observable, sweep.columns, options, reference);
+    options.engine = Engine::cpu;
+    options.threads = 1;
+    const SweepStats one_stats = propagate_sweep(observable, sweep.columns, options, one);
+    options.threads = 3;
+    const SweepStats three_stats = propagate_sweep(observable, sweep.columns, options, three);
+    EXPECT_EQ(all_columns(one), all_columns(three)) << "seed " << seed;
+    EXPECT_EQ(one_stats.discarded_weight, three_stats.discarded_weight) << "seed " << seed;
+    const std::vector<Terms> expected = all_columns(reference), got = all_columns(one);
+    for (std::size_t k = 0; k < K; ++k) {
+      EXPECT_LT(distance(got[k], expected[k]), 1e-12) << "seed " << seed << " column " << k;
+      EXPECT_NEAR(one_stats.discarded_weight[k], reference_stats.discarded_weight[k], 1e-9) << "seed " << seed;
+    }
+    EXPECT_EQ(one_stats.stats.final_terms, reference_stats.stats.final_terms) << "seed " << seed;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sweep, SweepEngines, ::testing::Values(Engine::reference, Engine::cpu),
                          [](const auto& info) { return info.param == Engine::reference ? "reference" : "cpu"; });
 
 }  // namespace

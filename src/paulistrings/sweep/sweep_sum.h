@@ -1,7 +1,7 @@
 #pragma once
 // SweepSum<W, C>: a sum whose every term holds K coefficients, one per column of a sweep
-// (sweep/propagate_sweep.h). Rows are (key, K coefficients) in ascending key order; a row has at least
-// one nonzero coefficient; keys are unique.
+// (sweep/propagate_sweep.h). Rows are (key, K coefficients) in the order the engine left them (fixed for
+// a given run, whatever the thread count); a row has at least one nonzero coefficient; keys are unique.
 
 #include <algorithm>
 #include <cstddef>
@@ -22,7 +22,7 @@ class SweepSum {
   static constexpr bool kIsComplex = std::same_as<C, Complex>;
 
   SweepSum() = default;
-  /// From rows in any order (keys unique, trusted to fit num_qubits); coefficients row-major
+  /// From rows (keys unique, trusted to fit num_qubits); coefficients row-major
   /// (keys.size() × columns). Rows whose columns are all zero are dropped.
   SweepSum(std::size_t num_qubits, std::size_t columns, std::vector<Key> keys, std::vector<C> coefficients)
       : num_qubits_(num_qubits), columns_(columns) {
@@ -30,17 +30,20 @@ class SweepSum {
     if (coefficients.size() != keys.size() * columns)
       throw std::invalid_argument("SweepSum: " + std::to_string(coefficients.size()) + " coefficients for " +
                                   std::to_string(keys.size()) + " keys × " + std::to_string(columns) + " columns");
-    std::vector<std::size_t> order(keys.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
-    keys_.reserve(keys.size());
-    coefficients_.reserve(coefficients.size());
-    for (std::size_t i : order) {
+    std::size_t out = 0;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
       const auto row = std::span<const C>(coefficients).subspan(i * columns, columns);
       if (std::all_of(row.begin(), row.end(), [](const C& c) { return c == C(0.0); })) continue;
-      keys_.push_back(keys[i]);
-      coefficients_.insert(coefficients_.end(), row.begin(), row.end());
+      if (out != i) {
+        keys[out] = keys[i];
+        std::copy(row.begin(), row.end(), coefficients.begin() + static_cast<std::ptrdiff_t>(out * columns));
+      }
+      ++out;
     }
+    keys.resize(out);
+    coefficients.resize(out * columns);
+    keys_ = std::move(keys);
+    coefficients_ = std::move(coefficients);
   }
   /// Every column a copy of `sum`.
   static SweepSum broadcast(const PauliSum<W, C>& sum, std::size_t columns) {

@@ -1,0 +1,500 @@
+// Template bodies of SweepEngine (included by sweep_engine.h).
+
+#include <omp.h>
+
+#include <algorithm>
+#include <bit>
+#include <functional>
+#include <numeric>
+#include <stdexcept>
+
+#include "paulistrings/sweep/reference_sweep_engine.h"
+
+namespace paulistrings {
+
+/// Per-thread working space, capacity kept across layers.
+template <int W, Coefficient C>
+struct SweepEngine<W, C>::Scratch {
+  /// A small open-addressing index of keys → positions in `keys` (0 = empty slot, else position + 1).
+  std::vector<std::uint32_t> slots;
+  std::vector<PauliString<W>> keys;
+  std::vector<std::uint32_t> where;    // rotation: bucket side (0 a, 1 b) << 31 | row
+  std::vector<char> paired;
+  std::vector<C> coefficients;         // local tables: the outputs' K coefficients
+  std::vector<std::uint64_t> bucket;   // local tables: each output's bucket
+  std::vector<PauliString<W>> new_keys[2];
+  std::vector<C> new_coefficients[2];
+  std::vector<char> removed[2];
+  std::vector<double> row_dropped;
+
+  void reset_index(std::size_t expected) {
+    const std::size_t size = std::bit_ceil(std::max<std::size_t>(16, 2 * expected));
+    slots.assign(size, 0);
+    keys.clear();
+  }
+  /// The position of `key`, inserting it at the end when absent (fresh = true then).
+  std::size_t find_or_insert(const PauliString<W>& key, bool& fresh) {
+    if (2 * (keys.size() + 1) > slots.size()) grow();
+    const std::size_t mask = slots.size() - 1;
+    for (std::size_t s = std::hash<PauliString<W>>()(key) & mask;; s = (s + 1) & mask) {
+      if (slots[s] == 0) {
+        slots[s] = static_cast<std::uint32_t>(keys.size() + 1);
+        keys.push_back(key);
+        fresh = true;
+        return keys.size() - 1;
+      }
+      if (keys[slots[s] - 1] == key) {
+        fresh = false;
+        return slots[s] - 1;
+      }
+    }
+  }
+  /// The position of `key`, or SIZE_MAX.
+  std::size_t find(const PauliString<W>& key) const {
+    const std::size_t mask = slots.size() - 1;
+    for (std::size_t s = std::hash<PauliString<W>>()(key) & mask;; s = (s + 1) & mask) {
+      if (slots[s] == 0) return SIZE_MAX;
+      if (keys[slots[s] - 1] == key) return slots[s] - 1;
+    }
+  }
+  void grow() {
+    slots.assign(slots.size() * 2, 0);
+    const std::size_t mask = slots.size() - 1;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      std::size_t s = std::hash<PauliString<W>>()(keys[i]) & mask;
+      while (slots[s] != 0) s = (s + 1) & mask;
+      slots[s] = static_cast<std::uint32_t>(i + 1);
+    }
+  }
+};
+
+template <int W, Coefficient C>
+SweepEngine<W, C>::SweepEngine(const SweepSum<W, C>& sum, const SweepEngineOptions& options)
+    : options_(options),
+      num_qubits_(sum.num_qubits()),
+      columns_(sum.columns()),
+      threads_(std::max(1, options.threads)),
+      scratch_(static_cast<std::size_t>(std::max(1, options.threads))) {
+  bits_ = 0;
+  while ((std::size_t{1} << bits_) < options_.min_buckets ||
+         (sum.size() >> bits_) > options_.target_bucket_len) {
+    if (bits_ >= kMaxBucketBits) break;
+    ++bits_;
+  }
+  buckets_.assign(std::size_t{1} << bits_, Bucket{});
+  for (std::size_t i = 0; i < sum.size(); ++i) {
+    Bucket& bucket = buckets_[bucket_of(sum.keys()[i])];
+    bucket.keys.push_back(sum.keys()[i]);
+    const auto r = sum.row(i);
+    bucket.coefficients.insert(bucket.coefficients.end(), r.begin(), r.end());
+  }
+  size_ = sum.size();
+  for (const PauliString<W>& key : sum.keys()) {
+    for (int w = 0; w < W; ++w) cone_[w] |= key.x[w] | key.z[w];
+  }
+}
+
+template <int W, Coefficient C>
+void SweepEngine<W, C>::recount() {
+  size_ = 0;
+  for (const Bucket& bucket : buckets_) size_ += bucket.keys.size();
+}
+
+template <int W, Coefficient C>
+int SweepEngine<W, C>::threads_for_layer() const {
+  return size_ >= options_.parallel_threshold ? threads_ : 1;
+}
+
+template <int W, Coefficient C>
+void SweepEngine<W, C>::refine_if_needed() {
+  // Grow-only: bucket β splits into β and β | 2^b by the new hash row (core/bucket_hash.h).
+  while ((size_ >> bits_) > options_.target_bucket_len && bits_ < kMaxBucketBits) {
+    const std::size_t old = buckets_.size();
+    buckets_.resize(2 * old);
+    const int bit = bits_;
+    ++bits_;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_for_layer())
+    for (std::size_t b = 0; b < old; ++b) {
+      Bucket& low = buckets_[b];
+      Bucket& high = buckets_[b | old];
+      Bucket kept;
+      for (std::size_t i = 0; i < low.keys.size(); ++i) {
+        Bucket& to = ((hash_(low.keys[i], bit + 1) >> bit) & 1) ? high : kept;
+        to.keys.push_back(low.keys[i]);
+        to.coefficients.insert(to.coefficients.end(), low.coefficients.begin() + i * columns_,
+                               low.coefficients.begin() + (i + 1) * columns_);
+      }
+      low = std::move(kept);
+    }
+  }
+}
+
+template <int W, Coefficient C>
+template <class Work>
+void SweepEngine<W, C>::for_each_unit(std::size_t units, std::span<double> dropped, Work&& work) {
+  std::vector<double> unit_dropped(units * columns_, 0.0);
+  const int threads = threads_for_layer();
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (std::size_t u = 0; u < units; ++u) {
+    work(scratch_[static_cast<std::size_t>(omp_get_thread_num())], u, unit_dropped.data() + u * columns_);
+  }
+  for (std::size_t u = 0; u < units; ++u) {
+    for (std::size_t k = 0; k < columns_; ++k) dropped[k] += unit_dropped[u * columns_ + k];
+  }
+}
+
+template <int W, Coefficient C>
+void SweepEngine<W, C>::remove_rows(Bucket& bucket, const std::vector<char>& removed, double* dropped) {
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < bucket.keys.size(); ++i) {
+    C* r = row(bucket, i);
+    if (removed[i]) {
+      for (std::size_t k = 0; k < columns_; ++k) dropped[k] += magnitude_squared(r[k]);
+      continue;
+    }
+    if (out != i) {
+      bucket.keys[out] = bucket.keys[i];
+      std::copy(r, r + columns_, row(bucket, out));
+    }
+    ++out;
+  }
+  bucket.keys.resize(out);
+  bucket.coefficients.resize(out * columns_);
+}
+
+template <int W, Coefficient C>
+void SweepEngine<W, C>::apply_layer(std::span<const PreparedChannel<W>> tables, const Truncation& truncation,
+                                    std::span<double> dropped) {
+  refine_if_needed();
+  const SweepTable<W> table = make_sweep_table<W>(tables);
+  // The light cone: a layer acting only on qubits no term touches, and fixing the identity there,
+  // changes nothing (terms tested against this policy need no retest).
+  std::array<std::uint64_t, W> support{};
+  bool fixes_identity = true;
+  if (table.form == SweepTable<W>::Form::rotation) {
+    for (int w = 0; w < W; ++w) support[w] = table.generator.x[w] | table.generator.z[w];
+  } else {
+    for (int q = 0; q < table.shape.support_size; ++q) support[table.shape.qubits[q] / 64] |= std::uint64_t{1} << (table.shape.qubits[q] % 64);
+    const std::span<const Complex> identity = table.amplitudes_of(0, 0);
+    fixes_identity = table.fanout[0] == 1 && table.out_pattern[0][0] == 0 &&
+                     std::all_of(identity.begin(), identity.end(), [](const Complex& a) { return a == Complex(1.0); });
+  }
+  bool touches = false;
+  for (int w = 0; w < W; ++w) touches = touches || (support[w] & cone_[w]) != 0;
+  if (!touches && fixes_identity && !tested_.must_retest(truncation)) return;
+  for (int w = 0; w < W; ++w) cone_[w] |= support[w];
+  if (table.form == SweepTable<W>::Form::rotation) {
+    rotation_layer(table, truncation, dropped);
+  } else if (table.key_preserving) {
+    rescale_layer(table, truncation, dropped);
+  } else {
+    local_layer(table, truncation, dropped);
+  }
+  tested_.remember(truncation);
+  recount();
+}
+
+template <int W, Coefficient C>
+void SweepEngine<W, C>::rotation_layer(const SweepTable<W>& table, const Truncation& truncation,
+                                       std::span<double> dropped) {
+  const std::uint64_t d = bucket_of(table.generator);
+  const bool retest = tested_.must_retest(truncation);
+  // Units: bucket pairs {β, β ⊕ d} named by the member whose top bit of d is clear (β alone when d = 0).
+  const std::uint64_t top = d == 0 ? 0 : std::bit_floor(d);
+  const std::size_t units = d == 0 ? buckets_.size() : buckets_.size() / 2;
+  for_each_unit(units, dropped, [&](Scratch& scratch, std::size_t u, double* unit_dropped) {
+    std::uint64_t a = u;
+    if (d != 0) {  // insert a zero at the bit position of `top`
+      const std::uint64_t low = u & (top - 1);
+      a = ((u ^ low) << 1) | low;
+    }
+    rotate_pair(table, a, a ^ d, truncation, retest, scratch, unit_dropped);
+  });
+}
+
+template <int W, Coefficient C>
+void SweepEngine<W, C>::rotate_pair(const SweepTable<W>& table, std::uint64_t a, std::uint64_t b,
+                                    const Truncation& truncation, bool retest, Scratch& scratch, double* dropped) {
+  const PauliString<W>& g = table.generator;
+  // The pivot: g's lowest set bit; Q and Q ⊕ g differ there, the side with it clear leads.
+  int pivot_word = 0;
+  bool pivot_z = false;
+  std::uint64_t pivot_bit = 0;
+  for (int w = 0; w < W && pivot_bit == 0; ++w) {
+    if (g.x[w] != 0) {
+      pivot_word = w;
+      pivot_bit = g.x[w] & (~g.x[w] + 1);
+    } else if (g.z[w] != 0) {
+      pivot_word = w;
+      pivot_z = true;
+      pivot_bit = g.z[w] & (~g.z[w] + 1);
+    }
+  }
+  auto follower = [&](const PauliString<W>& key) {
+    return ((pivot_z ? key.z[pivot_word] : key.x[pivot_word]) & pivot_bit) != 0;
+  };
+  const std::size_t K = columns_;
+  const double* cosine = table.cos_theta.data();
+  const double* sine = table.sin_signed.data();
+  Bucket* side[2] = {&buckets_[a], &buckets_[b]};
+  const int sides = a == b ? 1 : 2;
+  if (side[0]->keys.empty() && side[1]->keys.empty()) return;
+  // Index the anticommuting followers of both buckets.
+  std::size_t expected = 0;
+  for (int s = 0; s < sides; ++s) expected += side[s]->keys.size();
+  scratch.reset_index(expected / 2);
+  scratch.where.clear();
+  for (int s = 0; s < sides; ++s) {
+    scratch.removed[s].assign(side[s]->keys.size(), 0);
+    scratch.new_keys[s].clear();
+    scratch.new_coefficients[s].clear();
+    const auto& keys = side[s]->keys;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (keys[i].commutes_with(g) || !follower(keys[i])) continue;
+      bool fresh = false;
+      scratch.find_or_insert(keys[i], fresh);
+      scratch.where.push_back(static_cast<std::uint32_t>(s) << 31 | static_cast<std::uint32_t>(i));
+    }
+  }
+  scratch.paired.assign(scratch.where.size(), 0);
+  scratch.row_dropped.assign(K, 0.0);
+  auto test = [&](int s, std::size_t i) {
+    const PauliString<W>& key = side[s]->keys[i];
+    const std::span<const C> r(row(*side[s], i), K);
+    if (!sweep_detail::keeps(truncation, key, r)) scratch.removed[s][i] = 1;
+  };
+  // A missing partner of `key` (coefficients c): appended to the other side when it passes the test.
+  auto append_partner = [&](int s, const PauliString<W>& key, const C* c) {
+    const PauliString<W> partner = key ^ g;
+    const double sign = product_phase(g, key) == 3 ? 1.0 : -1.0;
+    const int to = sides == 1 ? 0 : 1 - s;
+    const std::size_t at = scratch.new_coefficients[to].size();
+    scratch.new_coefficients[to].resize(at + K);
+    C* out = scratch.new_coefficients[to].data() + at;
+    for (std::size_t k = 0; k < K; ++k) out[k] = (sign * sine[k]) * c[k];
+    if (sweep_detail::keeps(truncation, partner, std::span<const C>(out, K))) {
+      scratch.new_keys[to].push_back(partner);
+    } else {
+      for (std::size_t k = 0; k < K; ++k) dropped[k] += magnitude_squared(out[k]);
+      scratch.new_coefficients[to].resize(at);
+    }
+  };
+  for (int s = 0; s < sides; ++s) {
+    Bucket& bucket = *side[s];
+    for (std::size_t i = 0; i < bucket.keys.size(); ++i) {
+      const PauliString<W>& key = bucket.keys[i];
+      if (key.commutes_with(g)) {
+        if (retest) test(s, i);
+        continue;
+      }
+      if (follower(key)) continue;
+      C* q = row(bucket, i);
+      const std::size_t p = scratch.find(key ^ g);
+      if (p != SIZE_MAX) {
+        scratch.paired[p] = 1;
+        const std::uint32_t w = scratch.where[p];
+        const int ps = static_cast<int>(w >> 31);
+        const std::size_t pi = w & 0x7fffffffu;
+        C* r = row(*side[ps], pi);
+        const double to_partner = product_phase(g, key) == 3 ? 1.0 : -1.0;
+        const double to_leader = product_phase(g, side[ps]->keys[pi]) == 3 ? 1.0 : -1.0;
+        for (std::size_t k = 0; k < K; ++k) {
+          const C x = q[k], y = r[k];
+          q[k] = cosine[k] * x + (to_leader * sine[k]) * y;
+          r[k] = cosine[k] * y + (to_partner * sine[k]) * x;
+        }
+        test(ps, pi);
+      } else {
+        append_partner(s, key, q);
+        for (std::size_t k = 0; k < K; ++k) q[k] *= cosine[k];
+      }
+      test(s, i);
+    }
+  }
+  // Followers whose leader is absent.
+  for (std::size_t p = 0; p < scratch.where.size(); ++p) {
+    if (scratch.paired[p]) continue;
+    const std::uint32_t w = scratch.where[p];
+    const int s = static_cast<int>(w >> 31);
+    const std::size_t i = w & 0x7fffffffu;
+    C* q = row(*side[s], i);
+    append_partner(s, side[s]->keys[i], q);
+    for (std::size_t k = 0; k < K; ++k) q[k] *= cosine[k];
+    test(s, i);
+  }
+  for (int s = 0; s < sides; ++s) {
+    Bucket& bucket = *side[s];
+    if (std::find(scratch.removed[s].begin(), scratch.removed[s].end(), 1) != scratch.removed[s].end())
+      remove_rows(bucket, scratch.removed[s], dropped);
+    bucket.keys.insert(bucket.keys.end(), scratch.new_keys[s].begin(), scratch.new_keys[s].end());
+    bucket.coefficients.insert(bucket.coefficients.end(), scratch.new_coefficients[s].begin(),
+                               scratch.new_coefficients[s].end());
+  }
+}
+
+template <int W, Coefficient C>
+void SweepEngine<W, C>::rescale_layer(const SweepTable<W>& table, const Truncation& truncation,
+                                      std::span<double> dropped) {
+  const std::size_t K = columns_;
+  for_each_unit(buckets_.size(), dropped, [&](Scratch& scratch, std::size_t u, double* unit_dropped) {
+    Bucket& bucket = buckets_[u];
+    scratch.removed[0].assign(bucket.keys.size(), 0);
+    bool any = false;
+    for (std::size_t i = 0; i < bucket.keys.size(); ++i) {
+      const int in = table.shape.pattern_of(bucket.keys[i]);
+      C* r = row(bucket, i);
+      if (table.fanout[in] == 0) {
+        // Every column maps this pattern to nothing: the term is gone (not a truncation).
+        std::fill(r, r + K, C(0.0));
+      } else {
+        const std::span<const Complex> amplitude = table.amplitudes_of(in, 0);
+        for (std::size_t k = 0; k < K; ++k) {
+          if constexpr (std::same_as<C, double>) {
+            r[k] *= amplitude[k].real();
+          } else {
+            r[k] *= amplitude[k];
+          }
+        }
+      }
+      if (!sweep_detail::keeps(truncation, bucket.keys[i], std::span<const C>(r, K))) {
+        scratch.removed[0][i] = 1;
+        any = true;
+      }
+    }
+    if (any) remove_rows(bucket, scratch.removed[0], unit_dropped);
+  });
+}
+
+template <int W, Coefficient C>
+void SweepEngine<W, C>::local_layer(const SweepTable<W>& table, const Truncation& truncation,
+                                    std::span<double> dropped) {
+  const std::size_t K = columns_;
+  // The bucket deltas of the realized local deltas, and a basis of their span with distinct leading bits.
+  std::array<std::uint64_t, 16> bucket_delta{};
+  std::vector<std::uint64_t> basis;
+  for (std::uint8_t delta : table.deltas) {
+    bucket_delta[delta] = bucket_of(table.delta_mask[delta]);
+    std::uint64_t v = bucket_delta[delta];
+    for (std::uint64_t e : basis) v = std::min(v, v ^ e);
+    if (v != 0) {
+      basis.push_back(v);
+      std::sort(basis.rbegin(), basis.rend());
+    }
+  }
+  // Coset representatives: the buckets with every basis vector's leading bit clear, in ascending order.
+  std::uint64_t pivots = 0;
+  for (std::uint64_t e : basis) pivots |= std::bit_floor(e);
+  std::vector<std::uint64_t> reps;
+  reps.reserve(buckets_.size() >> basis.size());
+  for (std::uint64_t beta = 0; beta < buckets_.size(); ++beta) {
+    if ((beta & pivots) == 0) reps.push_back(beta);
+  }
+  std::vector<std::uint64_t> offsets(std::size_t{1} << basis.size(), 0);  // the span's members
+  for (std::size_t m = 0; m < offsets.size(); ++m) {
+    for (std::size_t j = 0; j < basis.size(); ++j) {
+      if ((m >> j) & 1) offsets[m] ^= basis[j];
+    }
+  }
+  for_each_unit(reps.size(), dropped, [&](Scratch& scratch, std::size_t u, double* unit_dropped) {
+    std::size_t inputs = 0;
+    for (std::uint64_t o : offsets) inputs += buckets_[reps[u] ^ o].keys.size();
+    if (inputs == 0) return;
+    scratch.reset_index(inputs);
+    scratch.coefficients.clear();
+    scratch.bucket.clear();
+    for (std::uint64_t o : offsets) {
+      const std::uint64_t beta = reps[u] ^ o;
+      Bucket& bucket = buckets_[beta];
+      for (std::size_t i = 0; i < bucket.keys.size(); ++i) {
+        const PauliString<W>& key = bucket.keys[i];
+        const C* c = row(bucket, i);
+        const int in = table.shape.pattern_of(key);
+        for (int j = 0; j < table.fanout[in]; ++j) {
+          const int delta = in ^ table.out_pattern[in][j];
+          bool fresh = false;
+          const std::size_t at = scratch.find_or_insert(key ^ table.delta_mask[delta], fresh);
+          if (fresh) {
+            scratch.coefficients.resize(scratch.coefficients.size() + K, C(0.0));
+            scratch.bucket.push_back(beta ^ bucket_delta[delta]);
+          }
+          C* out = scratch.coefficients.data() + at * K;
+          const std::span<const Complex> amplitude = table.amplitudes_of(in, j);
+          for (std::size_t k = 0; k < K; ++k) sweep_detail::add_scaled(out[k], amplitude[k], c[k]);
+        }
+      }
+      bucket.keys.clear();
+      bucket.coefficients.clear();
+    }
+    for (std::size_t at = 0; at < scratch.keys.size(); ++at) {
+      const C* c = scratch.coefficients.data() + at * K;
+      const std::span<const C> r(c, K);
+      if (!sweep_detail::keeps(truncation, scratch.keys[at], r)) {
+        for (std::size_t k = 0; k < K; ++k) unit_dropped[k] += magnitude_squared(c[k]);
+        continue;
+      }
+      Bucket& to = buckets_[scratch.bucket[at]];
+      to.keys.push_back(scratch.keys[at]);
+      to.coefficients.insert(to.coefficients.end(), c, c + K);
+    }
+  });
+}
+
+/// finalize_layer_on's target: the terms in bucket order.
+template <int W, Coefficient C>
+class SweepEngine<W, C>::PassTarget {
+ public:
+  PassTarget(SweepEngine& engine, std::span<double> dropped) : engine_(engine), dropped_(dropped) {}
+  std::size_t size() const { return engine_.size_; }
+  int threads() const { return engine_.threads_for_layer(); }
+  std::vector<double> magnitudes_squared(bool key_order) {
+    if (key_order) throw std::invalid_argument("a sweep's layer passes do not order terms by key");
+    std::vector<double> m;
+    m.reserve(engine_.size_);
+    for (Bucket& bucket : engine_.buckets_) {
+      for (std::size_t i = 0; i < bucket.keys.size(); ++i) {
+        m.push_back(magnitude_squared(
+            sweep_detail::largest(std::span<const C>(engine_.row(bucket, i), engine_.columns_))));
+      }
+    }
+    return m;
+  }
+  void retain(std::span<const char> keep) {
+    std::size_t at = 0;
+    std::vector<char> removed;
+    for (Bucket& bucket : engine_.buckets_) {
+      removed.assign(bucket.keys.size(), 0);
+      bool any = false;
+      for (std::size_t i = 0; i < bucket.keys.size(); ++i, ++at) {
+        if (!keep[at]) removed[i] = any = true;
+      }
+      if (any) engine_.remove_rows(bucket, removed, dropped_.data());
+    }
+    engine_.recount();
+  }
+  void collapse_to(std::size_t) { throw std::invalid_argument("collapse_sample has no meaning in a sweep"); }
+
+ private:
+  SweepEngine& engine_;
+  std::span<double> dropped_;
+};
+
+template <int W, Coefficient C>
+LayerPassResult SweepEngine<W, C>::finalize_layer(const Truncation& truncation, std::span<double> dropped) {
+  PassTarget target(*this, dropped);
+  return truncation.finalize_layer_on(target);
+}
+
+template <int W, Coefficient C>
+SweepSum<W, C> SweepEngine<W, C>::result() const {
+  std::vector<PauliString<W>> keys;
+  std::vector<C> coefficients;
+  keys.reserve(size_);
+  coefficients.reserve(size_ * columns_);
+  for (const Bucket& bucket : buckets_) {
+    keys.insert(keys.end(), bucket.keys.begin(), bucket.keys.end());
+    coefficients.insert(coefficients.end(), bucket.coefficients.begin(), bucket.coefficients.end());
+  }
+  return SweepSum<W, C>(num_qubits_, columns_, std::move(keys), std::move(coefficients));
+}
+
+}  // namespace paulistrings

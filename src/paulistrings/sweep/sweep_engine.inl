@@ -264,20 +264,31 @@ void SweepEngine<W, C>::rotate_pair(const SweepTable<W>& table, std::uint64_t a,
     if (!sweep_detail::keeps(truncation, key, r)) scratch.removed[s][i] = 1;
   };
   // A missing partner of `key` (coefficients c): appended to the other side when it passes the test.
+  // Most partners made from small coefficients fail the test: the largest |sin·c| decides before
+  // anything is written.
   auto append_partner = [&](int s, const PauliString<W>& key, const C* c) {
+    std::size_t largest = 0;
+    double largest_magnitude = -1.0;
+    for (std::size_t k = 0; k < K; ++k) {
+      const double m = sine[k] * sine[k] * magnitude_squared(c[k]);
+      if (m > largest_magnitude) {
+        largest_magnitude = m;
+        largest = k;
+      }
+    }
     const PauliString<W> partner = key ^ g;
     const double sign = product_phase(g, key) == 3 ? 1.0 : -1.0;
+    const C top = (sign * sine[largest]) * c[largest];
+    if (top == C(0.0) || !truncation.keep(partner, top)) {
+      for (std::size_t k = 0; k < K; ++k) dropped[k] += magnitude_squared(sine[k] * c[k]);
+      return;
+    }
     const int to = sides == 1 ? 0 : 1 - s;
     const std::size_t at = scratch.new_coefficients[to].size();
     scratch.new_coefficients[to].resize(at + K);
     C* out = scratch.new_coefficients[to].data() + at;
     for (std::size_t k = 0; k < K; ++k) out[k] = (sign * sine[k]) * c[k];
-    if (sweep_detail::keeps(truncation, partner, std::span<const C>(out, K))) {
-      scratch.new_keys[to].push_back(partner);
-    } else {
-      for (std::size_t k = 0; k < K; ++k) dropped[k] += magnitude_squared(out[k]);
-      scratch.new_coefficients[to].resize(at);
-    }
+    scratch.new_keys[to].push_back(partner);
   };
   for (int s = 0; s < sides; ++s) {
     Bucket& bucket = *side[s];

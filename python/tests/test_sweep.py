@@ -215,6 +215,19 @@ def test_template_circuit_operations_bind_like_their_bound_circuits():
     assert bind(e).gates == bound[1:2].gates
 
 
+def test_the_kicked_ising_workload_takes_parameters():
+    h, zz = Parameter("h"), Parameter("zz")
+    template = ps.workloads.kicked_ising_circuit(2, h, zz)
+    assert template.parameters == ["h", "zz"] and len(template) == 2 * 271
+    assert template.bind({"h": 0.3, "zz": -0.7}).gates == ps.workloads.kicked_ising_circuit(2, 0.3, -0.7).gates
+    assert ps.workloads.kicked_ising_circuit(1, h).bind({"h": 0.2}).gates == ps.workloads.kicked_ising_circuit(
+        1, 0.2).gates
+    obs = PauliSum.from_strings({"Z62": 1.0}, num_qubits=127)
+    out = obs.propagate(ps.workloads.kicked_ising_circuit(1, h), direction="heisenberg",
+                        sweep={"h": [0.0, 0.4, 1.0]})
+    np.testing.assert_allclose(out.expectation("z+"), np.cos([0.0, 0.4, 1.0]), rtol=0, atol=1e-12)
+
+
 def test_affine_parameters():
     x = Parameter("x")
     c = Circuit(1)

@@ -59,7 +59,7 @@ class _TemplateChannel(Channel):
     def __repr__(self) -> str:
         maker, args, adjoint = self._tpl
         name = maker.__name__.removeprefix("make_")
-        if name in ("rotation",):
+        if name == "rotation":  # make_rotation(name, theta, q)
             name, args = args[0], args[1:]
         text = f"{name}({', '.join(repr(a) for a in args)})"
         return f"Channel({text}{'.adjoint()' if adjoint else ''})"

@@ -33,10 +33,12 @@ finally:
     if _choose_wait_policy:
         del _os.environ["OMP_WAIT_POLICY"]
 from ._circuit import Channel, Circuit
+from ._parameter import Parameter
 from ._gpu_sum import GpuPauliSum
 from ._pauli_string import PauliString, p
-from ._stats import PartitionStats, PropagationStats
+from ._stats import PartitionStats, PropagationStats, SweepStats
 from ._sum import PauliSum
+from ._sweep import SweptPauliSum
 from ._system import cuda_available, mpi_available, numa_nodes, reset_log_cache
 from .truncation import Truncation
 from . import gates, noise, truncation, io, interop, workloads
@@ -68,10 +70,13 @@ __all__ = [
     "DEFAULT_SMALL_SUM_THRESHOLD",
     "GpuPauliSum",
     "HostMemoryExceeded",
+    "Parameter",
     "PartitionStats",
     "PauliString",
     "PauliSum",
     "PropagationStats",
+    "SweepStats",
+    "SweptPauliSum",
     "Truncation",
     "cuda_available",
     "diagonal_echo",

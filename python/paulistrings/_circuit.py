@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import math
 import operator
+from collections.abc import Mapping
 
 import numpy as np
 
 from . import _core
+from ._parameter import Parameter
 from ._util import qubit, qubit_list, real, rust_display, rust_float, type_name
 
 __all__ = ["Channel", "Circuit"]
@@ -37,6 +40,47 @@ class Channel:
 
     def __repr__(self) -> str:
         return f"Channel({_debug_spec(self._ch)})"
+
+
+class _TemplateChannel(Channel):
+    """A channel with a ``Parameter`` among its angles or strengths: ``_ch`` is a placeholder (each
+    Parameter at 0) that fixes the kind and the qubits; ``_tpl`` = ``(maker, args, adjoint)`` builds
+    the real channel once the values are known (``_bind_template``)."""
+
+    __slots__ = ("_tpl",)
+
+    @classmethod
+    def _of(cls, core, template) -> "_TemplateChannel":
+        obj = object.__new__(cls)
+        obj._ch = core
+        obj._tpl = template
+        return obj
+
+    def __repr__(self) -> str:
+        maker, args, adjoint = self._tpl
+        name = maker.__name__.removeprefix("make_")
+        if name == "rotation":  # make_rotation(name, theta, q)
+            name, args = args[0], args[1:]
+        text = f"{name}({', '.join(repr(a) for a in args)})"
+        return f"Channel({text}{'.adjoint()' if adjoint else ''})"
+
+
+def _template_names(template) -> set:
+    return {a.name for a in template[1] if isinstance(a, Parameter)}
+
+
+def _deferred(maker, args) -> _TemplateChannel:
+    """The channel ``maker(*args)`` where some args are Parameters: checked now with each Parameter at 0
+    (qubits and fixed values), built for real by ``_bind_template``."""
+    placeholder = maker(*[0.0 if isinstance(a, Parameter) else a for a in args])
+    return _TemplateChannel._of(placeholder._ch, (maker, tuple(args), False))
+
+
+def _bind_template(template, values):
+    """The _core channel of a template under ``values`` ({name: float})."""
+    maker, args, adjoint = template
+    ch = maker(*[a._value(values) if isinstance(a, Parameter) else a for a in args])._ch
+    return ch.adjoint() if adjoint else ch
 
 
 _SINGLE = {"h": "H", "s": "S", "sdg": "Sdg", "x": "X", "y": "Y", "z": "Z"}
@@ -116,10 +160,14 @@ def make_pair(name: str, q0, q1) -> Channel:
 
 
 def make_rotation(name: str, theta, q) -> Channel:
+    if isinstance(theta, Parameter):
+        return _deferred(make_rotation, (name, theta, q))
     return Channel._wrap(getattr(_core.Channel, name)(real(theta, "theta"), qubit(q)))
 
 
 def make_pauli_rotation(pauli, qubits, theta) -> Channel:
+    if isinstance(theta, Parameter):
+        return _deferred(make_pauli_rotation, (pauli, qubit_list(qubits, "pauli_rotation"), theta))
     if not isinstance(pauli, str):
         raise TypeError(f"pauli_rotation: pauli must be a str, got {type_name(pauli)}")
     qs = qubit_list(qubits, "pauli_rotation")
@@ -158,18 +206,26 @@ def make_unitary_2q(q0, q1, matrix) -> Channel:
 
 
 def make_depolarize(p, q) -> Channel:
+    if isinstance(p, Parameter):
+        return _deferred(make_depolarize, (p, q))
     return Channel._wrap(_core.Channel.depolarize(real(p, "p"), qubit(q)))
 
 
 def make_dephase(p, q) -> Channel:
+    if isinstance(p, Parameter):
+        return _deferred(make_dephase, (p, q))
     return Channel._wrap(_core.Channel.dephase(real(p, "p"), qubit(q)))
 
 
 def make_amplitude_damping(gamma, q) -> Channel:
+    if isinstance(gamma, Parameter):
+        return _deferred(make_amplitude_damping, (gamma, q))
     return Channel._wrap(_core.Channel.amplitude_damping(real(gamma, "gamma"), qubit(q)))
 
 
 def make_pauli_channel(px, py, pz, q) -> Channel:
+    if isinstance(px, Parameter) or isinstance(py, Parameter) or isinstance(pz, Parameter):
+        return _deferred(make_pauli_channel, (px, py, pz, q))
     values = [("px", real(px, "px")), ("py", real(py, "py")), ("pz", real(pz, "pz"))]
     q = qubit(q)
     for name, p in values:
@@ -182,6 +238,8 @@ def make_pauli_channel(px, py, pz, q) -> Channel:
 
 
 def make_depolarize2(p, q0, q1) -> Channel:
+    if isinstance(p, Parameter):
+        return _deferred(make_depolarize2, (p, q0, q1))
     p = real(p, "p")
     q0, q1 = qubit(q0, "q0"), qubit(q1, "q1")
     if not 0.0 <= p <= 1.0:
@@ -221,27 +279,75 @@ class Circuit:
     ``circuit[a:b:s]`` a new ``Circuit`` (a negative step reverses the order; it is not the
     adjoint); ``a + b`` concatenates, ``a.extend(b)`` appends in place, ``adjoint()`` gives the
     inverse circuit and ``gates`` the task-JSON (schema v1) gate list.
+
+    A ``Parameter`` in place of an angle or a noise strength makes the circuit a template: it runs
+    with ``PauliSum.propagate(circuit, sweep={name: values})`` (K value sets in one propagation) or,
+    bound to one value set, as ``circuit.bind({name: value})``; ``parameters`` names them.
     """
 
-    __slots__ = ("_c",)
+    # _p: None for an ordinary circuit; for a template {position: (maker, args, adjoint)} of its
+    # channels that hold Parameters, whose _c channels are placeholders (_TemplateChannel).
+    __slots__ = ("_c", "_p")
 
     def __init__(self, num_qubits):
         n = qubit(num_qubits, "num_qubits")
         if n > 1024:
             raise ValueError(TOO_WIDE)
         self._c = _core.Circuit(n)
+        self._p = None
 
     @classmethod
-    def _wrap(cls, core) -> "Circuit":
+    def _wrap(cls, core, templates=None) -> "Circuit":
         obj = object.__new__(cls)
         obj._c = core
+        obj._p = templates or None
         return obj
 
     def __copy__(self) -> "Circuit":
-        return Circuit._wrap(self._c.copy())
+        return Circuit._wrap(self._c.copy(), self._templates())
 
     def __deepcopy__(self, memo) -> "Circuit":
-        return Circuit._wrap(self._c.copy())
+        return Circuit._wrap(self._c.copy(), self._templates())
+
+    def _templates(self, offset: int = 0):
+        """A copy of the template records with positions moved by ``offset`` (None when there are none)."""
+        if self._p is None:
+            return None
+        return {i + offset: t for i, t in self._p.items()}
+
+    # ---- parameters ----
+
+    @property
+    def parameters(self) -> list:
+        """The names of the Parameters its channels hold, sorted (empty for an ordinary circuit)."""
+        if self._p is None:
+            return []
+        return sorted(set().union(*(_template_names(t) for t in self._p.values())))
+
+    def bind(self, values) -> "Circuit":
+        """An ordinary circuit: every Parameter replaced by its value (``values``: ``{name: number}``,
+        naming each parameter of the circuit and no other)."""
+        if not isinstance(values, Mapping):
+            raise TypeError(f"bind expects a dict {{name: value}}, got {type_name(values)}")
+        numbers = {}
+        for name, value in values.items():
+            if not isinstance(name, str):
+                raise TypeError(f"bind: parameter names must be str, got {type_name(name)}")
+            numbers[name] = _parameter_value(value, f"bind: {name!r}")
+        _check_names(self, numbers, "bind")
+        return Circuit._wrap(self._bound(numbers))
+
+    def _bound(self, values):
+        """The _core circuit under ``values`` ({name: float}, every parameter named)."""
+        if self._p is None:
+            return self._c.copy()
+        positions = sorted(self._p)
+        try:
+            channels = [_bind_template(self._p[i], values) for i in positions]
+        except ValueError as e:
+            shown = ", ".join(f"{name}={value!r}" for name, value in sorted(values.items()))
+            raise ValueError(f"parameters {shown}: {e}") from None
+        return _core.substituted(self._c, positions, channels)
 
     # ---- introspection ----
 
@@ -253,6 +359,8 @@ class Circuit:
         return len(self._c)
 
     def __repr__(self) -> str:
+        if self._p is not None:
+            return f"Circuit(num_qubits={self.num_qubits}, channels={len(self)}, parameters={self.parameters})"
         return f"Circuit(num_qubits={self.num_qubits}, channels={len(self)})"
 
     def __getitem__(self, key):
@@ -262,7 +370,11 @@ class Circuit:
             start = None if key.start is None else _signed(key.start)
             stop = None if key.stop is None else _signed(key.stop)
             step = 1 if key.step is None else _signed(key.step)
-            return Circuit._wrap(self._c.slice(start, stop, step))
+            core = self._c.slice(start, stop, step)
+            if self._p is None:
+                return Circuit._wrap(core)
+            kept = range(len(self._c))[slice(start, stop, step)]
+            return Circuit._wrap(core, {j: self._p[i] for j, i in enumerate(kept) if i in self._p})
         try:
             i = _signed(key)
         except TypeError:
@@ -270,12 +382,16 @@ class Circuit:
         n = len(self._c)
         if i < -n or i >= n:
             raise IndexError(f"Circuit index {i} is out of range for a circuit of {n} channels")
+        if self._p is not None and i % n in self._p:
+            return _TemplateChannel._of(self._c.at(i), self._p[i % n])
         return Channel._wrap(self._c.at(i))
 
     @property
     def gates(self) -> list:
         """The channels as task-JSON schema-v1 gate dicts (round-trips through
-        ``interop.circuit_from_json``)."""
+        ``interop.circuit_from_json``). A ValueError while the circuit holds Parameters (``bind``
+        them first)."""
+        _require_bound(self, "Circuit.gates")
         return json.loads(self._c.gates_json())
 
     # ---- composition ----
@@ -287,6 +403,13 @@ class Circuit:
         if top >= n:
             raise ValueError(f"qubit index {top} is out of range for a {n}-qubit circuit")
         self._c.append(ch)
+        if channel.__class__ is _TemplateChannel:
+            self._record(len(self._c) - 1, channel._tpl)
+
+    def _record(self, position: int, template) -> None:
+        if self._p is None:
+            self._p = {}
+        self._p[position] = template
 
     def _push_all(self, channels) -> None:
         for channel in channels:  # validate every channel before appending any
@@ -295,6 +418,8 @@ class Circuit:
                 raise ValueError(f"qubit index {top} is out of range for a {self._c.num_qubits}-qubit circuit")
         for channel in channels:
             self._c.append(channel._ch)
+            if channel.__class__ is _TemplateChannel:
+                self._record(len(self._c) - 1, channel._tpl)
 
     def append(self, channel) -> None:
         """Append a ``Channel`` made by the ``gates``/``noise`` factories."""
@@ -311,21 +436,29 @@ class Circuit:
             raise TypeError(f"Circuit.extend expects a Circuit, got {type_name(other)}")
         if other.num_qubits != self.num_qubits:
             raise ValueError(f"extend: num_qubits mismatch ({self.num_qubits} vs {other.num_qubits})")
+        added = other._templates(len(self._c))
         self._c.extend(other._c)
+        if added:
+            self._p = {**(self._p or {}), **added}
 
     def __add__(self, other):
         if not isinstance(other, Circuit):
             return NotImplemented
         if other.num_qubits != self.num_qubits:
             raise ValueError(f"Circuit +: num_qubits mismatch ({self.num_qubits} vs {other.num_qubits})")
-        result = Circuit._wrap(self._c.copy())
-        result._c.extend(other._c)
+        result = Circuit._wrap(self._c.copy(), self._templates())
+        result.extend(other)
         return result
 
     def adjoint(self) -> "Circuit":
         """The inverse circuit: reversed order, each gate daggered (rotations negate θ, s↔sdg,
-        unitaries conjugate-transposed). Any noise channel is a ValueError."""
-        return Circuit._wrap(self._c.adjoint())
+        unitaries conjugate-transposed; a Parameter's rotation is daggered once bound). Any noise
+        channel is a ValueError."""
+        core = self._c.adjoint()
+        if self._p is None:
+            return Circuit._wrap(core)
+        last = len(self._c) - 1
+        return Circuit._wrap(core, {last - i: (m, a, not adj) for i, (m, a, adj) in self._p.items()})
 
     # ---- gates ----
 
@@ -414,6 +547,37 @@ class Circuit:
             q0, q1 = _pair(pair)
             channels.append(make_depolarize2(p, q0, q1))
         self._push_all(channels)
+
+
+def _parameter_value(value, what: str) -> float:
+    """One parameter value: a finite real number."""
+    if isinstance(value, (bool, Parameter)):
+        raise TypeError(f"{what}: expected a real number, got {type_name(value)}")
+    number = real(value, what)
+    if not math.isfinite(number):
+        raise ValueError(f"{what}: the value {number!r} is not finite")
+    return number
+
+
+def _check_names(circuit: Circuit, names, what: str) -> None:
+    """ValueError unless ``names`` are exactly the circuit's parameters."""
+    used = set(circuit.parameters)
+    unused = sorted(set(names) - used)
+    if unused:
+        has = f"its parameters: {sorted(used)}" if used else "it has no Parameter"
+        raise ValueError(f"{what}: no channel of the circuit uses the parameter {unused[0]!r} ({has})")
+    missing = sorted(used - set(names))
+    if missing:
+        raise ValueError(f"{what}: the circuit's Parameter {missing[0]!r} has no value (unbound Parameter)")
+
+
+def _require_bound(circuit: Circuit, what: str) -> None:
+    if circuit._p is not None:
+        names = ", ".join(repr(n) for n in circuit.parameters)
+        raise ValueError(
+            f"{what}: the circuit holds unbound Parameters ({names}); bind them with circuit.bind({{...}}) "
+            "or, to propagate, pass their values with sweep={...}"
+        )
 
 
 def _one_or_many(qubits, what: str) -> list:

@@ -11,7 +11,7 @@ import threading
 import time
 
 from . import _core
-from ._circuit import Circuit
+from ._circuit import Circuit, _require_bound
 from ._run_args import _device_ordinal, _direction, _parse_size, _positive, _require_cuda
 from ._stats import PropagationStats, _log, _log_layer, _stats
 from ._sum import PauliSum
@@ -129,6 +129,7 @@ class GpuPauliSum:
         target_bucket_len = 1024 if target_bucket_len is None else _positive(target_bucket_len, "target_bucket_len")
         min_buckets = 128 if min_buckets is None else _positive(min_buckets, "min_buckets")
         core_policy = policy._t if policy is not None else _core.Truncation()
+        _require_bound(circuit, "GpuPauliSum.propagate")  # sweeps run on the CPU (PauliSum.propagate)
 
         info = _log.isEnabledFor(logging.INFO)
         callback = _log_layer if _log.isEnabledFor(logging.DEBUG) else None

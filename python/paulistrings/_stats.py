@@ -10,7 +10,7 @@ import logging
 from dataclasses import dataclass
 from typing import Optional
 
-__all__ = ["PropagationStats", "PartitionStats"]
+__all__ = ["PropagationStats", "PartitionStats", "SweepStats"]
 
 _log = logging.getLogger("paulistrings.propagate")
 
@@ -118,6 +118,24 @@ class PropagationStats:
         )
 
 
+@dataclass(frozen=True, repr=False)
+class SweepStats(PropagationStats):
+    """``PropagationStats`` of a sweep (``propagate_with_stats(..., sweep=...)``). The per-layer fields
+    count Pauli strings (shared by the columns: a string is kept while any column keeps it), and a
+    layer's ``discarded_weight`` is the largest Σ|c|² a column lost there (``total_discarded_weight``
+    their sum); ``columns`` is K and ``column_discarded_weight[k]`` the Σ|c|² column k lost in the
+    whole run."""
+
+    columns: int
+    column_discarded_weight: list
+
+    def __repr__(self) -> str:
+        return (
+            f"SweepStats(columns={self.columns}, layers={self.layers}, peak_terms={self.peak_terms}, "
+            f"final_terms={self.final_terms}, column_discarded_weight={self.column_discarded_weight})"
+        )
+
+
 def _log_layer(k, n, name, terms_in, terms_out, nanos, discarded):
     _log.debug("layer %d/%d [%s]: %d -> %d terms, %.3f ms", k, n, name, terms_in, terms_out, nanos / 1e6)
 
@@ -153,6 +171,13 @@ def _partition_stats(res) -> Optional[PartitionStats]:
         transport_seconds=list(p["transport_seconds"]),
         work_seconds=list(p["work_seconds"]),
     )
+
+
+def _sweep_stats(res, policy) -> SweepStats:
+    """SweepStats of a sweep's record (_core.propagate_sweep's dict)."""
+    fields = _stats(res, policy).__dict__
+    weights = list(res["column_discarded_weight"])
+    return SweepStats(**fields, columns=len(weights), column_discarded_weight=weights)
 
 
 def _stats(res, policy) -> PropagationStats:

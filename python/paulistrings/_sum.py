@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import _core
-from ._circuit import TOO_WIDE, Circuit
+from ._circuit import TOO_WIDE, Circuit, _require_bound
 from ._pauli_string import PauliString
 from ._run_args import (
     _NO_MPI,
@@ -35,7 +35,8 @@ from ._run_args import (
     _sites,
     _threads,
 )
-from ._stats import _log, _log_layer, _stats
+from ._stats import _log, _log_layer, _stats, _sweep_stats
+from ._sweep import run_sweep
 from ._util import coefficient, index, real, type_name
 from .truncation import Truncation
 
@@ -59,6 +60,44 @@ def _format_coefficient(c: complex) -> str:
         return repr(float(c.real))
     sign = "-" if math.copysign(1.0, c.imag) < 0 else "+"
     return f"({float(c.real)!r}{sign}{abs(float(c.imag))!r}j)"
+
+
+def _memory_guard(memory_guard):
+    """``(on, allowance bytes or None)`` of the memory_guard= argument."""
+    if isinstance(memory_guard, bool):
+        return memory_guard, None
+    if isinstance(memory_guard, (int, str)):
+        allowance = _parse_size(memory_guard, "memory_guard")
+        if allowance <= 0:
+            raise ValueError(f"memory_guard: the allowance must be more than 0 bytes, got {memory_guard!r}")
+        return True, allowance
+    raise TypeError(f"memory_guard must be a bool or a byte count, got {type_name(memory_guard)}")
+
+
+def _check_sweep_options(policy, partitions, row_seed, row_blocks, row_exclude, comm, result, device, checkpoint,
+                         checkpoint_every, resume, nccl, input, route_orbits_from) -> None:
+    """ValueError naming the first option that a sweep (sweep=) cannot take."""
+    refused = [
+        ("device=", device is not None, "sweeps run on the CPU engines"),
+        ("partitions=", partitions is not None, "a sweep runs unpartitioned"),
+        ("comm=", comm is not None, "a sweep runs in one process"),
+        ("partition_row_seed=", row_seed is not None, "a sweep runs unpartitioned"),
+        ("partition_row_blocks=", row_blocks is not None, "a sweep runs unpartitioned"),
+        ("partition_row_exclude=", row_exclude is not None, "a sweep runs unpartitioned"),
+        ('result="local"', result != "gather", "a sweep runs in one process"),
+        ("nccl=True", nccl is not False, "a sweep runs in one process"),
+        (f"input={input!r}", input != "replicated", "a sweep runs in one process"),
+        ("route_orbits_from=", route_orbits_from is not None, "a sweep runs unpartitioned"),
+        ("checkpoint=", checkpoint is not None, "a sweep writes no checkpoints"),
+        ("checkpoint_every=", checkpoint_every is not None, "a sweep writes no checkpoints"),
+        ("resume=", resume is not None, "a sweep cannot resume from a checkpoint"),
+    ]
+    for option, given, why in refused:
+        if given:
+            raise ValueError(f"propagate: {option} cannot be combined with sweep= ({why})")
+    if policy is not None and policy._contains("collapse_sample"):
+        raise ValueError("propagate: the collapse_sample truncation cannot be combined with sweep= (each column "
+                         "would collapse differently)")
 
 
 def _words_array(a, name: str) -> np.ndarray:
@@ -399,6 +438,7 @@ class PauliSum:
         nccl=False,
         input="replicated",
         route_orbits_from=None,
+        sweep=None,
     ) -> "PauliSum":
         """Propagate through ``circuit`` and return the evolved sum (``self`` is unchanged).
 
@@ -456,12 +496,21 @@ class PauliSum:
         summed from two halves (two exchanges instead of one; faster on large sums, see
         docs/PERFORMANCE.md); 0 routes every routable layer, a huge value never; a ``ValueError`` without
         partitions.
+
+        ``sweep={name: values, ...}`` (``circuit`` holding ``paulistrings.Parameter``s; each ``values`` a
+        list or 1-D array, all of one length K, or one number for every column): runs the K circuits
+        — column k binds every Parameter to its k-th value — in one propagation and returns a
+        ``SweptPauliSum`` (``expectation`` gives K values, ``column(k)`` column k as a PauliSum).
+        Without truncation each column equals its own run to rounding; a truncation keeps a Pauli string
+        while any column keeps it (``topn`` ranks by the largest |c| over the columns). A sweep runs on
+        the CPU, unpartitioned: ``device=``, ``partitions=``, ``comm=``, checkpoints and ``resume=``, and
+        ``collapse_sample`` are ``ValueError``s with it. docs/python.md, "Parameter sweeps".
         """
         out, _ = self._run(circuit, policy, direction, target_bucket_len, min_buckets, partitions, pin_memory,
                            partition_row_seed, partition_row_blocks, partition_row_exclude, comm, result, device,
                            threads, checkpoint, checkpoint_every, resume, memory_limit, auto_truncate, engine,
                            small_sum_threshold, keep_records=False, nccl=nccl, input=input,
-                           route_orbits_from=route_orbits_from, memory_guard=memory_guard)
+                           route_orbits_from=route_orbits_from, memory_guard=memory_guard, sweep=sweep)
         return out
 
     def propagate_with_stats(
@@ -492,18 +541,22 @@ class PauliSum:
         nccl=False,
         input="replicated",
         route_orbits_from=None,
+        sweep=None,
     ):
-        """``propagate`` plus a ``PropagationStats`` record: returns ``(PauliSum, PropagationStats)``."""
+        """``propagate`` plus a ``PropagationStats`` record: returns ``(PauliSum, PropagationStats)``; with
+        ``sweep=``, ``(SweptPauliSum, SweepStats)`` (``SweepStats.column_discarded_weight``: the Σ|c|² each
+        column lost)."""
         return self._run(circuit, policy, direction, target_bucket_len, min_buckets, partitions, pin_memory,
                          partition_row_seed, partition_row_blocks, partition_row_exclude, comm, result, device,
                          threads, checkpoint, checkpoint_every, resume, memory_limit, auto_truncate, engine,
                          small_sum_threshold, keep_records=True, nccl=nccl, input=input,
-                         route_orbits_from=route_orbits_from, memory_guard=memory_guard)
+                         route_orbits_from=route_orbits_from, memory_guard=memory_guard, sweep=sweep)
 
     def _run(self, circuit, policy, direction, target_bucket_len, min_buckets, partitions, pin_memory,
              partition_row_seed, partition_row_blocks, partition_row_exclude, comm, result, device, threads,
              checkpoint, checkpoint_every, resume, memory_limit, auto_truncate, engine, small_sum_threshold,
-             keep_records, nccl=False, input="replicated", route_orbits_from=None, memory_guard=True):
+             keep_records, nccl=False, input="replicated", route_orbits_from=None, memory_guard=True,
+             sweep=None):
         if not isinstance(circuit, Circuit):
             raise TypeError(f"propagate expects a Circuit, got {type_name(circuit)}")
         if policy is not None and not isinstance(policy, Truncation):
@@ -518,6 +571,12 @@ class PauliSum:
         target_bucket_len = 1024 if target_bucket_len is None else _positive(target_bucket_len, "target_bucket_len")
         min_buckets = 128 if min_buckets is None else _positive(min_buckets, "min_buckets")
         _check_engine(engine, small_sum_threshold)
+        if sweep is not None:
+            _check_sweep_options(policy, partitions, partition_row_seed, partition_row_blocks,
+                                 partition_row_exclude, comm, result, device, checkpoint, checkpoint_every, resume,
+                                 nccl, input, route_orbits_from)
+        elif circuit._p is not None:
+            _require_bound(circuit, "propagate")
         ordinal, plan = _check_distribution(policy, partitions, pin_memory, partition_row_seed,
                                             partition_row_blocks, partition_row_exclude, comm, result, device)
         threads = _threads(threads)
@@ -535,19 +594,23 @@ class PauliSum:
                 raise ValueError("route_orbits_from is for partitioned runs (partitions=, comm= or a device list)")
         every = _checkpoint_every(checkpoint, checkpoint_every)
         core_policy = policy._t if policy is not None else _core.Truncation()
-
-        # One RunOptions for the library's run orchestration (run/orchestrate.h: resume, memory budget,
-        # checkpoint schedule and parts, segments).
-        options = _core.RunOptions()
-        run = options.propagate
+        guard, guard_bytes = _memory_guard(memory_guard)
+        run = _core.PropagateOptions()
         run.direction = direction
         run.truncation = core_policy
         run.target_bucket_len = target_bucket_len
         run.min_buckets = min_buckets
         run.threads = threads
-        run.device = ordinal
         run.keep_layer_records = keep_records
         run.auto_truncate = bool(auto_truncate)
+        if sweep is not None:
+            return self._run_sweep(circuit, sweep, run, policy, memory_limit, guard, guard_bytes)
+
+        # One RunOptions for the library's run orchestration (run/orchestrate.h: resume, memory budget,
+        # checkpoint schedule and parts, segments).
+        run.device = ordinal
+        options = _core.RunOptions()
+        options.propagate = run
         if plan.partitioned:
             part = options.partition
             part.partitions = plan.count
@@ -576,16 +639,9 @@ class PauliSum:
             options.resume = os.fspath(resume)
         if memory_limit is not None:
             options.memory_limit = _parse_size(memory_limit)
-        if isinstance(memory_guard, bool):
-            options.memory_guard = memory_guard
-        elif isinstance(memory_guard, (int, str)):
-            allowance = _parse_size(memory_guard, "memory_guard")
-            if allowance <= 0:
-                raise ValueError(f"memory_guard: the allowance must be more than 0 bytes, got {memory_guard!r}")
-            options.memory_guard = True
-            options.memory_guard_bytes = allowance
-        else:
-            raise TypeError(f"memory_guard must be a bool or a byte count, got {type_name(memory_guard)}")
+        options.memory_guard = guard
+        if guard_bytes is not None:
+            options.memory_guard_bytes = guard_bytes
         # The run replaces it with the checkpoint's sum when it resumes.
         work = self._s.copy() if resume is None else _core.Sum(self.num_qubits)
 
@@ -637,3 +693,23 @@ class PauliSum:
             _log.info("propagate: done, %d terms (peak %d) in %.3f s", stats.final_terms, stats.peak_terms,
                       time.perf_counter() - began)
         return PauliSum._wrap(work), stats
+
+    def _run_sweep(self, circuit, sweep, options, policy, memory_limit, guard, guard_bytes):
+        """The sweep= branch of propagate (arguments checked by _run, PropagateOptions filled):
+        (SweptPauliSum, SweepStats)."""
+        limit = _parse_size(memory_limit) if memory_limit is not None else None
+        info = _log.isEnabledFor(logging.INFO)
+        callback = _log_layer if _log.isEnabledFor(logging.DEBUG) else None
+        began = time.perf_counter()
+        if info:
+            _log.info("propagate: sweep of %s: %d terms on %d qubits through %d layers (%s, policy %s, %s threads)",
+                      ", ".join(sorted(sweep)), len(self), self.num_qubits, len(circuit), options.direction,
+                      policy if policy is not None else "None", options.threads or "all")
+        out, res = run_sweep(self._s, circuit, sweep, options, memory_limit=limit, memory_guard=guard,
+                             memory_guard_bytes=guard_bytes, layer_callback=callback,
+                             poll_signals=threading.current_thread() is threading.main_thread())
+        stats = _sweep_stats(res, policy)
+        if info:
+            _log.info("propagate: done, %d columns, %d terms (peak %d) in %.3f s", stats.columns, stats.final_terms,
+                      stats.peak_terms, time.perf_counter() - began)
+        return out, stats

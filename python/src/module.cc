@@ -29,6 +29,7 @@ void register_circuit(py::module_& m);
 void register_propagate(py::module_& m);
 void register_io(py::module_& m);
 void register_gpu(py::module_& m);
+void register_sweep(py::module_& m);
 }  // namespace paulistrings::python
 
 PYBIND11_MODULE(_core, m) {
@@ -63,4 +64,5 @@ PYBIND11_MODULE(_core, m) {
   paulistrings::python::register_propagate(m);
   paulistrings::python::register_io(m);
   paulistrings::python::register_gpu(m);
+  paulistrings::python::register_sweep(m);
 }

@@ -1,0 +1,131 @@
+// _core.SweepSum and _core.propagate_sweep: parameter sweeps (sweep/propagate_sweep.h) for the Python
+// package. PauliSum.propagate(..., sweep=) binds its template circuit into K concrete circuits (_circuit.py)
+// and calls propagate_sweep here; the result, K coefficient columns per term, is wrapped by
+// paulistrings.SweptPauliSum (_sweep.py). Circuit.substituted builds those circuits: a copy of the template
+// with the channels at some positions replaced.
+
+#include <pybind11/complex.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "paulistrings/run/memory_budget.h"
+#include "paulistrings/sweep/propagate_sweep.h"
+#include "propagate_run.h"
+
+namespace py = pybind11;
+
+namespace paulistrings::python {
+
+namespace {
+
+/// `circuit` with channel positions[j] replaced by channels[j] (positions ascending, in range).
+Circuit substituted(const Circuit& circuit, const std::vector<std::size_t>& positions,
+                    const std::vector<Channel>& channels) {
+  if (positions.size() != channels.size()) {
+    throw std::invalid_argument("substituted: " + std::to_string(positions.size()) + " positions but " +
+                                std::to_string(channels.size()) + " channels");
+  }
+  Circuit out(circuit.num_qubits());
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < circuit.size(); ++i) {
+    if (next < positions.size() && positions[next] == i) {
+      out.append(channels[next++]);
+    } else {
+      out.append(circuit[i]);
+    }
+  }
+  if (next != positions.size())
+    throw std::invalid_argument("substituted: positions out of order or out of range");
+  return out;
+}
+
+/// Host bytes one output term of a sweep layer may cost: the key (x and z words) and K coefficients, times
+/// the reference engine's working-set factor (run/memory_budget.h: output records, merged terms, new sum).
+std::size_t sweep_bytes_per_term(std::size_t width, bool complex_coefficients, std::size_t columns) {
+  const std::size_t coefficient = complex_coefficients ? 16 : 8;
+  return 4 * (2 * 8 * width + columns * coefficient);
+}
+
+py::array_t<Complex> expectations_of(const AnySweepSum& sum, const std::string& state) {
+  const std::vector<Complex> values = sum.expectations(ProductState::parse(state, sum.num_qubits()));
+  py::array_t<Complex> out(static_cast<py::ssize_t>(values.size()));
+  std::copy(values.begin(), values.end(), out.mutable_data());
+  return out;
+}
+
+}  // namespace
+
+void register_sweep(py::module_& m) {
+  py::class_<AnySweepSum>(m, "SweepSum",
+                          "A sweep's result, K coefficients a term (internal; use "
+                          "paulistrings.SweptPauliSum).")
+      .def_property_readonly("num_qubits", &AnySweepSum::num_qubits)
+      .def_property_readonly("columns", &AnySweepSum::columns)
+      .def_property_readonly("is_complex", &AnySweepSum::is_complex)
+      .def("__len__", &AnySweepSum::size)
+      .def("expectations", &expectations_of)
+      .def("norms_squared", &AnySweepSum::norms_squared)
+      .def("column", [](const AnySweepSum& s, std::size_t k) {
+        if (k >= s.columns()) {
+          throw std::out_of_range("column " + std::to_string(k) + " is out of range for a sweep of " +
+                                  std::to_string(s.columns()) + " columns");
+        }
+        return s.column(k);
+      });
+
+  m.def("substituted", &substituted, py::arg("circuit"), py::arg("positions"), py::arg("channels"));
+
+  m.def(
+      "propagate_sweep",
+      [](const AnyPauliSum& observable, const std::vector<Circuit>& columns, PropagateOptions options,
+         std::optional<std::size_t> memory_limit, bool memory_guard,
+         std::optional<std::size_t> memory_guard_bytes, py::object layer_callback, bool poll_signals) {
+        if (columns.empty()) throw std::invalid_argument("a sweep needs at least one column (one circuit)");
+        bool complex_coefficients = observable.is_complex();
+        for (const Circuit& circuit : columns) {
+          for (const Channel& channel : circuit) complex_coefficients |= channel.has_complex_transfer();
+        }
+        const std::size_t bytes_per_term = sweep_bytes_per_term(static_cast<std::size_t>(observable.width()),
+                                                                complex_coefficients, columns.size());
+        if (memory_limit) {
+          const std::size_t baseline = resident_bytes();
+          check_budget_room(*memory_limit, baseline, "memory_limit");
+          options.max_terms = std::max<std::size_t>((*memory_limit - baseline) / bytes_per_term, 1);
+        }
+        if (memory_guard) {
+          const HostAllowance allowance =
+              memory_guard_bytes ? HostAllowance{*memory_guard_bytes, "the memory guard's allowance"}
+                                 : host_allowance_now();
+          options.memory_guard.allowed_bytes = allowance.bytes;
+          options.memory_guard.bytes_per_term = bytes_per_term;
+          options.memory_guard.source = allowance.source;
+        }
+        PythonHooks hooks(columns[0], std::move(layer_callback), poll_signals);
+        options.on_layer = hooks.on_layer();
+        options.should_stop = [interrupted = hooks.interrupted()](std::size_t) { return interrupted(); };
+        AnySweepSum result;
+        SweepStats stats;
+        {
+          py::gil_scoped_release release;
+          stats = propagate_sweep(observable, columns, options, result);
+        }
+        py::dict out = stats_dict(stats.stats, columns[0]);
+        out["column_discarded_weight"] = stats.discarded_weight;
+        out["exception"] = hooks.pending();
+        return py::make_tuple(std::move(result), out);
+      },
+      py::arg("observable"), py::arg("columns"), py::arg("options"), py::kw_only(),
+      py::arg("memory_limit") = py::none(), py::arg("memory_guard") = true,
+      py::arg("memory_guard_bytes") = py::none(), py::arg("layer_callback") = py::none(),
+      py::arg("poll_signals") = false);
+}
+
+}  // namespace paulistrings::python

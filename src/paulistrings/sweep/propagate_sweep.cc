@@ -3,6 +3,8 @@
 #include "paulistrings/sweep/propagate_sweep.h"
 
 #include <algorithm>
+#include <cmath>
+#include <numbers>
 #include <stdexcept>
 #include <string>
 
@@ -81,13 +83,24 @@ void validate_sweep(const AnyPauliSum& observable, std::span<const Circuit> colu
   }
 }
 
+/// K value columns equal to the observable, then the derivative columns at zero.
+template <int W, Coefficient C>
+SweepSum<W, C> start_sum(const PauliSum<W, C>& observable, std::size_t K, std::size_t all_columns) {
+  std::vector<PauliString<W>> keys(observable.keys().begin(), observable.keys().end());
+  std::vector<C> coefficients(keys.size() * all_columns, C(0.0));
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    std::fill_n(coefficients.begin() + static_cast<std::ptrdiff_t>(i * all_columns), K, observable.coefficients()[i]);
+  }
+  return SweepSum<W, C>(observable.num_qubits(), all_columns, std::move(keys), std::move(coefficients));
+}
+
 template <int W, Coefficient C>
 SweepStats run_typed(const PauliSum<W, C>& observable, std::span<const Circuit> columns,
-                     const PropagateOptions& options, AnySweepSum& result) {
-  const SweepSum<W, C> start = SweepSum<W, C>::broadcast(observable, columns.size());
+                     std::span<const SweepGradient> gradients, const PropagateOptions& options, AnySweepSum& result) {
+  const SweepSum<W, C> start = start_sum(observable, columns.size(), columns.size() * (1 + gradients.size()));
   if (options.engine == Engine::reference) {
-    ReferenceSweepEngine<W, C> engine(start);
-    SweepStats stats = run_sweep<W>(engine, columns, options);
+    ReferenceSweepEngine<W, C> engine(start, columns.size());
+    SweepStats stats = run_sweep<W>(engine, columns, gradients, options);
     result = AnySweepSum(engine.result());
     return stats;
   }
@@ -97,8 +110,8 @@ SweepStats run_typed(const PauliSum<W, C>& observable, std::span<const Circuit> 
   // (its index, its flags) outweighs cache misses at shorter buckets (docs/PERFORMANCE.md "Sweeps").
   engine_options.target_bucket_len = options.target_bucket_len;
   engine_options.parallel_threshold = options.parallel_threshold;
-  SweepEngine<W, C> engine(start, engine_options);
-  SweepStats stats = run_sweep<W>(engine, columns, options);
+  SweepEngine<W, C> engine(start, columns.size(), engine_options);
+  SweepStats stats = run_sweep<W>(engine, columns, gradients, options);
   result = AnySweepSum(engine.result());
   return stats;
 }
@@ -106,7 +119,8 @@ SweepStats run_typed(const PauliSum<W, C>& observable, std::span<const Circuit> 
 }  // namespace
 
 SweepStats propagate_sweep(const AnyPauliSum& observable, std::span<const Circuit> columns,
-                           const PropagateOptions& options, AnySweepSum& result) {
+                           const PropagateOptions& options, AnySweepSum& result,
+                           std::span<const SweepGradient> gradients) {
   validate_sweep(observable, columns, options);
   AnyPauliSum typed = observable;
   for (const Circuit& circuit : columns) {
@@ -115,7 +129,36 @@ SweepStats propagate_sweep(const AnyPauliSum& observable, std::span<const Circui
     }
     if (typed.is_complex()) break;
   }
-  return typed.visit([&](const auto& sum) { return run_typed(sum, columns, options, result); });
+  for (const SweepGradient& gradient : gradients) {
+    for (const auto& column : gradient.derivatives) {
+      for (const LayerDerivative& d : column) {
+        if (d.plus.has_complex_transfer() || d.minus.has_complex_transfer()) typed.make_complex();
+      }
+    }
+  }
+  return typed.visit([&](const auto& sum) { return run_typed(sum, columns, gradients, options, result); });
+}
+
+LayerDerivative sweep_derivative(std::size_t layer, const std::function<Channel(double)>& make, double value,
+                                 bool angle, double chain) {
+  if (!std::isfinite(value) || !std::isfinite(chain)) {
+    throw std::invalid_argument("sweep_derivative: the parameter value and its chain factor must be finite");
+  }
+  if (angle) {
+    // A Pauli rotation's transfer amplitudes are 1, cos θ, sin θ: A'(θ) = (A(θ + π/2) − A(θ − π/2)) / 2.
+    return LayerDerivative{layer, make(value + std::numbers::pi / 2), make(value - std::numbers::pi / 2), chain / 2};
+  }
+  // Affine in the strength: any two strengths give the slope; a quarter apart keeps rounding small, and
+  // one of value ± 0.25 lies in the valid range of every strength the library takes.
+  Channel at_value = make(value);
+  for (double step : {0.25, -0.25}) {
+    try {
+      return LayerDerivative{layer, at_value, make(value - step), chain / step};
+    } catch (const std::invalid_argument&) {
+    }
+  }
+  throw std::invalid_argument("sweep_derivative: no second strength near " + std::to_string(value) +
+                              " is valid for this channel");
 }
 
 }  // namespace paulistrings

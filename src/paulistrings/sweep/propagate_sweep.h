@@ -17,6 +17,8 @@
 
 #include <complex>
 #include <cstddef>
+#include <functional>
+#include <string>
 #include <span>
 #include <variant>
 #include <vector>
@@ -61,8 +63,35 @@ class AnySweepSum {
   Variant sum_;
 };
 
+/// One layer's derivative with respect to one parameter under one column's values, as the difference of
+/// two channels of that layer's structure: ∂A/∂θ = scale · (A(plus) − A(minus)). Exact for an angle of a
+/// Pauli rotation (plus, minus at θ ± π/2, scale = dθ/dparameter / 2: the transfer amplitudes are 1, cos θ
+/// and sin θ) and for a strength on which the transfer depends affinely (depolarizing, dephasing, Pauli
+/// channels: plus, minus at two strengths s₁, s₂, scale = dθ/dparameter / (s₁ − s₂)). sweep_derivative()
+/// builds it.
+struct LayerDerivative {
+  std::size_t layer;  ///< the layer's index in the circuit as written
+  Channel plus, minus;
+  double scale;
+};
+
+/// ∂/∂(one parameter) of every column: derivatives[k] lists the layers of column k's circuit that depend
+/// on the parameter (any order, each layer at most once).
+struct SweepGradient {
+  std::string name;
+  std::vector<std::vector<LayerDerivative>> derivatives;
+};
+
+/// The LayerDerivative of a layer built by `make(value)` at parameter value `value`, for a parameter that
+/// is an angle (`angle` true: make(value ± π/2)) or a strength on which the transfer depends affinely
+/// (make at two strengths inside its valid range: value and value ± 0.25, whichever make accepts).
+/// `chain` is d(value)/d(parameter) (1 when the layer's argument is the parameter itself).
+LayerDerivative sweep_derivative(std::size_t layer, const std::function<Channel(double)>& make, double value,
+                                 bool angle, double chain = 1.0);
+
 /// What a sweep did. stats: one LayerRecord per layer, terms counting keys (shared by the columns), a
-/// record's discarded_weight the largest column's; discarded_weight: Σ|c|² each column lost.
+/// record's discarded_weight the largest column's; discarded_weight: Σ|c|² each column lost (value
+/// columns, then derivative columns).
 struct SweepStats {
   PropagationStats stats;
   std::vector<double> discarded_weight;
@@ -74,7 +103,16 @@ struct SweepStats {
 /// memory_guard. The CPU runs sweeps: options.device ≥ 0 and options.start_layer > 0 are refused
 /// (std::invalid_argument). Coefficients are complex when the observable is or some channel has complex
 /// transfer amplitudes. Throws what run_layers throws (HostMemoryExceeded, MemoryBudgetExceeded).
+///
+/// Gradients: for every SweepGradient g, K derivative columns follow the K value columns (column
+/// K·(1 + g) + k is ∂O_k/∂(g.name)): each propagates as D' = A·D + A'·C (the product rule over every layer
+/// that uses the parameter; A' from the LayerDerivative, C the value column). Truncation decides on the
+/// value columns alone — a term goes when its largest value fails the per-term test (or every column is
+/// zero), and topn ranks by values — so asking for a gradient changes no value, and a derivative column is
+/// the exact derivative of its value column's run with the kept terms held fixed; without truncation it
+/// is the exact derivative.
 SweepStats propagate_sweep(const AnyPauliSum& observable, std::span<const Circuit> columns,
-                           const PropagateOptions& options, AnySweepSum& result);
+                           const PropagateOptions& options, AnySweepSum& result,
+                           std::span<const SweepGradient> gradients = {});
 
 }  // namespace paulistrings

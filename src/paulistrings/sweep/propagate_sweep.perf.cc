@@ -2,9 +2,10 @@
 // sweep against K separate runs of the CPU engine, on the same threads (docs/PERFORMANCE.md).
 //
 // usage: paulistrings-sweep-bench [--steps S] [--columns K] [--coeff EPS] [--weight W] [--threads T]
-//                                 [--separate on|off]
+//                                 [--separate on|off] [--gradient on|off]
 //   θh takes K values from 0 to π/2, both ends included (K = 1: π/4); θzz = −π/2. Defaults: 20 steps,
-//   K = 20, EPS = 2^-14, no weight cut, every core, separate runs on.
+//   K = 20, EPS = 2^-14, no weight cut, every core, separate runs on. --gradient on also runs the sweep
+//   with ∂⟨Z62⟩/∂θh (K derivative columns beside the K values) and prints its cost against the values alone.
 // Prints the seconds of the sweep and of the separate runs (all, and the slowest one), the sweep's cost
 // against the mean and the slowest run, the largest |⟨Z62⟩ sweep − separate| over the columns (the
 // sweep keeps more terms: docs/design.md §7.8), the sweep's final and peak terms and the separate runs'
@@ -34,7 +35,7 @@ int main(int argc, char** argv) {
   double epsilon = std::ldexp(1.0, -14);
   std::optional<std::size_t> weight;
   int threads = 0;
-  bool separate = true;
+  bool separate = true, gradient = false;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string arg = argv[i];
@@ -54,6 +55,9 @@ int main(int argc, char** argv) {
       } else if (arg == "--separate") {
         if (value != "on" && value != "off") throw std::invalid_argument("--separate takes on or off");
         separate = value == "on";
+      } else if (arg == "--gradient") {
+        if (value != "on" && value != "off") throw std::invalid_argument("--gradient takes on or off");
+        gradient = value == "on";
       } else {
         throw std::invalid_argument("unknown option " + arg);
       }
@@ -61,7 +65,7 @@ int main(int argc, char** argv) {
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr,
                  "error: %s\nusage: paulistrings-sweep-bench [--steps S] [--columns K] [--coeff EPS] [--weight W] "
-                 "[--threads T] [--separate on|off]\n",
+                 "[--threads T] [--separate on|off] [--gradient on|off]\n",
                  e.what());
     return 2;
   }
@@ -114,6 +118,33 @@ int main(int argc, char** argv) {
                 sweep_seconds / separate_seconds * static_cast<double>(columns), sweep_seconds / slowest_seconds, worst);
   }
   std::printf("\n");
+  if (gradient) {
+    // ∂/∂θh: every rx layer of column k (the first kHeavyHexQubits of each step's layers).
+    SweepGradient d{"theta_h", {}};
+    const std::size_t per_step = circuits[0].size() / std::max<std::size_t>(steps, 1);
+    for (std::size_t k = 0; k < columns; ++k) {
+      std::vector<LayerDerivative> layers;
+      for (std::size_t step = 0; step < steps; ++step) {
+        for (std::size_t q = 0; q < kHeavyHexQubits; ++q) {
+          layers.push_back(sweep_derivative(step * per_step + q, [&](double v) { return Channel::rx(v, static_cast<Qubit>(q)); },
+                                            angles[k], true));
+        }
+      }
+      d.derivatives.push_back(std::move(layers));
+    }
+    const std::vector<SweepGradient> gradients = {d};
+    start = Clock::now();
+    AnySweepSum with_gradient;
+    const SweepStats gradient_stats = propagate_sweep(observable, circuits, options, with_gradient, gradients);
+    const double gradient_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    const std::vector<Complex> all = with_gradient.expectations(zero);
+    std::printf("  with d/dtheta_h: %.3f s (final %zu terms): %.2f x the values alone; a gradient column costs %.2f x "
+                "a value column\n",
+                gradient_seconds, gradient_stats.stats.final_terms, gradient_seconds / sweep_seconds,
+                (gradient_seconds - sweep_seconds) / sweep_seconds);
+    for (std::size_t k = 0; k < columns && k < 3; ++k)
+      std::printf("  theta_h=%.6f d<Z62>/dtheta_h=%.9f\n", angles[k], all[columns + k].real());
+  }
   for (std::size_t k = 0; k < columns && k < 3; ++k) std::printf("  theta_h=%.6f <Z62>=%.9f\n", angles[k], values[k].real());
   return 0;
 }

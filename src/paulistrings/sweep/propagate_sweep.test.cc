@@ -298,6 +298,207 @@ TEST(SweepEngine, LargeSumsMatchTheReferenceAndAreTheSameBitsForAnyThreadCount) 
   }
 }
 
+/// A circuit in which parameter th enters several gates as a·th + b (angles) or as a strength 0.05 + 0.2·th
+/// (noise), with the derivative descriptors of every such gate.
+struct ParameterizedCircuit {
+  std::size_t qubits = 0;
+  struct Gate {
+    int kind;
+    Qubit a, b;
+    double slope, offset;  // angle = slope·th + offset; kind ≥ 6: strength = 0.05 + 0.2·th
+    bool uses;             // depends on th
+  };
+  std::vector<Gate> gates;
+
+  static Channel make(const Gate& g, double argument) {
+    switch (g.kind) {
+      case 0: return Channel::rx(argument, g.a);
+      case 1: return Channel::rz(argument, g.a);
+      case 2: return Channel::rzz(argument, g.a, g.b);
+      case 3: return Channel::pauli_rotation("XY", {g.a, g.b}, argument);
+      case 4: return Channel::cnot(g.a, g.b);
+      case 5: return Channel::h(g.a);
+      case 6: return Channel::depolarize(argument, g.a);
+      case 7: return Channel::dephase(argument, g.a);
+      default: return Channel::depolarize2(argument, g.a, g.b);
+    }
+  }
+  static double argument(const Gate& g, double th) {
+    return g.kind >= 6 ? (g.uses ? 0.05 + 0.2 * th : 0.1) : (g.uses ? g.slope * th + g.offset : g.offset);
+  }
+  Circuit build(double th) const {
+    Circuit c(qubits);
+    for (const Gate& g : gates) c.append(make(g, argument(g, th)));
+    return c;
+  }
+  std::vector<LayerDerivative> derivatives(double th) const {
+    std::vector<LayerDerivative> out;
+    for (std::size_t l = 0; l < gates.size(); ++l) {
+      const Gate& g = gates[l];
+      if (!g.uses || g.kind == 4 || g.kind == 5) continue;
+      const bool angle = g.kind < 6;
+      out.push_back(sweep_derivative(l, [&](double v) { return make(g, v); }, argument(g, th), angle,
+                                     angle ? g.slope : 0.2));
+    }
+    return out;
+  }
+};
+
+ParameterizedCircuit parameterized(std::uint64_t seed, bool noise) {
+  std::mt19937_64 rng(seed);
+  ParameterizedCircuit p;
+  p.qubits = 2 + rng() % 4;
+  const std::size_t gates = 6 + rng() % 14;
+  std::uniform_real_distribution<double> real(-2.0, 2.0);
+  for (std::size_t i = 0; i < gates; ++i) {
+    ParameterizedCircuit::Gate g{static_cast<int>(rng() % (noise ? 9 : 6)), static_cast<Qubit>(rng() % p.qubits), 0,
+                                 real(rng), real(rng), rng() % 3 != 0};
+    g.b = static_cast<Qubit>((g.a + 1 + rng() % (p.qubits - 1)) % p.qubits);
+    p.gates.push_back(g);
+  }
+  return p;
+}
+
+/// (A − B) / h term by term.
+Terms difference_quotient(const Terms& a, const Terms& b, double h) {
+  Terms out;
+  for (const auto& [label, c] : a) out[label] += c / h;
+  for (const auto& [label, c] : b) out[label] -= c / h;
+  return out;
+}
+
+TEST_P(SweepEngines, GradientColumnsAreTheDerivativeOfEveryColumn) {
+  for (std::uint64_t seed = 0; seed < 40; ++seed) {
+    const ParameterizedCircuit p = parameterized(seed, seed % 2 == 0);
+    const std::vector<double> values = {0.1, 0.37, 0.8};
+    std::vector<Circuit> columns;
+    SweepGradient gradient{"th", {}};
+    for (double th : values) {
+      columns.push_back(p.build(th));
+      gradient.derivatives.push_back(p.derivatives(th));
+    }
+    const AnyPauliSum observable = random_observable(seed, p.qubits);
+    PropagateOptions options;
+    options.engine = GetParam();
+    options.direction = seed % 3 == 0 ? Direction::forward : Direction::heisenberg;
+    AnySweepSum result;
+    const std::vector<SweepGradient> gradients = {gradient};
+    const SweepStats stats = propagate_sweep(observable, columns, options, result, gradients);
+    ASSERT_EQ(result.columns(), 2 * values.size());
+    ASSERT_EQ(stats.discarded_weight.size(), 2 * values.size());
+    for (std::size_t k = 0; k < values.size(); ++k) {
+      const double h = 1e-5;
+      const Terms fd = difference_quotient(own_run(observable, p.build(values[k] + h), options),
+                                           own_run(observable, p.build(values[k] - h), options), 2 * h);
+      const Terms derivative = terms_of(result.column(values.size() + k));
+      EXPECT_LT(distance(derivative, fd), 1e-6) << "seed " << seed << " column " << k;
+      EXPECT_LT(distance(terms_of(result.column(k)), own_run(observable, columns[k], options)), 1e-12);
+    }
+  }
+}
+
+TEST_P(SweepEngines, AGradientIsExactWhereTheParameterEntersOnce) {
+  // One gate uses th: the angle's parameter shift (or the strength's affine slope) is exact, so the
+  // derivative column equals it to rounding.
+  for (std::uint64_t seed = 0; seed < 40; ++seed) {
+    ParameterizedCircuit p = parameterized(seed + 500, true);
+    std::size_t user = SIZE_MAX;
+    for (std::size_t l = 0; l < p.gates.size(); ++l) {
+      auto& g = p.gates[l];
+      if (g.kind == 4 || g.kind == 5) continue;
+      g.uses = user == SIZE_MAX;
+      if (g.uses) user = l;
+    }
+    if (user == SIZE_MAX) continue;
+    const auto& g = p.gates[user];
+    const double th = 0.3;
+    const AnyPauliSum observable = random_observable(seed, p.qubits);
+    PropagateOptions options;
+    options.engine = GetParam();
+    options.direction = seed % 2 ? Direction::forward : Direction::heisenberg;
+    AnySweepSum result;
+    const std::vector<Circuit> columns = {p.build(th)};
+    const std::vector<SweepGradient> gradients = {SweepGradient{"th", {p.derivatives(th)}}};
+    propagate_sweep(observable, columns, options, result, gradients);
+    Terms exact;
+    if (g.kind < 6) {
+      const double shift = std::numbers::pi / 2 / g.slope;  // th ± shift moves the angle by ± π/2
+      exact = difference_quotient(own_run(observable, p.build(th + shift), options),
+                                  own_run(observable, p.build(th - shift), options), 2 / g.slope);
+    } else {
+      exact = difference_quotient(own_run(observable, p.build(th + 0.5), options),
+                                  own_run(observable, p.build(th), options), 0.5);
+    }
+    EXPECT_LT(distance(terms_of(result.column(1)), exact), 1e-12) << "seed " << seed << " kind " << g.kind;
+  }
+}
+
+TEST_P(SweepEngines, AskingForAGradientChangesNoValue) {
+  const std::vector<Truncation> policies = {Truncation::coeff(0.03), Truncation::topn(6), Truncation::weight(2),
+                                            Truncation::approx_topn(8) & Truncation::coeff(0.01)};
+  for (std::uint64_t seed = 0; seed < 24; ++seed) {
+    const ParameterizedCircuit p = parameterized(seed + 300, seed % 2 == 0);
+    const std::vector<double> values = {0.0, 0.45, 1.0};
+    std::vector<Circuit> columns;
+    SweepGradient gradient{"th", {}};
+    for (double th : values) {
+      columns.push_back(p.build(th));
+      gradient.derivatives.push_back(p.derivatives(th));
+    }
+    const AnyPauliSum observable = random_observable(seed, p.qubits);
+    PropagateOptions options;
+    options.engine = GetParam();
+    options.truncation = policies[seed % policies.size()];
+    AnySweepSum plain, with_gradient;
+    const SweepStats plain_stats = propagate_sweep(observable, columns, options, plain);
+    const std::vector<SweepGradient> gradients = {gradient};
+    const SweepStats gradient_stats = propagate_sweep(observable, columns, options, with_gradient, gradients);
+    for (std::size_t k = 0; k < values.size(); ++k) {
+      EXPECT_EQ(terms_of(plain.column(k)), terms_of(with_gradient.column(k))) << "seed " << seed << " column " << k;
+      EXPECT_EQ(plain_stats.discarded_weight[k], gradient_stats.discarded_weight[k]) << "seed " << seed;
+    }
+  }
+}
+
+TEST(SweepEngine, GradientsMatchTheReferenceUnderTruncationOnLargeSums) {
+  for (std::uint64_t seed = 0; seed < 6; ++seed) {
+    const ParameterizedCircuit p = parameterized(seed + 900, seed % 2 == 0);
+    const std::vector<double> values = {0.2, 0.6};
+    std::vector<Circuit> columns;
+    SweepGradient gradient{"th", {}};
+    for (double th : values) {
+      columns.push_back(p.build(th));
+      gradient.derivatives.push_back(p.derivatives(th));
+    }
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> normal;
+    std::vector<std::pair<std::string, Complex>> terms;
+    const char letters[] = "IXYZ";
+    for (int t = 0; t < 400; ++t) {
+      std::string label;
+      for (std::size_t q = 0; q < p.qubits; ++q) label += letters[rng() % 4];
+      terms.emplace_back(label, Complex(normal(rng), 0.0));
+    }
+    const AnyPauliSum observable = AnyPauliSum::from_labels(p.qubits, terms);
+    PropagateOptions options;
+    options.truncation = seed % 2 ? Truncation::coeff(0.02) : Truncation::topn(40);
+    options.target_bucket_len = 2;
+    options.parallel_threshold = 1;
+    options.threads = 3;
+    const std::vector<SweepGradient> gradients = {gradient};
+    AnySweepSum reference, fast;
+    options.engine = Engine::reference;
+    const SweepStats reference_stats = propagate_sweep(observable, columns, options, reference, gradients);
+    options.engine = Engine::cpu;
+    const SweepStats fast_stats = propagate_sweep(observable, columns, options, fast, gradients);
+    const std::vector<Terms> expected = all_columns(reference), got = all_columns(fast);
+    for (std::size_t k = 0; k < expected.size(); ++k) {
+      EXPECT_LT(distance(got[k], expected[k]), 1e-12) << "seed " << seed << " column " << k;
+      EXPECT_NEAR(fast_stats.discarded_weight[k], reference_stats.discarded_weight[k], 1e-9);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Sweep, SweepEngines, ::testing::Values(Engine::reference, Engine::cpu),
                          [](const auto& info) { return info.param == Engine::reference ? "reference" : "cpu"; });
 

@@ -13,6 +13,7 @@
 
 #include "paulistrings/channels/prepared_channel.h"
 #include "paulistrings/sweep/sweep_sum.h"
+#include "paulistrings/sweep/sweep_table.h"
 #include "paulistrings/truncation/truncation.h"
 
 namespace paulistrings {
@@ -44,11 +45,17 @@ inline C largest(std::span<const C> row) {
   return best;
 }
 
-/// The sweep test: keep a row while its largest column passes the per-term test and some column is nonzero.
+/// The sweep test (sweep/propagate_sweep.h): keep a row while some column is nonzero and its largest value
+/// column (the first `values` columns; derivative columns follow) passes the per-term test.
 template <int W, Coefficient C>
-inline bool keeps(const Truncation& truncation, const PauliString<W>& key, std::span<const C> row) {
-  const C c = largest(row);
-  return c != C(0.0) && truncation.keep(key, c);
+inline bool keeps(const Truncation& truncation, const PauliString<W>& key, std::span<const C> row,
+                  std::size_t values) {
+  const C c = largest(row.first(values));
+  if (c == C(0.0) && std::all_of(row.begin() + static_cast<std::ptrdiff_t>(values), row.end(),
+                                 [](const C& x) { return x == C(0.0); })) {
+    return false;
+  }
+  return truncation.keep(key, c);
 }
 
 }  // namespace sweep_detail
@@ -56,8 +63,12 @@ inline bool keeps(const Truncation& truncation, const PauliString<W>& key, std::
 template <int W, Coefficient C>
 class ReferenceSweepEngine {
  public:
-  explicit ReferenceSweepEngine(const SweepSum<W, C>& sum)
-      : num_qubits_(sum.num_qubits()), columns_(sum.columns()), keys_(sum.keys().begin(), sum.keys().end()) {
+  /// `values`: the value columns (the first ones; the rest are derivative columns).
+  ReferenceSweepEngine(const SweepSum<W, C>& sum, std::size_t values)
+      : num_qubits_(sum.num_qubits()),
+        columns_(sum.columns()),
+        values_(values),
+        keys_(sum.keys().begin(), sum.keys().end()) {
     coefficients_.reserve(keys_.size() * columns_);
     for (std::size_t i = 0; i < keys_.size(); ++i) {
       const auto row = sum.row(i);
@@ -68,33 +79,42 @@ class ReferenceSweepEngine {
   std::size_t size() const { return keys_.size(); }
   std::size_t columns() const { return columns_; }
 
-  /// Applies tables[k] to column k; adds each column's dropped Σ|c|² to dropped[k].
-  void apply_layer(std::span<const PreparedChannel<W>> tables, const Truncation& truncation, std::span<double> dropped) {
+  /// Applies the layer: column j under layer.table_of(j), plus its source term; adds each column's dropped
+  /// Σ|c|² to dropped[j].
+  void apply_layer(const SweepLayer<W>& layer, const Truncation& truncation, std::span<double> dropped) {
     std::unordered_map<PauliString<W>, std::size_t> index;
     std::vector<PauliString<W>> keys;
     std::vector<C> coefficients;
+    auto emit_into = [&](std::size_t column, const C& c, double factor) {
+      return [&, column, factor](const PauliString<W>& out, const Complex& amplitude, int) {
+        auto [it, fresh] = index.try_emplace(out, keys.size());
+        if (fresh) {
+          keys.push_back(out);
+          coefficients.resize(coefficients.size() + columns_, C(0.0));
+        }
+        sweep_detail::add_scaled(coefficients[it->second * columns_ + column], factor * amplitude, c);
+      };
+    };
     for (std::size_t i = 0; i < keys_.size(); ++i) {
       for (std::size_t k = 0; k < columns_; ++k) {
         const C c = coefficients_[i * columns_ + k];
-        if (c == C(0.0)) continue;
-        tables[k].for_each_output(keys_[i], [&](const PauliString<W>& out, const Complex& amplitude, int) {
-          auto [it, fresh] = index.try_emplace(out, keys.size());
-          if (fresh) {
-            keys.push_back(out);
-            coefficients.resize(coefficients.size() + columns_, C(0.0));
-          }
-          sweep_detail::add_scaled(coefficients[it->second * columns_ + k], amplitude, c);
-        });
+        if (c != C(0.0)) layer.table_of(k).for_each_output(keys_[i], emit_into(k, c, 1.0));
+        if (const auto* source = layer.source_of(k)) {
+          const C v = coefficients_[i * columns_ + source->from];
+          if (v == C(0.0)) continue;
+          source->plus->for_each_output(keys_[i], emit_into(k, v, source->scale));
+          source->minus->for_each_output(keys_[i], emit_into(k, v, -source->scale));
+        }
       }
     }
     keys_ = std::move(keys);
     coefficients_ = std::move(coefficients);
     std::vector<char> keep(keys_.size());
-    for (std::size_t i = 0; i < keys_.size(); ++i) keep[i] = sweep_detail::keeps(truncation, keys_[i], row(i));
+    for (std::size_t i = 0; i < keys_.size(); ++i) keep[i] = sweep_detail::keeps(truncation, keys_[i], row(i), values_);
     retain_rows(keep, dropped);
   }
 
-  /// The truncation's layer passes (rows ranked by their largest |c|²).
+  /// The truncation's layer passes (rows ranked by their largest value column's |c|²).
   LayerPassResult finalize_layer(const Truncation& truncation, std::span<double> dropped) {
     Target target{*this, dropped};
     return truncation.finalize_layer_on(target);
@@ -133,7 +153,7 @@ class ReferenceSweepEngine {
     std::size_t size() const { return engine.size(); }
     std::vector<double> magnitudes_squared(bool) const {
       std::vector<double> m(engine.size());
-      for (std::size_t i = 0; i < m.size(); ++i) m[i] = magnitude_squared(sweep_detail::largest(engine.row(i)));
+      for (std::size_t i = 0; i < m.size(); ++i) m[i] = magnitude_squared(sweep_detail::largest(engine.row(i).first(engine.values_)));
       return m;
     }
     void retain(std::span<const char> keep) { engine.retain_rows(keep, dropped); }
@@ -142,6 +162,7 @@ class ReferenceSweepEngine {
 
   std::size_t num_qubits_;
   std::size_t columns_;
+  std::size_t values_;
   std::vector<PauliString<W>> keys_;
   std::vector<C> coefficients_;  // row-major: keys_.size() × columns_
 };

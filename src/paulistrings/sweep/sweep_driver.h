@@ -1,8 +1,9 @@
 #pragma once
 // run_sweep(): the layer driver of a sweep (sweep/propagate_sweep.h) — engine/driver.h's walk with K
-// tables per layer, one per column: it prepares them, checks that they share one structure, makes room
+// tables per layer, one per value column (and the shifted tables of derivative columns): it prepares them,
+// checks that they share one structure, makes room
 // under the memory budget, checks the host memory guard, lets the engine apply the layer and its
-// truncation, and records the layer. A sweep engine provides size(), apply_layer(tables, truncation,
+// truncation, and records the layer. A sweep engine provides size(), apply_layer(SweepLayer, truncation,
 // dropped) and finalize_layer(truncation, dropped), adding each column's dropped Σ|c|² to dropped[k].
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include "paulistrings/engine/driver.h"
 #include "paulistrings/engine/options.h"
 #include "paulistrings/sweep/propagate_sweep.h"
+#include "paulistrings/sweep/sweep_table.h"
 
 namespace paulistrings {
 
@@ -44,14 +46,47 @@ void check_same_structure(const PreparedChannel<W>& first, const PreparedChannel
 
 }  // namespace sweep_detail
 
+/// Throws unless every gradient has a list per column of distinct layers in range.
+inline void check_gradients(std::span<const SweepGradient> gradients, std::size_t K, std::size_t layers) {
+  for (const SweepGradient& gradient : gradients) {
+    if (gradient.derivatives.size() != K) {
+      throw std::invalid_argument("sweep gradient '" + gradient.name + "': " +
+                                  std::to_string(gradient.derivatives.size()) + " columns of derivatives for " +
+                                  std::to_string(K) + " columns");
+    }
+    for (const auto& column : gradient.derivatives) {
+      std::vector<char> seen(layers, 0);
+      for (const LayerDerivative& d : column) {
+        if (d.layer >= layers || seen[d.layer]) {
+          throw std::invalid_argument("sweep gradient '" + gradient.name + "': layer " + std::to_string(d.layer) +
+                                      (d.layer >= layers ? " is past the circuit's end" : " is listed twice"));
+        }
+        seen[d.layer] = 1;
+      }
+    }
+  }
+}
+
 template <int W, class E>
-SweepStats run_sweep(E& engine, std::span<const Circuit> columns, const PropagateOptions& options) {
+SweepStats run_sweep(E& engine, std::span<const Circuit> columns, std::span<const SweepGradient> gradients,
+                     const PropagateOptions& options) {
   using Clock = std::chrono::steady_clock;
   const std::size_t K = columns.size();
   const Circuit& circuit = columns[0];
   const std::size_t layers = circuit.size();
+  const std::size_t all_columns = K * (1 + gradients.size());
+  check_gradients(gradients, K, layers);
+  // derivative_at[(g·K + k)·layers + l]: column k's derivative of layer l with respect to gradient g.
+  std::vector<const LayerDerivative*> derivative_at(gradients.empty() ? 0 : all_columns * layers, nullptr);
+  for (std::size_t g = 0; g < gradients.size(); ++g) {
+    for (std::size_t k = 0; k < K; ++k) {
+      for (const LayerDerivative& d : gradients[g].derivatives[k]) derivative_at[(g * K + k) * layers + d.layer] = &d;
+    }
+  }
+  std::vector<PreparedChannel<W>> plus(gradients.size() * K), minus(gradients.size() * K);
+  std::vector<typename SweepLayer<W>::Source> sources(gradients.empty() ? 0 : all_columns);
   SweepStats result;
-  result.discarded_weight.assign(K, 0.0);
+  result.discarded_weight.assign(all_columns, 0.0);
   PropagationStats& stats = result.stats;
   stats.peak_terms = engine.size();
   if (options.keep_layer_records) stats.layers.reserve(layers);
@@ -60,11 +95,11 @@ SweepStats run_sweep(E& engine, std::span<const Circuit> columns, const Propagat
                                       ? guard.allowed_bytes / guard.bytes_per_term
                                       : std::numeric_limits<std::size_t>::max();
   std::vector<PreparedChannel<W>> tables(K);
-  std::vector<double> dropped(K);
+  std::vector<double> dropped(all_columns);
   // The largest column's dropped weight, and the per-column totals.
   auto settle = [&]() {
     double largest = 0.0;
-    for (std::size_t k = 0; k < K; ++k) {
+    for (std::size_t k = 0; k < all_columns; ++k) {
       result.discarded_weight[k] += dropped[k];
       largest = std::max(largest, dropped[k]);
       dropped[k] = 0.0;
@@ -96,10 +131,28 @@ SweepStats run_sweep(E& engine, std::span<const Circuit> columns, const Propagat
       if (k > 0) sweep_detail::check_same_structure(tables[0], tables[k], step, layers, columns[k][index], k);
       largest_fanout = std::max(largest_fanout, tables[k].max_fanout);
     }
+    // Derivative columns whose parameter this layer uses: their source terms.
+    for (std::size_t g = 0; g < gradients.size(); ++g) {
+      for (std::size_t k = 0; k < K; ++k) {
+        const std::size_t column = K * (1 + g) + k;
+        sources[column] = {};
+        const LayerDerivative* d = derivative_at[(g * K + k) * layers + index];
+        if (d == nullptr) continue;
+        plus[g * K + k] = prepare_channel<W>(d->plus, options.direction);
+        minus[g * K + k] = prepare_channel<W>(d->minus, options.direction);
+        sweep_detail::check_same_structure(tables[0], plus[g * K + k], step, layers, d->plus, k);
+        sweep_detail::check_same_structure(tables[0], minus[g * K + k], step, layers, d->minus, k);
+        sources[column] = {k, &plus[g * K + k], &minus[g * K + k], d->scale};
+      }
+    }
+    SweepLayer<W> layer;
+    layer.tables = std::span<const PreparedChannel<W>>(tables);
+    layer.columns = all_columns;
+    layer.sources = std::span<const typename SweepLayer<W>::Source>(sources);
     // The union of the columns' outputs can branch further than one column's (a local table's outputs
     // differ per column where an amplitude vanishes): at most 16 outputs per input on two qubits.
     const std::size_t fanout = static_cast<std::size_t>(
-        K > 1 && tables[0].form == PreparedChannel<W>::Form::local ? std::size_t{1} << (2 * tables[0].support_size)
+        (K > 1 || !gradients.empty()) && tables[0].form == PreparedChannel<W>::Form::local ? std::size_t{1} << (2 * tables[0].support_size)
                                                                     : static_cast<std::size_t>(largest_fanout));
     try {
       if (options.max_terms > 0) {
@@ -109,7 +162,7 @@ SweepStats run_sweep(E& engine, std::span<const Circuit> columns, const Propagat
       if (fanout > 1 && engine.size() * fanout > guard_terms) {
         engine_detail::stop_for_host_memory(step, layers, channel, engine.size(), engine.size() * fanout, guard);
       }
-      engine.apply_layer(std::span<const PreparedChannel<W>>(tables), options.truncation, std::span<double>(dropped));
+      engine.apply_layer(layer, options.truncation, std::span<double>(dropped));
       if (options.truncation.has_layer_pass()) engine.finalize_layer(options.truncation, std::span<double>(dropped));
       record.discarded_weight = settle();
       if (options.max_terms > 0) {

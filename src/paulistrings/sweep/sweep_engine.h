@@ -36,16 +36,17 @@ struct SweepEngineOptions {
 template <int W, Coefficient C>
 class SweepEngine {
  public:
-  SweepEngine(const SweepSum<W, C>& sum, const SweepEngineOptions& options);
+  /// `values`: the value columns (the first ones; the rest are derivative columns, sweep/propagate_sweep.h).
+  SweepEngine(const SweepSum<W, C>& sum, std::size_t values, const SweepEngineOptions& options);
 
   std::size_t size() const { return size_; }
   std::size_t columns() const { return columns_; }
   int bucket_bits() const { return bits_; }
 
-  /// Applies tables[k] to column k with the sweep's per-term truncation; adds each column's dropped
-  /// Σ|c|² to dropped[k].
-  void apply_layer(std::span<const PreparedChannel<W>> tables, const Truncation& truncation, std::span<double> dropped);
-  /// The truncation's layer passes (terms ranked by their largest |c|² over the columns).
+  /// Applies the layer (column j under layer.table_of(j), plus its source term) with the sweep's per-term
+  /// truncation; adds each column's dropped Σ|c|² to dropped[j].
+  void apply_layer(const SweepLayer<W>& layer, const Truncation& truncation, std::span<double> dropped);
+  /// The truncation's layer passes (terms ranked by their largest |c|² over the value columns).
   LayerPassResult finalize_layer(const Truncation& truncation, std::span<double> dropped);
   SweepSum<W, C> result() const;
 
@@ -77,6 +78,7 @@ class SweepEngine {
   SweepEngineOptions options_;
   std::size_t num_qubits_;
   std::size_t columns_;
+  std::size_t values_;
   int threads_;
   BucketHash<W> hash_;
   int bits_ = 0;

@@ -69,10 +69,11 @@ struct SweepEngine<W, C>::Scratch {
 };
 
 template <int W, Coefficient C>
-SweepEngine<W, C>::SweepEngine(const SweepSum<W, C>& sum, const SweepEngineOptions& options)
+SweepEngine<W, C>::SweepEngine(const SweepSum<W, C>& sum, std::size_t values, const SweepEngineOptions& options)
     : options_(options),
       num_qubits_(sum.num_qubits()),
       columns_(sum.columns()),
+      values_(values),
       threads_(std::max(1, options.threads)),
       scratch_(static_cast<std::size_t>(std::max(1, options.threads))) {
   bits_ = 0;
@@ -163,10 +164,10 @@ void SweepEngine<W, C>::remove_rows(Bucket& bucket, const std::vector<char>& rem
 }
 
 template <int W, Coefficient C>
-void SweepEngine<W, C>::apply_layer(std::span<const PreparedChannel<W>> tables, const Truncation& truncation,
+void SweepEngine<W, C>::apply_layer(const SweepLayer<W>& layer, const Truncation& truncation,
                                     std::span<double> dropped) {
   refine_if_needed();
-  const SweepTable<W> table = make_sweep_table<W>(tables);
+  const SweepTable<W> table = make_sweep_table<W>(layer);
   // The light cone: a layer acting only on qubits no term touches, and fixing the identity there,
   // changes nothing (terms tested against this policy need no retest).
   std::array<std::uint64_t, W> support{};
@@ -176,8 +177,11 @@ void SweepEngine<W, C>::apply_layer(std::span<const PreparedChannel<W>> tables, 
   } else {
     for (int q = 0; q < table.shape.support_size; ++q) support[table.shape.qubits[q] / 64] |= std::uint64_t{1} << (table.shape.qubits[q] % 64);
     const std::span<const Complex> identity = table.amplitudes_of(0, 0);
+    const std::span<const Complex> identity_source = table.source_amplitudes_of(0, 0);
     fixes_identity = table.fanout[0] == 1 && table.out_pattern[0][0] == 0 &&
-                     std::all_of(identity.begin(), identity.end(), [](const Complex& a) { return a == Complex(1.0); });
+                     std::all_of(identity.begin(), identity.end(), [](const Complex& a) { return a == Complex(1.0); }) &&
+                     std::all_of(identity_source.begin(), identity_source.end(),
+                                 [](const Complex& a) { return a == Complex(0.0); });
   }
   bool touches = false;
   for (int w = 0; w < W; ++w) touches = touches || (support[w] & cone_[w]) != 0;
@@ -261,12 +265,36 @@ void SweepEngine<W, C>::rotate_pair(const SweepTable<W>& table, std::uint64_t a,
   auto test = [&](int s, std::size_t i) {
     const PauliString<W>& key = side[s]->keys[i];
     const std::span<const C> r(row(*side[s], i), K);
-    if (!sweep_detail::keeps(truncation, key, r)) scratch.removed[s][i] = 1;
+    if (!sweep_detail::keeps(truncation, key, r, values_)) scratch.removed[s][i] = 1;
   };
   // A missing partner of `key` (coefficients c): appended to the other side when it passes the test.
   // Most partners made from small coefficients fail the test: the largest |sin·c| decides before
   // anything is written.
+  const std::size_t* source = table.source.data();
+  const double* source_cos = table.source_cos.data();
+  const double* source_sin = table.source_sin.data();
   auto append_partner = [&](int s, const PauliString<W>& key, const C* c) {
+    if (K != values_) {
+      // Derivative columns: partner = σ·(sin·c + source_sin·c_source); the whole row is made, then tested.
+      const PauliString<W> partner = key ^ g;
+      const double sign = product_phase(g, key) == 3 ? 1.0 : -1.0;
+      const int to = sides == 1 ? 0 : 1 - s;
+      const std::size_t at = scratch.new_coefficients[to].size();
+      scratch.new_coefficients[to].resize(at + K);
+      C* out = scratch.new_coefficients[to].data() + at;
+      for (std::size_t k = 0; k < K; ++k) {
+        C v = sine[k] * c[k];
+        if (source[k] != kNoSource) v += source_sin[k] * c[source[k]];
+        out[k] = sign * v;
+      }
+      if (sweep_detail::keeps(truncation, partner, std::span<const C>(out, K), values_)) {
+        scratch.new_keys[to].push_back(partner);
+      } else {
+        for (std::size_t k = 0; k < K; ++k) dropped[k] += magnitude_squared(out[k]);
+        scratch.new_coefficients[to].resize(at);
+      }
+      return;
+    }
     std::size_t largest = 0;
     double largest_magnitude = -1.0;
     for (std::size_t k = 0; k < K; ++k) {
@@ -290,6 +318,19 @@ void SweepEngine<W, C>::rotate_pair(const SweepTable<W>& table, std::uint64_t a,
     for (std::size_t k = 0; k < K; ++k) out[k] = (sign * sine[k]) * c[k];
     scratch.new_keys[to].push_back(partner);
   };
+  // An unpaired term keeps cos·c (plus its source's share); derivative columns first, reading the value
+  // columns before they change.
+  auto scale_alone = [&](C* q) {
+    if (table.has_sources) {
+      for (std::size_t k = K; k-- > 0;) {
+        C v = cosine[k] * q[k];
+        if (source[k] != kNoSource) v += source_cos[k] * q[source[k]];
+        q[k] = v;
+      }
+    } else {
+      for (std::size_t k = 0; k < K; ++k) q[k] *= cosine[k];
+    }
+  };
   for (int s = 0; s < sides; ++s) {
     Bucket& bucket = *side[s];
     for (std::size_t i = 0; i < bucket.keys.size(); ++i) {
@@ -309,15 +350,30 @@ void SweepEngine<W, C>::rotate_pair(const SweepTable<W>& table, std::uint64_t a,
         C* r = row(*side[ps], pi);
         const double to_partner = product_phase(g, key) == 3 ? 1.0 : -1.0;
         const double to_leader = product_phase(g, side[ps]->keys[pi]) == 3 ? 1.0 : -1.0;
-        for (std::size_t k = 0; k < K; ++k) {
-          const C x = q[k], y = r[k];
-          q[k] = cosine[k] * x + (to_leader * sine[k]) * y;
-          r[k] = cosine[k] * y + (to_partner * sine[k]) * x;
+        if (table.has_sources) {
+          for (std::size_t k = K; k-- > 0;) {
+            const C x = q[k], y = r[k];
+            C nq = cosine[k] * x + (to_leader * sine[k]) * y;
+            C nr = cosine[k] * y + (to_partner * sine[k]) * x;
+            if (source[k] != kNoSource) {
+              const C vx = q[source[k]], vy = r[source[k]];
+              nq += source_cos[k] * vx + (to_leader * source_sin[k]) * vy;
+              nr += source_cos[k] * vy + (to_partner * source_sin[k]) * vx;
+            }
+            q[k] = nq;
+            r[k] = nr;
+          }
+        } else {
+          for (std::size_t k = 0; k < K; ++k) {
+            const C x = q[k], y = r[k];
+            q[k] = cosine[k] * x + (to_leader * sine[k]) * y;
+            r[k] = cosine[k] * y + (to_partner * sine[k]) * x;
+          }
         }
         test(ps, pi);
       } else {
         append_partner(s, key, q);
-        for (std::size_t k = 0; k < K; ++k) q[k] *= cosine[k];
+        scale_alone(q);
       }
       test(s, i);
     }
@@ -330,7 +386,7 @@ void SweepEngine<W, C>::rotate_pair(const SweepTable<W>& table, std::uint64_t a,
     const std::size_t i = w & 0x7fffffffu;
     C* q = row(*side[s], i);
     append_partner(s, side[s]->keys[i], q);
-    for (std::size_t k = 0; k < K; ++k) q[k] *= cosine[k];
+    scale_alone(q);
     test(s, i);
   }
   for (int s = 0; s < sides; ++s) {
@@ -359,15 +415,16 @@ void SweepEngine<W, C>::rescale_layer(const SweepTable<W>& table, const Truncati
         std::fill(r, r + K, C(0.0));
       } else {
         const std::span<const Complex> amplitude = table.amplitudes_of(in, 0);
-        for (std::size_t k = 0; k < K; ++k) {
-          if constexpr (std::same_as<C, double>) {
-            r[k] *= amplitude[k].real();
-          } else {
-            r[k] *= amplitude[k];
-          }
+        const std::span<const Complex> source_amplitude = table.source_amplitudes_of(in, 0);
+        // Derivative columns first: their source terms read the value columns before they change.
+        for (std::size_t k = K; k-- > 0;) {
+          C v = C(0.0);
+          sweep_detail::add_scaled(v, amplitude[k], r[k]);
+          if (table.source[k] != kNoSource) sweep_detail::add_scaled(v, source_amplitude[k], r[table.source[k]]);
+          r[k] = v;
         }
       }
-      if (!sweep_detail::keeps(truncation, bucket.keys[i], std::span<const C>(r, K))) {
+      if (!sweep_detail::keeps(truncation, bucket.keys[i], std::span<const C>(r, K), values_)) {
         scratch.removed[0][i] = 1;
         any = true;
       }
@@ -431,6 +488,12 @@ void SweepEngine<W, C>::local_layer(const SweepTable<W>& table, const Truncation
           C* out = scratch.coefficients.data() + at * K;
           const std::span<const Complex> amplitude = table.amplitudes_of(in, j);
           for (std::size_t k = 0; k < K; ++k) sweep_detail::add_scaled(out[k], amplitude[k], c[k]);
+          if (table.has_sources) {
+            const std::span<const Complex> source_amplitude = table.source_amplitudes_of(in, j);
+            for (std::size_t k = 0; k < K; ++k) {
+              if (table.source[k] != kNoSource) sweep_detail::add_scaled(out[k], source_amplitude[k], c[table.source[k]]);
+            }
+          }
         }
       }
       bucket.keys.clear();
@@ -439,7 +502,7 @@ void SweepEngine<W, C>::local_layer(const SweepTable<W>& table, const Truncation
     for (std::size_t at = 0; at < scratch.keys.size(); ++at) {
       const C* c = scratch.coefficients.data() + at * K;
       const std::span<const C> r(c, K);
-      if (!sweep_detail::keeps(truncation, scratch.keys[at], r)) {
+      if (!sweep_detail::keeps(truncation, scratch.keys[at], r, values_)) {
         for (std::size_t k = 0; k < K; ++k) unit_dropped[k] += magnitude_squared(c[k]);
         continue;
       }
@@ -464,7 +527,7 @@ class SweepEngine<W, C>::PassTarget {
     for (Bucket& bucket : engine_.buckets_) {
       for (std::size_t i = 0; i < bucket.keys.size(); ++i) {
         m.push_back(magnitude_squared(
-            sweep_detail::largest(std::span<const C>(engine_.row(bucket, i), engine_.columns_))));
+            sweep_detail::largest(std::span<const C>(engine_.row(bucket, i), engine_.values_))));
       }
     }
     return m;

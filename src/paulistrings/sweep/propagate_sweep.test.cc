@@ -359,6 +359,18 @@ ParameterizedCircuit parameterized(std::uint64_t seed, bool noise) {
   return p;
 }
 
+/// The circuit at each value of th, and ∂/∂th of each.
+std::pair<std::vector<Circuit>, SweepGradient> columns_and_gradient(const ParameterizedCircuit& p,
+                                                                     const std::vector<double>& values) {
+  std::vector<Circuit> columns;
+  SweepGradient gradient{"th", {}};
+  for (double th : values) {
+    columns.push_back(p.build(th));
+    gradient.derivatives.push_back(p.derivatives(th));
+  }
+  return {std::move(columns), std::move(gradient)};
+}
+
 /// (A − B) / h term by term.
 Terms difference_quotient(const Terms& a, const Terms& b, double h) {
   Terms out;
@@ -371,12 +383,7 @@ TEST_P(SweepEngines, GradientColumnsAreTheDerivativeOfEveryColumn) {
   for (std::uint64_t seed = 0; seed < 40; ++seed) {
     const ParameterizedCircuit p = parameterized(seed, seed % 2 == 0);
     const std::vector<double> values = {0.1, 0.37, 0.8};
-    std::vector<Circuit> columns;
-    SweepGradient gradient{"th", {}};
-    for (double th : values) {
-      columns.push_back(p.build(th));
-      gradient.derivatives.push_back(p.derivatives(th));
-    }
+    const auto [columns, gradient] = columns_and_gradient(p, values);
     const AnyPauliSum observable = random_observable(seed, p.qubits);
     PropagateOptions options;
     options.engine = GetParam();
@@ -439,12 +446,7 @@ TEST_P(SweepEngines, AskingForAGradientChangesNoValue) {
   for (std::uint64_t seed = 0; seed < 24; ++seed) {
     const ParameterizedCircuit p = parameterized(seed + 300, seed % 2 == 0);
     const std::vector<double> values = {0.0, 0.45, 1.0};
-    std::vector<Circuit> columns;
-    SweepGradient gradient{"th", {}};
-    for (double th : values) {
-      columns.push_back(p.build(th));
-      gradient.derivatives.push_back(p.derivatives(th));
-    }
+    const auto [columns, gradient] = columns_and_gradient(p, values);
     const AnyPauliSum observable = random_observable(seed, p.qubits);
     PropagateOptions options;
     options.engine = GetParam();
@@ -464,12 +466,7 @@ TEST(SweepEngine, GradientsMatchTheReferenceUnderTruncationOnLargeSums) {
   for (std::uint64_t seed = 0; seed < 6; ++seed) {
     const ParameterizedCircuit p = parameterized(seed + 900, seed % 2 == 0);
     const std::vector<double> values = {0.2, 0.6};
-    std::vector<Circuit> columns;
-    SweepGradient gradient{"th", {}};
-    for (double th : values) {
-      columns.push_back(p.build(th));
-      gradient.derivatives.push_back(p.derivatives(th));
-    }
+    const auto [columns, gradient] = columns_and_gradient(p, values);
     std::mt19937_64 rng(seed);
     std::normal_distribution<double> normal;
     std::vector<std::pair<std::string, Complex>> terms;

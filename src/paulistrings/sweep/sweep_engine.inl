@@ -25,7 +25,7 @@ struct SweepEngine<W, C>::Scratch {
   std::vector<PauliString<W>> new_keys[2];
   std::vector<C> new_coefficients[2];
   std::vector<char> removed[2];
-  std::vector<double> row_dropped;
+  std::vector<std::uint32_t> leaders[2];  // rotation: the anticommuting terms with the pivot bit clear
 
   void reset_index(std::size_t expected) {
     const std::size_t size = std::bit_ceil(std::max<std::size_t>(16, 2 * expected));
@@ -248,25 +248,34 @@ void SweepEngine<W, C>::rotate_pair(const SweepTable<W>& table, std::uint64_t a,
   for (int s = 0; s < sides; ++s) expected += side[s]->keys.size();
   scratch.reset_index(expected / 2);
   scratch.where.clear();
+  auto test = [&](int s, std::size_t i) {
+    const PauliString<W>& key = side[s]->keys[i];
+    const std::span<const C> r(row(*side[s], i), K);
+    if (!sweep_detail::keeps(truncation, key, r, values_)) scratch.removed[s][i] = 1;
+  };
+  // One scan of the keys: followers indexed, leaders listed, commuting terms (unchanged) retested only
+  // when the policy asks.
   for (int s = 0; s < sides; ++s) {
     scratch.removed[s].assign(side[s]->keys.size(), 0);
     scratch.new_keys[s].clear();
     scratch.new_coefficients[s].clear();
+    scratch.leaders[s].clear();
     const auto& keys = side[s]->keys;
     for (std::size_t i = 0; i < keys.size(); ++i) {
-      if (keys[i].commutes_with(g) || !follower(keys[i])) continue;
+      if (keys[i].commutes_with(g)) {
+        if (retest) test(s, static_cast<std::size_t>(i));
+        continue;
+      }
+      if (!follower(keys[i])) {
+        scratch.leaders[s].push_back(static_cast<std::uint32_t>(i));
+        continue;
+      }
       bool fresh = false;
       scratch.find_or_insert(keys[i], fresh);
       scratch.where.push_back(static_cast<std::uint32_t>(s) << 31 | static_cast<std::uint32_t>(i));
     }
   }
   scratch.paired.assign(scratch.where.size(), 0);
-  scratch.row_dropped.assign(K, 0.0);
-  auto test = [&](int s, std::size_t i) {
-    const PauliString<W>& key = side[s]->keys[i];
-    const std::span<const C> r(row(*side[s], i), K);
-    if (!sweep_detail::keeps(truncation, key, r, values_)) scratch.removed[s][i] = 1;
-  };
   // A missing partner of `key` (coefficients c): appended to the other side when it passes the test.
   // Most partners made from small coefficients fail the test: the largest |sin·c| decides before
   // anything is written.
@@ -333,13 +342,9 @@ void SweepEngine<W, C>::rotate_pair(const SweepTable<W>& table, std::uint64_t a,
   };
   for (int s = 0; s < sides; ++s) {
     Bucket& bucket = *side[s];
-    for (std::size_t i = 0; i < bucket.keys.size(); ++i) {
+    for (const std::uint32_t leader : scratch.leaders[s]) {
+      const std::size_t i = leader;
       const PauliString<W>& key = bucket.keys[i];
-      if (key.commutes_with(g)) {
-        if (retest) test(s, i);
-        continue;
-      }
-      if (follower(key)) continue;
       C* q = row(bucket, i);
       const std::size_t p = scratch.find(key ^ g);
       if (p != SIZE_MAX) {

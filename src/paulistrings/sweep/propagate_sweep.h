@@ -90,7 +90,7 @@ LayerDerivative sweep_derivative(std::size_t layer, const std::function<Channel(
                                  bool angle, double chain = 1.0);
 
 /// What a sweep did. stats: one LayerRecord per layer, terms counting keys (shared by the columns), a
-/// record's discarded_weight the largest column's; discarded_weight: Σ|c|² each column lost (value
+/// record's discarded_weight the largest value column's; discarded_weight: Σ|c|² each column lost (value
 /// columns, then derivative columns).
 struct SweepStats {
   PropagationStats stats;

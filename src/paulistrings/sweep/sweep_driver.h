@@ -96,12 +96,12 @@ SweepStats run_sweep(E& engine, std::span<const Circuit> columns, std::span<cons
                                       : std::numeric_limits<std::size_t>::max();
   std::vector<PreparedChannel<W>> tables(K);
   std::vector<double> dropped(all_columns);
-  // The largest column's dropped weight, and the per-column totals.
+  // The largest value column's dropped weight (the record's), and the per-column totals.
   auto settle = [&]() {
     double largest = 0.0;
     for (std::size_t k = 0; k < all_columns; ++k) {
       result.discarded_weight[k] += dropped[k];
-      largest = std::max(largest, dropped[k]);
+      if (k < K) largest = std::max(largest, dropped[k]);
       dropped[k] = 0.0;
     }
     return largest;

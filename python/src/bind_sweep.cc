@@ -99,8 +99,8 @@ void register_sweep(py::module_& m) {
       .def_readonly("scale", &LayerDerivative::scale);
 
   // `make` is a Python callable (GIL held: this call never releases it).
-  m.def("sweep_derivative", &sweep_derivative, py::arg("layer"), py::arg("make"), py::arg("value"), py::arg("angle"),
-        py::arg("chain") = 1.0);
+  m.def("sweep_derivative", &sweep_derivative, py::arg("layer"), py::arg("make"), py::arg("value"),
+        py::arg("angle"), py::arg("chain") = 1.0);
 
   m.def(
       "propagate_sweep",

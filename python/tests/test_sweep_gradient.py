@@ -225,3 +225,19 @@ def test_what_a_gradient_refuses(kwargs, error, match):
         obs.propagate(c, **kwargs)
     with pytest.raises(error, match=match):
         obs.propagate_with_stats(c, **kwargs)
+
+
+def test_the_example_of_docs_python_md():
+    theta = Parameter("theta")
+    c = Circuit(4)
+    for _ in range(2):
+        for q in range(4):
+            c.rx(theta, q)
+        for q in range(3):
+            c.pauli_rotation("ZZ", [q, q + 1], 2 * theta + 0.1)
+        c.depolarize(P, range(4))
+    obs = PauliSum.from_strings({"Z1 Z2": 1.0}, num_qubits=4)
+    out = obs.propagate(c, direction="heisenberg", sweep={"theta": [0.2, 0.6], "p": 0.01}, gradient=["theta", "p"])
+    np.testing.assert_array_equal(out.expectation("z+").real.round(4), [0.8367, 0.7994])
+    np.testing.assert_array_equal(out.expectation_gradient("theta", "z+").real.round(4), [-0.8145, 0.1349])
+    np.testing.assert_array_equal(out.expectation_gradient("p", "z+").real.round(4), [-4.5227, -4.3209])

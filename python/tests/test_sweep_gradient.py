@@ -241,3 +241,26 @@ def test_the_example_of_docs_python_md():
     np.testing.assert_array_equal(out.expectation("z+").real.round(4), [0.8367, 0.7994])
     np.testing.assert_array_equal(out.expectation_gradient("theta", "z+").real.round(4), [-0.8145, 0.1349])
     np.testing.assert_array_equal(out.expectation_gradient("p", "z+").real.round(4), [-4.5227, -4.3209])
+
+
+@pytest.mark.parametrize("direction", ["forward", "heisenberg"])
+def test_angles_at_clifford_points_and_strengths_at_their_ends(direction):
+    # θ ± π/2 lands on 0 and π (rotations a preparation could treat apart); p at 0 and 1 has a second
+    # strength on one side only.
+    c = Circuit(2)
+    c.rx(TH, 0)
+    c.cnot(0, 1)
+    c.pauli_rotation("ZY", [0, 1], TH - math.pi / 2)
+    c.dephase(P, [0])
+    c.depolarize2(P, [(0, 1)])
+    obs = PauliSum.from_strings({"ZZ": 1.0, "YI": 0.3}, num_qubits=2)
+    thetas, strengths = [math.pi / 2, 0.0, math.pi, -math.pi / 2], [0.0, 1.0, 0.5, 0.0]
+    out = obs.propagate(c, direction=direction, sweep={"th": thetas, "p": strengths}, gradient=["th", "p"])
+    h = 1e-5
+    for k, (th, p) in enumerate(zip(thetas, strengths)):
+        up, down = (_own(obs, c, {"th": th + s, "p": p}, direction) for s in (h, -h))
+        assert _max_abs(out.gradient_column("th", k) - (up - down) * (1 / (2 * h))) < 1e-6
+        side = -1.0 if p == 1.0 else 1.0
+        runs = [_own(obs, c, {"th": th, "p": p + side * j * h}, direction) for j in range(3)]
+        difference = (runs[1] * 4 - runs[0] * 3 - runs[2]) * (side / (2 * h))
+        assert _max_abs(out.gradient_column("p", k) - difference) < 1e-8

@@ -7,7 +7,7 @@ logger with its per-layer DEBUG line. Shared by ``PauliSum`` and ``GpuPauliSum``
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 __all__ = ["PropagationStats", "PartitionStats", "SweepStats"]
@@ -124,10 +124,13 @@ class SweepStats(PropagationStats):
     count Pauli strings (shared by the columns: a string is kept while any column keeps it), and a
     layer's ``discarded_weight`` is the largest Σ|c|² a column lost there (``total_discarded_weight``
     their sum); ``columns`` is K and ``column_discarded_weight[k]`` the Σ|c|² column k lost in the
-    whole run."""
+    whole run. With ``gradient=``, ``gradient_discarded_weight[name][k]`` is the Σ|c|² the derivative of
+    column k lost (truncation decides on the values alone: a Pauli string goes with its derivatives),
+    and a layer's ``discarded_weight`` is the largest over the value and derivative columns."""
 
     columns: int
     column_discarded_weight: list
+    gradient_discarded_weight: dict = field(default_factory=dict)
 
     def __repr__(self) -> str:
         return (
@@ -173,11 +176,15 @@ def _partition_stats(res) -> Optional[PartitionStats]:
     )
 
 
-def _sweep_stats(res, policy) -> SweepStats:
-    """SweepStats of a sweep's record (_core.propagate_sweep's dict)."""
+def _sweep_stats(res, policy, gradients=()) -> SweepStats:
+    """SweepStats of a sweep's record (_core.propagate_sweep's dict: K value columns, then K derivative
+    columns per name of ``gradients``)."""
     fields = _stats(res, policy).__dict__
     weights = list(res["column_discarded_weight"])
-    return SweepStats(**fields, columns=len(weights), column_discarded_weight=weights)
+    k = len(weights) // (1 + len(gradients))
+    return SweepStats(**fields, columns=k, column_discarded_weight=weights[:k],
+                      gradient_discarded_weight={name: weights[k * (1 + g): k * (2 + g)]
+                                                 for g, name in enumerate(gradients)})
 
 
 def _stats(res, policy) -> PropagationStats:

@@ -439,6 +439,7 @@ class PauliSum:
         input="replicated",
         route_orbits_from=None,
         sweep=None,
+        gradient=None,
     ) -> "PauliSum":
         """Propagate through ``circuit`` and return the evolved sum (``self`` is unchanged).
 
@@ -505,12 +506,19 @@ class PauliSum:
         while any column keeps it (``topn`` ranks by the largest |c| over the columns). A sweep runs on
         the CPU, unpartitioned: ``device=``, ``partitions=``, ``comm=``, checkpoints and ``resume=``, and
         ``collapse_sample`` are ``ValueError``s with it. docs/python.md, "Parameter sweeps".
+
+        ``gradient=["th", ...]`` (with ``sweep=``; each name a Parameter of the circuit) also propagates
+        ∂O_k/∂th of every column, exactly (rotation angles and the strengths of depolarize, dephase,
+        pauli_channel, depolarize2; amplitude_damping's gamma is a ``ValueError``), summed over every gate
+        the parameter enters: ``result.expectation_gradient("th", state)``, ``result.gradient_column("th",
+        k)``. Truncation decides on the values alone, so asking for a gradient changes no value.
         """
         out, _ = self._run(circuit, policy, direction, target_bucket_len, min_buckets, partitions, pin_memory,
                            partition_row_seed, partition_row_blocks, partition_row_exclude, comm, result, device,
                            threads, checkpoint, checkpoint_every, resume, memory_limit, auto_truncate, engine,
                            small_sum_threshold, keep_records=False, nccl=nccl, input=input,
-                           route_orbits_from=route_orbits_from, memory_guard=memory_guard, sweep=sweep)
+                           route_orbits_from=route_orbits_from, memory_guard=memory_guard, sweep=sweep,
+                           gradient=gradient)
         return out
 
     def propagate_with_stats(
@@ -542,21 +550,23 @@ class PauliSum:
         input="replicated",
         route_orbits_from=None,
         sweep=None,
+        gradient=None,
     ):
         """``propagate`` plus a ``PropagationStats`` record: returns ``(PauliSum, PropagationStats)``; with
         ``sweep=``, ``(SweptPauliSum, SweepStats)`` (``SweepStats.column_discarded_weight``: the Σ|c|² each
-        column lost)."""
+        column lost; ``gradient_discarded_weight[name]`` that of each column's derivative)."""
         return self._run(circuit, policy, direction, target_bucket_len, min_buckets, partitions, pin_memory,
                          partition_row_seed, partition_row_blocks, partition_row_exclude, comm, result, device,
                          threads, checkpoint, checkpoint_every, resume, memory_limit, auto_truncate, engine,
                          small_sum_threshold, keep_records=True, nccl=nccl, input=input,
-                         route_orbits_from=route_orbits_from, memory_guard=memory_guard, sweep=sweep)
+                         route_orbits_from=route_orbits_from, memory_guard=memory_guard, sweep=sweep,
+                         gradient=gradient)
 
     def _run(self, circuit, policy, direction, target_bucket_len, min_buckets, partitions, pin_memory,
              partition_row_seed, partition_row_blocks, partition_row_exclude, comm, result, device, threads,
              checkpoint, checkpoint_every, resume, memory_limit, auto_truncate, engine, small_sum_threshold,
              keep_records, nccl=False, input="replicated", route_orbits_from=None, memory_guard=True,
-             sweep=None):
+             sweep=None, gradient=None):
         if not isinstance(circuit, Circuit):
             raise TypeError(f"propagate expects a Circuit, got {type_name(circuit)}")
         if policy is not None and not isinstance(policy, Truncation):
@@ -571,6 +581,9 @@ class PauliSum:
         target_bucket_len = 1024 if target_bucket_len is None else _positive(target_bucket_len, "target_bucket_len")
         min_buckets = 128 if min_buckets is None else _positive(min_buckets, "min_buckets")
         _check_engine(engine, small_sum_threshold)
+        if gradient is not None and sweep is None:
+            raise ValueError("propagate: gradient= needs sweep= (the parameter values to differentiate at; "
+                             "for one point, sweep={name: value, ...})")
         if sweep is not None:
             _check_sweep_options(policy, partitions, partition_row_seed, partition_row_blocks,
                                  partition_row_exclude, comm, result, device, checkpoint, checkpoint_every, resume,
@@ -604,7 +617,7 @@ class PauliSum:
         run.keep_layer_records = keep_records
         run.auto_truncate = bool(auto_truncate)
         if sweep is not None:
-            return self._run_sweep(circuit, sweep, run, policy, memory_limit, guard, guard_bytes)
+            return self._run_sweep(circuit, sweep, gradient, run, policy, memory_limit, guard, guard_bytes)
 
         # One RunOptions for the library's run orchestration (run/orchestrate.h: resume, memory budget,
         # checkpoint schedule and parts, segments).
@@ -694,7 +707,7 @@ class PauliSum:
                       time.perf_counter() - began)
         return PauliSum._wrap(work), stats
 
-    def _run_sweep(self, circuit, sweep, options, policy, memory_limit, guard, guard_bytes):
+    def _run_sweep(self, circuit, sweep, gradient, options, policy, memory_limit, guard, guard_bytes):
         """The sweep= branch of propagate (arguments checked by _run, PropagateOptions filled):
         (SweptPauliSum, SweepStats)."""
         limit = _parse_size(memory_limit) if memory_limit is not None else None
@@ -707,8 +720,9 @@ class PauliSum:
                       policy if policy is not None else "None", options.threads or "all")
         out, res = run_sweep(self._s, circuit, sweep, options, memory_limit=limit, memory_guard=guard,
                              memory_guard_bytes=guard_bytes, layer_callback=callback,
-                             poll_signals=threading.current_thread() is threading.main_thread())
-        stats = _sweep_stats(res, policy)
+                             poll_signals=threading.current_thread() is threading.main_thread(),
+                             gradient=gradient)
+        stats = _sweep_stats(res, policy, out.gradients)
         if info:
             _log.info("propagate: done, %d columns, %d terms (peak %d) in %.3f s", stats.columns, stats.final_terms,
                       stats.peak_terms, time.perf_counter() - began)

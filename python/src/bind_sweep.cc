@@ -2,9 +2,11 @@
 // package. PauliSum.propagate(..., sweep=) binds its template circuit into K concrete circuits (_circuit.py)
 // and calls propagate_sweep here; the result, K coefficient columns per term, is wrapped by
 // paulistrings.SweptPauliSum (_sweep.py). Circuit.substituted builds those circuits: a copy of the template
-// with the channels at some positions replaced.
+// with the channels at some positions replaced. With gradient=, _sweep.py builds each parameterized layer's
+// LayerDerivative (sweep_derivative for angles) and propagate_sweep carries the derivative columns.
 
 #include <pybind11/complex.h>
+#include <pybind11/functional.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -14,6 +16,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "paulistrings/run/memory_budget.h"
@@ -83,18 +86,46 @@ void register_sweep(py::module_& m) {
 
   m.def("substituted", &substituted, py::arg("circuit"), py::arg("positions"), py::arg("channels"));
 
+  py::class_<LayerDerivative>(m, "LayerDerivative",
+                              "One layer's derivative: scale * (A(plus) - A(minus)) (internal; built by "
+                              "paulistrings' gradient=).")
+      .def(py::init([](std::size_t layer, Channel plus, Channel minus, double scale) {
+             return LayerDerivative{layer, std::move(plus), std::move(minus), scale};
+           }),
+           py::arg("layer"), py::arg("plus"), py::arg("minus"), py::arg("scale"))
+      .def_readonly("layer", &LayerDerivative::layer)
+      .def_readonly("plus", &LayerDerivative::plus)
+      .def_readonly("minus", &LayerDerivative::minus)
+      .def_readonly("scale", &LayerDerivative::scale);
+
+  // `make` is a Python callable (GIL held: this call never releases it).
+  m.def("sweep_derivative", &sweep_derivative, py::arg("layer"), py::arg("make"), py::arg("value"),
+        py::arg("angle"), py::arg("chain") = 1.0);
+
   m.def(
       "propagate_sweep",
       [](const AnyPauliSum& observable, const std::vector<Circuit>& columns, PropagateOptions options,
          std::optional<std::size_t> memory_limit, bool memory_guard,
-         std::optional<std::size_t> memory_guard_bytes, py::object layer_callback, bool poll_signals) {
+         std::optional<std::size_t> memory_guard_bytes, py::object layer_callback, bool poll_signals,
+         const std::vector<std::pair<std::string, std::vector<std::vector<LayerDerivative>>>>& gradient) {
         if (columns.empty()) throw std::invalid_argument("a sweep needs at least one column (one circuit)");
         bool complex_coefficients = observable.is_complex();
         for (const Circuit& circuit : columns) {
           for (const Channel& channel : circuit) complex_coefficients |= channel.has_complex_transfer();
         }
-        const std::size_t bytes_per_term = sweep_bytes_per_term(static_cast<std::size_t>(observable.width()),
-                                                                complex_coefficients, columns.size());
+        std::vector<SweepGradient> gradients;
+        for (const auto& [name, derivatives] : gradient) {
+          for (const auto& column : derivatives) {
+            for (const LayerDerivative& d : column) {
+              complex_coefficients |= d.plus.has_complex_transfer() || d.minus.has_complex_transfer();
+            }
+          }
+          gradients.push_back(SweepGradient{name, derivatives});
+        }
+        // Each gradient parameter adds K derivative columns to every term.
+        const std::size_t bytes_per_term =
+            sweep_bytes_per_term(static_cast<std::size_t>(observable.width()), complex_coefficients,
+                                 columns.size() * (1 + gradients.size()));
         if (memory_limit) {
           const std::size_t baseline = resident_bytes();
           check_budget_room(*memory_limit, baseline, "memory_limit");
@@ -115,7 +146,7 @@ void register_sweep(py::module_& m) {
         SweepStats stats;
         {
           py::gil_scoped_release release;
-          stats = propagate_sweep(observable, columns, options, result);
+          stats = propagate_sweep(observable, columns, options, result, gradients);
         }
         py::dict out = stats_dict(stats.stats, columns[0]);
         out["column_discarded_weight"] = stats.discarded_weight;
@@ -125,7 +156,7 @@ void register_sweep(py::module_& m) {
       py::arg("observable"), py::arg("columns"), py::arg("options"), py::kw_only(),
       py::arg("memory_limit") = py::none(), py::arg("memory_guard") = true,
       py::arg("memory_guard_bytes") = py::none(), py::arg("layer_callback") = py::none(),
-      py::arg("poll_signals") = false);
+      py::arg("poll_signals") = false, py::arg("gradient") = py::list());
 }
 
 }  // namespace paulistrings::python

@@ -148,10 +148,11 @@ LayerDerivative sweep_derivative(std::size_t layer, const std::function<Channel(
     // A Pauli rotation's transfer amplitudes are 1, cos θ, sin θ: A'(θ) = (A(θ + π/2) − A(θ − π/2)) / 2.
     return LayerDerivative{layer, make(value + std::numbers::pi / 2), make(value - std::numbers::pi / 2), chain / 2};
   }
-  // Affine in the strength: any two strengths give the slope; a quarter apart keeps rounding small, and
-  // one of value ± 0.25 lies in the valid range of every strength the library takes.
+  // Affine in the strength: any two valid strengths give the slope; the widest step tried first keeps
+  // rounding small, the narrower ones reach strengths near the edge of a joint range (a Pauli channel's
+  // px + py + pz ≤ 1).
   Channel at_value = make(value);
-  for (double step : {0.25, -0.25}) {
+  for (double step : {0.25, -0.25, 1.0 / 32, -1.0 / 32, 1.0 / 256, -1.0 / 256}) {
     try {
       return LayerDerivative{layer, at_value, make(value - step), chain / step};
     } catch (const std::invalid_argument&) {

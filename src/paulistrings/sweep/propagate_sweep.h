@@ -84,7 +84,8 @@ struct SweepGradient {
 
 /// The LayerDerivative of a layer built by `make(value)` at parameter value `value`, for a parameter that
 /// is an angle (`angle` true: make(value ± π/2)) or a strength on which the transfer depends affinely
-/// (make at two strengths inside its valid range: value and value ± 0.25, whichever make accepts).
+/// (make at two strengths inside its valid range: value and the first of value ∓ 0.25, 1/32, 1/256 that make
+/// accepts).
 /// `chain` is d(value)/d(parameter) (1 when the layer's argument is the parameter itself).
 LayerDerivative sweep_derivative(std::size_t layer, const std::function<Channel(double)>& make, double value,
                                  bool angle, double chain = 1.0);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numbers>
 #include <random>
@@ -460,6 +461,23 @@ TEST_P(SweepEngines, AskingForAGradientChangesNoValue) {
       EXPECT_EQ(plain_stats.discarded_weight[k], gradient_stats.discarded_weight[k]) << "seed " << seed;
     }
   }
+}
+
+TEST(SweepDerivative, FindsASecondStrengthNearTheEdgeOfItsRange) {
+  // px + py + pz ≤ 1 and py ≥ 0: at py = 0.1 beside px + pz = 0.85 neither py − 0.25 nor py + 0.25 is a
+  // channel; py − 1/32 is.
+  auto make = [](double py) { return Channel::pauli_channel(0.45, py, 0.4, 0); };
+  const LayerDerivative d = sweep_derivative(3, make, 0.1, false);
+  EXPECT_EQ(d.layer, 3u);
+  EXPECT_DOUBLE_EQ(d.scale, 32.0);
+  EXPECT_DOUBLE_EQ(d.minus.parameters()[1], 0.1 - 1.0 / 32);
+  EXPECT_THROW(sweep_derivative(0, [](double p) { return Channel::depolarize(p, 0); }, 0.2,
+                                false, std::numeric_limits<double>::infinity()),
+               std::invalid_argument);
+  const LayerDerivative angle = sweep_derivative(1, [](double t) { return Channel::rx(t, 0); }, 0.3, true, 2.0);
+  EXPECT_DOUBLE_EQ(angle.scale, 1.0);
+  EXPECT_DOUBLE_EQ(angle.plus.theta(), 0.3 + std::numbers::pi / 2);
+  EXPECT_DOUBLE_EQ(angle.minus.theta(), 0.3 - std::numbers::pi / 2);
 }
 
 TEST(SweepEngine, GradientsMatchTheReferenceUnderTruncationOnLargeSums) {

@@ -951,6 +951,32 @@ TEST_F(Cli, ASweepTaskGivesEveryColumnItsSeparateRunsValue) {
   EXPECT_EQ(parse(limited.out)["observables"]["zz"]["values"], j["observables"]["zz"]["values"]);
 }
 
+TEST_F(Cli, ASweepOverAQasmFilesInputsMatchesRunsWithEachParam) {
+  const std::string qasm = write("c.qasm", R"(OPENQASM 3;
+include "stdgates.inc";
+input float[64] t;
+qubit[3] q;
+h q[0];
+cx q[0], q[1];
+rz(2 * t) q[1];
+crx(t + 0.25) q[1], q[2];
+)");
+  const std::string task_path = write("t.json", R"({"version": 1, "n_qubits": 3, "sweep": {"th": [0.3, -1.1]},
+    "circuit": {"qasm_file": "c.qasm", "params": {"t": "th"}},
+    "observable": {"X0 Z1": 1.0, "Zq[2]": 0.5}, "run": {"direction": "heisenberg"}})");
+  const Result r = run("run " + task_path + " -q");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<Complex> values = values_of(parse(r.out)["observables"]["observable"]["values"]);
+  ASSERT_EQ(values.size(), 2u);
+  for (const auto& [k, t] : {std::pair<std::size_t, std::string>{0, "0.3"}, {1, "-1.1"}}) {
+    const Result single =
+        run("run --qasm " + qasm + " --param t=" + t + " --observable 'X0 Z1' --observable 0.5*Z2 -q");
+    ASSERT_EQ(single.exit_code, 0) << single.err;
+    EXPECT_NEAR(values[k].real(), value_of(parse(single.out)["observables"]["observable"]["value"]).real(),
+                1e-12);
+  }
+}
+
 TEST_F(Cli, WhatASweepCannotHonourIsRefusedWithOneLine) {
   const std::string task_path = write("sweep.json", kSweepTask);
   const std::vector<std::pair<std::string, std::string>> cases = {

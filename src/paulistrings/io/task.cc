@@ -319,9 +319,10 @@ class TaskReader {
       fail("circuit", "expected exactly one of \"gates\", \"stim_file\" and \"qasm_file\", got more");
     }
     if (find(value, "params") && !qasm_file) fail("circuit.params", "parameters belong to a \"qasm_file\" circuit");
-    if ((stim_file || qasm_file) && !sweep_->empty()) {
-      fail("sweep", std::string("a sweep sets the parameters of \"gates\"; it cannot be combined with a ") +
-                        (stim_file ? "\"stim_file\"" : "\"qasm_file\"") + " circuit");
+    if (stim_file && !sweep_->empty()) {
+      fail("sweep",
+           "a sweep sets the parameters of \"gates\" or a \"qasm_file\"'s \"params\"; it cannot be "
+           "combined with a \"stim_file\" circuit");
     }
     if (stim_file) return read_stim_circuit(*stim_file, stim_observable);
     if (qasm_file) return read_qasm_circuit(*qasm_file, find(value, "params"), task);
@@ -367,7 +368,9 @@ class TaskReader {
   void check_sweep_used(const Task& task) const {
     for (const std::string& name : task.sweep.names) {
       const bool used = std::any_of(task.sweep_bindings.begin(), task.sweep_bindings.end(),
-                                    [&](const SweepBinding& b) { return b.parameter == name; });
+                                    [&](const SweepBinding& b) { return b.parameter == name; }) ||
+                        std::any_of(task.swept_params.begin(), task.swept_params.end(),
+                                    [&](const auto& input) { return input.second == name; });
       if (!used) fail(join("sweep", name), std::string("no gate uses sweep parameter ") + quote(name));
     }
   }
@@ -407,20 +410,42 @@ class TaskReader {
     QasmOptions options;
     options.num_qubits = num_qubits_;
     if (params) {
-      expect_object(*params, "circuit.params", "an object {\"name\": number, ...}");
+      expect_object(*params, "circuit.params", "an object {\"name\": number | \"sweep parameter\", ...}");
       for (auto it = params->begin(); it != params->end(); ++it) {
-        options.inputs[it.key()] = read_number(it.value(), join("circuit.params", it.key()));
+        const std::string path = join("circuit.params", it.key());
+        if (it.value().is_string()) {
+          sweep_parameter(it.value().get<std::string>(), path);  // a located error unless the sweep has it
+          task.swept_params[it.key()] = it.value().get<std::string>();
+          continue;
+        }
+        options.inputs[it.key()] = read_number(it.value(), path);
         task.params[it.key()] = options.inputs[it.key()];
       }
     }
     const std::filesystem::path path = circuit_file(relative, "circuit.qasm_file");
+    // With swept inputs, the file once per column with that column's values (column 0: the task's circuit).
+    const std::size_t columns = task.swept_params.empty() ? 1 : sweep_->columns();
     QasmProgram program;
-    try {
-      program = load_qasm_program(path.string(), options);
-    } catch (const ParseError&) {
-      throw;  // already located in the OpenQASM file
-    } catch (const std::exception& e) {
-      fail("circuit.qasm_file", std::string(e.what()));
+    for (std::size_t k = columns; k-- > 0;) {
+      for (const auto& [input, parameter] : task.swept_params)
+        options.inputs[input] = sweep_->values[sweep_parameter(parameter, "circuit.params")][k];
+      try {
+        program = load_qasm_program(path.string(), options);
+      } catch (const ParseError&) {
+        throw;  // already located in the OpenQASM file
+      } catch (const std::exception& e) {
+        fail("circuit.qasm_file", std::string(e.what()));
+      }
+      if (!task.swept_params.empty()) {
+        if (!task.sweep_circuits.empty() && program.circuit.size() != task.sweep_circuits.front().size()) {
+          fail("circuit.qasm_file", "sweep column " + std::to_string(k) + " has " +
+                                        std::to_string(program.circuit.size()) + " gates but column " +
+                                        std::to_string(k + 1) + " has " +
+                                        std::to_string(task.sweep_circuits.front().size()) +
+                                        " (a sweep's columns share one gate structure)");
+        }
+        task.sweep_circuits.insert(task.sweep_circuits.begin(), program.circuit);
+      }
     }
     task.registers = program.registers;
     task.warnings = program.warnings;

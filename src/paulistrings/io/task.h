@@ -24,8 +24,9 @@
 //                                    values finite numbers): a gate's numeric field ("theta", "p",
 //                                    "gamma", "px", …) may name a parameter ("theta": "th"), and column k
 //                                    is the circuit with every such field at the parameter's k-th value;
-//                                    every parameter must be used. "gates" circuits only (a sweep with
-//                                    "stim_file" or "qasm_file" is refused).
+//                                    every parameter must be used. A "qasm_file" circuit's "params"
+//                                    may name parameters too ("params": {"t": "th"}: the file read once
+//                                    per column); a sweep with a "stim_file" circuit is refused.
 // Unknown keys, unknown gates, missing or ill-typed fields throw io::ParseError naming the file and
 // the field path ("circuit.gates[3].theta: expected a number").
 
@@ -112,6 +113,9 @@ struct Task {
   std::vector<QubitRegister> registers;
   /// Input parameters of a "qasm_file" circuit (circuit.params).
   std::map<std::string, double> params;
+  /// Inputs of a "qasm_file" circuit that name sweep parameters (circuit.params: input → parameter); the
+  /// sweep's column k is the file read with column k's values.
+  std::map<std::string, std::string> swept_params;
   /// Warnings from reading the circuit file (located one-liners).
   std::vector<std::string> warnings;
   /// "sweep" (empty: no sweep). With a sweep, sweep_circuits holds the K column circuits (column 0 equal

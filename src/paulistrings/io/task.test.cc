@@ -1200,14 +1200,51 @@ TEST(TaskJsonSweep, MalformedSweepsNameTheFieldAndWhatWasExpected) {
       {R"({"version": 1, "n_qubits": 2, "sweep": {"t": [0.1]}, "circuit": {"stim_file": "a.stim"},
           "run": {"direction": "forward"}})",
        {"sweep: a sweep sets the parameters of \"gates\"", "\"stim_file\""}},
-      {R"({"version": 1, "n_qubits": 2, "sweep": {"t": [0.1]}, "circuit": {"qasm_file": "a.qasm"},
+      {R"({"version": 1, "n_qubits": 2, "sweep": {"t": [0.1]}, "circuit": {"qasm_file": "a.qasm",
+          "params": {"a": "tx"}}, "run": {"direction": "forward"}})",
+       {"circuit.params.a: unknown sweep parameter \"tx\" (the sweep has \"t\")"}},
+      {R"({"version": 1, "n_qubits": 2, "circuit": {"qasm_file": "a.qasm", "params": {"a": "t"}},
           "run": {"direction": "forward"}})",
-       {"sweep: a sweep sets the parameters of \"gates\"", "\"qasm_file\""}},
+       {"circuit.params.a: expected a finite number, got the string \"t\"", "no \"sweep\""}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.text);
     EXPECT_TRUE(ThrowsParseError([&] { parse_task(c.text, "t.json"); }, c.needles));
   }
+}
+
+TEST(TaskJsonSweep, QasmFileParamsMayNameSweepParameters) {
+  const TempDir dir("qasm-sweep");
+  WriteText(dir.path() / "c.qasm",
+            "OPENQASM 3;\ninclude \"stdgates.inc\";\ninput float[64] t;\ninput float[64] u;\nqubit[2] q;\n"
+            "rz(2 * t) q[0];\nmeasure q[1];\nrx(u) q[1];\nry(t + u) q[0];\n");
+  WriteText(dir.path() / "t.json", R"({"version": 1, "n_qubits": 2, "sweep": {"th": [0.1, 0.2, 0.3]},
+    "circuit": {"qasm_file": "c.qasm", "params": {"t": "th", "u": 0.5}},
+    "observable": {"Zq[0]": 1.0}, "run": {"direction": "heisenberg", "ignore_measure": true}})");
+  Task task = load_task(dir.path() / "t.json");
+  ASSERT_EQ(task.sweep_circuits.size(), 3u);
+  EXPECT_EQ(task.swept_params, (std::map<std::string, std::string>{{"t", "th"}}));
+  EXPECT_EQ(task.params, (std::map<std::string, double>{{"u", 0.5}}));
+  const std::vector<double> th = {0.1, 0.2, 0.3};
+  for (std::size_t k = 0; k < 3; ++k) {
+    ASSERT_EQ(task.sweep_circuits[k].size(), 4u);
+    EXPECT_EQ(task.sweep_circuits[k][0].theta(), 2 * th[k]);
+    EXPECT_EQ(task.sweep_circuits[k][2].theta(), 0.5);
+    EXPECT_EQ(task.sweep_circuits[k][3].theta(), th[k] + 0.5);
+  }
+  ExpectSameCircuit(task.circuit, task.sweep_circuits[0]);
+  apply_ignore_measure(task);
+  ASSERT_EQ(task.sweep_circuits[2].size(), 3u);
+  EXPECT_EQ(task.sweep_circuits[2][2].theta(), 0.3 + 0.5);
+  // Gates cannot name what the inputs became (2 * t): the writer refuses rather than drop the sweep.
+  EXPECT_THROW(task_to_json(task), std::invalid_argument);
+  // A swept input that changes the gate count (pow(n) @ x: n gates) is refused, naming the columns.
+  WriteText(dir.path() / "loop.qasm",
+            "OPENQASM 3;\ninclude \"stdgates.inc\";\ninput float[64] n;\nqubit[1] q;\npow(n) @ x q[0];\n");
+  WriteText(dir.path() / "l.json", R"({"version": 1, "n_qubits": 1, "sweep": {"n": [1, 2]},
+    "circuit": {"qasm_file": "loop.qasm", "params": {"n": "n"}}, "run": {"direction": "heisenberg"}})");
+  EXPECT_TRUE(ThrowsParseError([&] { load_task(dir.path() / "l.json"); },
+                               {"circuit.qasm_file: sweep column 0 has 1 gates but column 1 has 2"}));
 }
 
 }  // namespace

@@ -236,6 +236,11 @@ std::string gates_to_json(const Circuit& circuit) { return gates_text(circuit, "
 std::string task_to_json(const Task& task) {
   if (task.version != 1)
     cannot_write(std::string("only schema version 1 can be written, got ") + std::to_string(task.version));
+  if (!task.swept_params.empty()) {
+    cannot_write(
+        "the sweep sets inputs of a qasm_file circuit (circuit.params), which the gates written "
+        "cannot name");
+  }
   if (task.sweep.empty() && !task.sweep_bindings.empty())
     cannot_write("gates name sweep parameters but the task has no sweep");
   if (task.circuit.num_qubits() != task.num_qubits) {

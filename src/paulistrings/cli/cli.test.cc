@@ -998,6 +998,13 @@ TEST_F(Cli, WhatASweepCannotHonourIsRefusedWithOneLine) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_EQ(r.out, "");
   }
+  // SIGINT stops a sweep after the layer (no checkpoint to write): exit 130 and no results.
+  const Result stopped = run("run " + task_path + " -q", "PAULISTRINGS_FAULT=SIGINT@2");
+  EXPECT_EQ(stopped.exit_code, 130) << stopped.err;
+  EXPECT_NE(stopped.err.find("interrupted after layer 2 of 10 (a sweep keeps no checkpoint)"),
+            std::string::npos)
+      << stopped.err;
+  EXPECT_EQ(stopped.out, "");
   // Malformed sweeps in the file: one located line, exit 2.
   std::string text = kSweepTask;
   text.replace(text.find(R"("theta": "th"})"), 14, R"("theta": "tx"})");

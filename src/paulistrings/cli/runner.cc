@@ -479,9 +479,11 @@ int execute_sweep(const RunSpec& spec, const RunControl& control) {
   Progress progress(!control.quiet, task.circuit.size(), task.observables.size());
   Trace trace(control.trace_path);
   const io::NamedObservable* current = nullptr;
+  const FaultInjection fault = fault_injection();
   on_layer = [&](const LayerRecord& record) {
     progress.update(record);
     if (trace.enabled()) trace.add(current->name, record);
+    if (fault.signal != 0 && record.application_index + 1 == fault.layer) ::raise(fault.signal);
   };
   const auto start = Clock::now();
 

@@ -203,6 +203,7 @@ TEST_F(Cli, DemoPrintsATable) {
   EXPECT_NE(r.out.find("1*pi/16"), std::string::npos);
   EXPECT_NE(r.out.find(std::to_string(std::cos(std::numbers::pi / 16)).substr(0, 7)), std::string::npos)
       << r.out;
+  EXPECT_NE(r.out.find("one sweep"), std::string::npos) << r.out;  // the demo is one sweep of its angles
 }
 
 TEST_F(Cli, BadInputExitsWithCodeTwoAndOneLocatedLine) {
@@ -885,6 +886,170 @@ TEST_F(Cli, TheCommandChoosesPassiveOpenMpWaitingUnlessTheUserDid) {
   const Result spins = run(arguments, "env -u OMP_WAIT_POLICY GOMP_SPINCOUNT=1000");
   ASSERT_EQ(spins.exit_code, 0) << spins.err;
   EXPECT_EQ(parse(spins.out)["openmp_wait_policy"], "GOMP_SPINCOUNT=1000");
+}
+
+// ---- sweeps (docs/cli.md, "Sweeps") ----------------------------------------------------------------
+
+constexpr const char* kSweepTask = R"({"version": 1, "n_qubits": 4,
+  "sweep": {"th": [0.1, -0.7, 1.3], "p": [0.0, 0.02, 0.05]},
+  "circuit": {"gates": [
+    {"name": "h", "qubits": [0]}, {"name": "rx", "qubits": [1], "theta": "th"},
+    {"name": "cnot", "qubits": [0, 2]}, {"name": "rzz", "qubits": [1, 2], "theta": 0.4},
+    {"name": "depolarize", "qubits": [0, 2], "p": "p"}, {"name": "ry", "qubits": [3], "theta": "th"},
+    {"name": "amplitude_damping", "qubits": [1], "gamma": "p"}, {"name": "cz", "qubits": [2, 3]},
+    {"name": "pauli_rotation", "pauli": "XYZ", "qubits": [0, 1, 3], "theta": "th"}]},
+  "observables": {"zz": {"Z0 Z2": 1.0, "X1": 0.5}, "c": {"Y0 Z3": [0.5, 0.25], "Z1": 1.0, "IIII": [0.0, 0.25]}},
+  "run": {"direction": "heisenberg", "threads": 2, "state": "0+r1"}
+})";
+
+/// The value lists of one observable of a sweep's results.
+std::vector<Complex> values_of(const Json& j) {
+  std::vector<Complex> values;
+  for (const Json& v : j) values.push_back(value_of(v));
+  return values;
+}
+
+TEST_F(Cli, ASweepTaskGivesEveryColumnItsSeparateRunsValue) {
+  const std::string task_path = write("sweep.json", kSweepTask);
+  const Result r = run("run " + task_path);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json j = parse(r.out);
+  EXPECT_EQ(j["sweep"], parse(R"({"th": [0.1, -0.7, 1.3], "p": [0.0, 0.02, 0.05]})"));
+  EXPECT_EQ(j["columns"], 3);
+  EXPECT_EQ(j["threads"], 2);
+  // Each column against the same task without the sweep, run by the command on its own.
+  const io::Task task = io::load_task(task_path);
+  for (std::size_t k = 0; k < 3; ++k) {
+    SCOPED_TRACE("column " + std::to_string(k));
+    io::Task single = task;
+    single.circuit = task.sweep_circuits[k];
+    single.sweep = {};
+    single.sweep_circuits.clear();
+    single.sweep_bindings.clear();
+    const std::string single_path = write("single.json", io::task_to_json(single));
+    const Result s = run("run " + single_path + " -q");
+    ASSERT_EQ(s.exit_code, 0) << s.err;
+    for (const char* name : {"zz", "c"}) {
+      const Complex expected = value_of(parse(s.out)["observables"][name]["value"]);
+      const std::vector<Complex> values = values_of(j["observables"][name]["values"]);
+      ASSERT_EQ(values.size(), 3u);
+      EXPECT_NEAR(values[k].real(), expected.real(), 1e-12) << name;
+      EXPECT_NEAR(values[k].imag(), expected.imag(), 1e-12) << name;
+    }
+  }
+  // The observable "c" is complex: its values are [re, im] pairs, as "value" is.
+  EXPECT_TRUE(j["observables"]["c"]["values"][1].is_array()) << j["observables"]["c"];
+  EXPECT_EQ(j["observables"]["zz"]["discarded_weight"].size(), 3u);
+  // The text lines: one per column, its parameters and every observable's value.
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 3) << r.err;
+  EXPECT_NE(r.err.find("th=-0.7 p=0.02: <zz>="), std::string::npos) << r.err;
+  EXPECT_EQ(run("run " + task_path + " -q").err, "");
+  // A memory limit is a term budget for the sweep as for an ordinary run.
+  const Result limited = run("run " + task_path + " -q --memory-limit 1G");
+  ASSERT_EQ(limited.exit_code, 0) << limited.err;
+  EXPECT_GT(parse(limited.out)["memory_budget"]["max_terms"].get<std::size_t>(), 0u);
+  EXPECT_EQ(parse(limited.out)["observables"]["zz"]["values"], j["observables"]["zz"]["values"]);
+}
+
+TEST_F(Cli, ASweepOverAQasmFilesInputsMatchesRunsWithEachParam) {
+  const std::string qasm = write("c.qasm", R"(OPENQASM 3;
+include "stdgates.inc";
+input float[64] t;
+qubit[3] q;
+h q[0];
+cx q[0], q[1];
+rz(2 * t) q[1];
+crx(t + 0.25) q[1], q[2];
+)");
+  const std::string task_path = write("t.json", R"({"version": 1, "n_qubits": 3, "sweep": {"th": [0.3, -1.1]},
+    "circuit": {"qasm_file": "c.qasm", "params": {"t": "th"}},
+    "observable": {"X0 Z1": 1.0, "Zq[2]": 0.5}, "run": {"direction": "heisenberg"}})");
+  const Result r = run("run " + task_path + " -q");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<Complex> values = values_of(parse(r.out)["observables"]["observable"]["values"]);
+  ASSERT_EQ(values.size(), 2u);
+  for (const auto& [k, t] : {std::pair<std::size_t, std::string>{0, "0.3"}, {1, "-1.1"}}) {
+    const Result single =
+        run("run --qasm " + qasm + " --param t=" + t + " --observable 'X0 Z1' --observable 0.5*Z2 -q");
+    ASSERT_EQ(single.exit_code, 0) << single.err;
+    EXPECT_NEAR(values[k].real(), value_of(parse(single.out)["observables"]["observable"]["value"]).real(),
+                1e-12);
+  }
+}
+
+TEST_F(Cli, WhatASweepCannotHonourIsRefusedWithOneLine) {
+  const std::string task_path = write("sweep.json", kSweepTask);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--device gpu", "device gpu"},
+      {"--device 0", "device 0"},
+      {"--partitions 2", "2 partitions"},
+      {"--checkpoint " + path("c.ckpt"), "--checkpoint"},
+      {"--checkpoint " + path("c.ckpt") + " --every 2", "--checkpoint"},
+      {"--resume " + path("c.ckpt"), "--resume"},
+      {"--partition-rows seeded:3", "partition rows"},
+  };
+  for (const auto& [flags, expected] : cases) {
+    SCOPED_TRACE(flags);
+    const Result r = run("run " + task_path + " -q " + flags);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.err.find("paulistrings: " + expected), 0u) << r.err;
+    EXPECT_NE(r.err.find(": a sweep runs in one process on the CPU, without checkpoints"), std::string::npos)
+        << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+  // SIGINT stops a sweep after the layer (no checkpoint to write): exit 130 and no results.
+  const Result stopped = run("run " + task_path + " -q", "PAULISTRINGS_FAULT=SIGINT@2");
+  EXPECT_EQ(stopped.exit_code, 130) << stopped.err;
+  EXPECT_NE(stopped.err.find("interrupted after layer 2 of 10 (a sweep keeps no checkpoint)"),
+            std::string::npos)
+      << stopped.err;
+  EXPECT_EQ(stopped.out, "");
+  // Malformed sweeps in the file: one located line, exit 2.
+  std::string text = kSweepTask;
+  text.replace(text.find(R"("theta": "th"})"), 14, R"("theta": "tx"})");
+  const Result unknown = run("run " + write("unknown.json", text) + " -q");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("circuit.gates[1].theta: unknown sweep parameter \"tx\""), std::string::npos)
+      << unknown.err;
+  text = kSweepTask;
+  text.replace(text.find(", 0.05]"), 7, "]");
+  const Result lengths = run("run " + write("lengths.json", text) + " -q");
+  EXPECT_EQ(lengths.exit_code, 2);
+  EXPECT_NE(lengths.err.find("sweep.p: has 2 values but \"th\" has 3"), std::string::npos) << lengths.err;
+}
+
+TEST_F(Cli, KickedIsingSweepsThetaHInOneRunLikeSingleAngles) {
+  const Result r = run("kicked-ising --steps 2 --theta-h 0:pi/2:3 -q --write-task " + path("ki.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json j = parse(r.out);
+  ASSERT_EQ(j["sweep"]["theta_h"].size(), 3u);
+  EXPECT_EQ(j["sweep"]["theta_h"][0].get<double>(), 0.0);
+  EXPECT_EQ(j["sweep"]["theta_h"][1].get<double>(), std::numbers::pi / 4);
+  EXPECT_EQ(j["sweep"]["theta_h"][2].get<double>(), std::numbers::pi / 2);
+  const std::vector<Complex> values = values_of(j["observables"]["Z62"]["values"]);
+  ASSERT_EQ(values.size(), 3u);
+  for (const char* theta : {"0", "pi/4", "pi/2"}) {
+    SCOPED_TRACE(theta);
+    const std::size_t k = std::string(theta) == "0" ? 0 : std::string(theta) == "pi/4" ? 1 : 2;
+    const Result single = run(std::string("kicked-ising --steps 2 -q --theta-h ") + theta);
+    ASSERT_EQ(single.exit_code, 0) << single.err;
+    EXPECT_NEAR(values[k].real(), value_of(parse(single.out)["observables"]["Z62"]["value"]).real(), 1e-12);
+  }
+  // The task it wrote names the parameter in the rx gates and runs to the same values.
+  const std::string written = io::read_file(path("ki.json"));
+  EXPECT_NE(written.find(R"({"name":"rx","qubits":[0],"theta":"theta_h"})"), std::string::npos);
+  const Result again = run("run " + path("ki.json") + " -q");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(parse(again.out)["observables"]["Z62"]["values"], j["observables"]["Z62"]["values"]);
+  // START:STOP:K is read strictly.
+  for (const std::string bad : {"0:1:2.5", "0:1:0", "0:1", "0:1:3:4", "0:x:3", "0:1:-2"}) {
+    SCOPED_TRACE(bad);
+    const Result refused = run("kicked-ising --steps 1 -q --theta-h " + bad);
+    EXPECT_EQ(refused.exit_code, 2) << refused.err;
+    EXPECT_NE(refused.err.find("'" + bad + "'"), std::string::npos) << refused.err;
+    EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+  }
 }
 
 }  // namespace

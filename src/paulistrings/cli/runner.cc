@@ -30,6 +30,7 @@
 #include "paulistrings/readout/product_state.h"
 #include "paulistrings/run/memory_budget.h"
 #include "paulistrings/run/orchestrate.h"
+#include "paulistrings/sweep/propagate_sweep.h"
 
 namespace paulistrings::cli {
 namespace {
@@ -327,6 +328,242 @@ std::vector<int> partition_devices(const std::string& device, std::size_t partit
   return devices;
 }
 
+/// The task's product state (BadInput when it does not parse).
+ProductState task_state(const io::Task& task) {
+  try {
+    return ProductState::parse(task.state, task.num_qubits);
+  } catch (const std::invalid_argument& e) {
+    throw BadInput(std::string("state: ") + e.what());
+  }
+}
+
+/// One of the task's observables as a sum (BadInput naming it when a label is bad).
+AnyPauliSum observable_sum(const io::Task& task, const io::NamedObservable& observable) {
+  try {
+    return io::make_observable(observable.terms, task.num_qubits);
+  } catch (const std::invalid_argument& e) {
+    throw BadInput("observable '" + observable.name + "': " + e.what());
+  }
+}
+
+/// The results' first members: what ran (source, qubits, layers, measurements, direction, state, truncation).
+Json results_head(const RunSpec& spec) {
+  const io::Task& task = spec.task;
+  Json results;
+  results["paulistrings"] = PAULISTRINGS_VERSION_STRING;
+  results["source"] = spec.source;
+  results["num_qubits"] = task.num_qubits;
+  results["layers"] = task.circuit.size();
+  std::size_t measurements = task.ignored_measurements, resets = 0;
+  for (const Channel& channel : task.circuit) {
+    measurements += channel.is_measurement() ? 1 : 0;
+    resets += channel.is_reset() ? 1 : 0;
+  }
+  results["measurements"] = measurements;
+  results["resets"] = resets;
+  if (task.ignore_measure) results["ignore_measure"] = true;
+  results["direction"] = task.direction == Direction::forward ? "forward" : "heisenberg";
+  results["state"] = task.state;
+  results["truncation"] = task.truncation.policy().description();
+  return results;
+}
+
+/// The results' per-observable members and the run's totals, time, memory and (wait_policy.h) the OpenMP
+/// wait policy the process started with.
+void add_totals(Json& results, Json observables, std::size_t final_terms, std::size_t peak, Json discarded,
+                double wall) {
+  results["observables"] = std::move(observables);
+  results["final_terms"] = final_terms;
+  results["peak_terms"] = peak;
+  results["discarded_weight"] = std::move(discarded);
+  results["wall_time_s"] = wall;
+  results["peak_resident_bytes"] = peak_resident_bytes();
+  if (const char* policy = std::getenv("OMP_WAIT_POLICY")) {
+    results["openmp_wait_policy"] = policy;
+  } else if (const char* spins = std::getenv("GOMP_SPINCOUNT")) {
+    results["openmp_wait_policy"] = std::string("GOMP_SPINCOUNT=") + spins;
+  }
+}
+
+Json memory_budget_json(const RunControl& control, std::size_t max_terms, std::size_t cuts,
+                        double discarded) {
+  return {{"limit_bytes", *control.memory_limit_bytes},
+          {"max_terms", max_terms},
+          {"auto_truncate", control.auto_truncate},
+          {"truncations", cuts},
+          {"discarded_weight", discarded}};
+}
+
+/// The results JSON to --out (atomically) or stdout.
+void write_results(const Json& results, const RunControl& control) {
+  const std::string text = results.dump(2) + "\n";
+  if (control.out_path) {
+    io::write_file_atomically(*control.out_path, text);
+  } else {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  }
+}
+
+/// "0.5" or "0.5+0.25i": a value of the sweep's text lines.
+std::string format_value(Complex v) {
+  char text[64];
+  if (v.imag() == 0.0) {
+    std::snprintf(text, sizeof text, "%.12g", v.real());
+  } else {
+    std::snprintf(text, sizeof text, "%.12g%+.12gi", v.real(), v.imag());
+  }
+  return text;
+}
+
+/// A task with a sweep (io::Task::sweep): each observable through propagate_sweep, all K columns in one
+/// propagation (docs/cli.md, "Sweeps"). What a sweep cannot honour is refused, never ignored.
+int execute_sweep(const RunSpec& spec, const RunControl& control) {
+  const io::Task& task = spec.task;
+  const std::size_t K = task.sweep.columns();
+  const auto refuse = [](const std::string& what) {
+    throw BadInput(what + ": a sweep runs in one process on the CPU, without checkpoints");
+  };
+  if (control.launch != nullptr && control.launch->distributed())
+    refuse("mpirun -np " + std::to_string(control.launch->size()));
+  if (task.partitions > 1)
+    refuse(std::to_string(task.partitions) + " partitions (--partitions or run.partitions)");
+  if (task.partition_rows != io::TaskPartitionRows{})
+    refuse("partition rows (--partition-rows or run.partition_rows)");
+  if (task.route_orbits_from) refuse("orbit routing (--route-orbits-from or run.route_orbits_from)");
+  if (task.nccl) refuse("NCCL (--nccl or run.nccl)");
+  if (task.device != "cpu" && task.device != "auto")
+    refuse("device " + task.device + " (--device or run.device)");
+  if (control.checkpoint_path) refuse("--checkpoint");
+  if (control.every > 0) refuse("--every");
+  if (control.resume_path) refuse("--resume");
+  if (task.sweep_circuits.size() != K || K == 0)
+    throw BadInput(spec.source + ": the sweep lists " + std::to_string(K) + " columns but the task has " +
+                   std::to_string(task.sweep_circuits.size()) + " column circuits");
+  const ProductState state = task_state(task);
+  auto make_sum = [&](const io::NamedObservable& observable) { return observable_sum(task, observable); };
+  for (const io::NamedObservable& observable : task.observables) make_sum(observable);
+
+  const int threads = task.threads == 0 ? available_cpus() : task.threads;
+  PropagateOptions options;
+  options.direction = task.direction;
+  options.truncation = task.truncation.policy();
+  options.threads = threads;
+  options.device = -1;
+  options.keep_layer_records = false;
+  options.auto_truncate = control.auto_truncate;
+  std::function<void(const LayerRecord&)> on_layer;
+  options.on_layer = [&](const LayerRecord& record) { on_layer(record); };
+  options.should_stop = [](std::size_t) { return g_signal.load() != 0; };
+  // The memory limit and the guard as an ordinary run sets them (run/orchestrate.h), a term holding K
+  // coefficients (run/memory_budget.h: sweep_bytes_per_term).
+  const std::string limit_name = "--memory-limit";
+  std::size_t baseline = 0;
+  if (control.memory_limit_bytes) {
+    baseline = resident_bytes();
+    check_budget_room(*control.memory_limit_bytes, baseline, limit_name);
+  }
+  HostAllowance guard;
+  if (control.memory_guard) {
+    guard = control.memory_guard_bytes
+                ? HostAllowance{*control.memory_guard_bytes, "the memory guard's allowance"}
+                : host_allowance_now();
+  }
+  bool complex_transfer = false;
+  for (const Circuit& column : task.sweep_circuits) {
+    for (const Channel& channel : column)
+      complex_transfer = complex_transfer || channel.has_complex_transfer();
+  }
+
+  SignalScope signals;
+  Progress progress(!control.quiet, task.circuit.size(), task.observables.size());
+  Trace trace(control.trace_path);
+  const io::NamedObservable* current = nullptr;
+  const FaultInjection fault = fault_injection();
+  on_layer = [&](const LayerRecord& record) {
+    progress.update(record);
+    if (trace.enabled()) trace.add(current->name, record);
+    if (fault.signal != 0 && record.application_index + 1 == fault.layer) ::raise(fault.signal);
+  };
+  const auto start = Clock::now();
+
+  Json observables = Json::object();
+  std::vector<std::vector<Complex>> values;
+  std::vector<double> discarded(K, 0.0);
+  std::size_t total_final = 0, peak = 0, budget_cuts = 0, max_terms_used = 0;
+  double budget_discarded = 0.0;
+  for (std::size_t i = 0; i < task.observables.size(); ++i) {
+    const io::NamedObservable& observable = task.observables[i];
+    const AnyPauliSum sum = make_sum(observable);
+    current = &observable;
+    progress.begin_observable(i, 0);
+    const bool complex_coefficients = sum.is_complex() || complex_transfer;
+    const std::size_t bytes_per_term = sweep_bytes_per_term(sum.width(), complex_coefficients, K);
+    if (control.memory_limit_bytes)
+      options.max_terms = max_terms_used =
+          std::max<std::size_t>(1, (*control.memory_limit_bytes - baseline) / bytes_per_term);
+    if (guard.bytes > 0) options.memory_guard = {guard.bytes, bytes_per_term, guard.source};
+    AnySweepSum result;
+    const SweepStats sweep = propagate_sweep(sum, task.sweep_circuits, options, result);
+    const PropagationStats& stats = sweep.stats;
+    if (stats.stopped) {
+      trace.write();
+      std::fprintf(stderr,
+                   "\npaulistrings: interrupted after layer %zu of %zu (a sweep keeps no checkpoint)\n",
+                   stats.layers_done, task.circuit.size());
+      return kExitInterrupted;
+    }
+    values.push_back(result.expectations(state));
+    Json column_values = Json::array();
+    for (const Complex& v : values.back()) column_values.push_back(complex_value(v));
+    observables[observable.name] = {{"values", column_values},
+                                    {"final_terms", stats.final_terms},
+                                    {"peak_terms", stats.peak_terms},
+                                    {"discarded_weight", sweep.discarded_weight}};
+    if (control.memory_limit_bytes) {
+      observables[observable.name]["budget_truncations"] = stats.budget_truncations;
+      observables[observable.name]["budget_discarded_weight"] = stats.budget_discarded_weight;
+    }
+    for (std::size_t k = 0; k < K; ++k) discarded[k] += sweep.discarded_weight[k];
+    total_final += stats.final_terms;
+    peak = std::max(peak, stats.peak_terms);
+    budget_cuts += stats.budget_truncations;
+    budget_discarded += stats.budget_discarded_weight;
+  }
+  const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+
+  Json sweep = Json::object();
+  for (std::size_t p = 0; p < task.sweep.names.size(); ++p) sweep[task.sweep.names[p]] = task.sweep.values[p];
+  Json results = results_head(spec);
+  results["sweep"] = sweep;
+  results["columns"] = K;
+  add_totals(results, std::move(observables), total_final, peak, discarded, wall);
+  results["engine"] = "cpu";
+  results["device"] = "cpu";
+  results["threads"] = threads;
+  results["partitions"] = 1;
+  if (control.memory_limit_bytes)
+    results["memory_budget"] = memory_budget_json(control, max_terms_used, budget_cuts, budget_discarded);
+  trace.write();
+  if (!control.quiet) {
+    // One line per column: its parameter values and every observable's value.
+    for (std::size_t k = 0; k < K; ++k) {
+      std::string line;
+      for (std::size_t p = 0; p < task.sweep.names.size(); ++p) {
+        char value[48];
+        std::snprintf(value, sizeof value, "%.10g", task.sweep.values[p][k]);
+        line += (line.empty() ? "" : " ") + task.sweep.names[p] + "=" + value;
+      }
+      line += ":";
+      for (std::size_t i = 0; i < task.observables.size(); ++i)
+        line += " <" + task.observables[i].name + ">=" + format_value(values[i][k]);
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
+  }
+  write_results(results, control);
+  return kExitOk;
+}
+
 }  // namespace
 
 int execute(const RunSpec& spec, const RunControl& control) {
@@ -341,6 +578,7 @@ int execute(const RunSpec& spec, const RunControl& control) {
     throw BadInput(spec.source +
                    ": no observable given (add \"observable\" to the task or pass --observable)");
   }
+  if (!task.sweep.empty()) return execute_sweep(spec, control);
   const std::vector<int> devices =
       partitions > 1 ? partition_devices(task.device, partitions, launch) : std::vector<int>{};
   const int device = partitions > 1 ? -1 : resolve_device(task.device);
@@ -359,13 +597,7 @@ int execute(const RunSpec& spec, const RunControl& control) {
       launch == nullptr && devices.empty() ? numa_partition_lists(numa_cpu_lists(), partitions)
                                            : std::vector<std::vector<int>>{};
   if (control.every > 0 && !control.checkpoint_path) throw BadInput("--every needs --checkpoint FILE");
-  const ProductState state = [&] {
-    try {
-      return ProductState::parse(task.state, task.num_qubits);
-    } catch (const std::invalid_argument& e) {
-      throw BadInput(std::string("state: ") + e.what());
-    }
-  }();
+  const ProductState state = task_state(task);
 
   const int threads = task.threads == 0 ? available_cpus() : task.threads;
   const bool tracing = writer && control.trace_path.has_value();
@@ -428,13 +660,7 @@ int execute(const RunSpec& spec, const RunControl& control) {
       throw BadInput(e.what());
     }
   }();
-  auto make_sum = [&](const io::NamedObservable& observable) {
-    try {
-      return io::make_observable(observable.terms, task.num_qubits);
-    } catch (const std::invalid_argument& e) {
-      throw BadInput("observable '" + observable.name + "': " + e.what());
-    }
-  };
+  auto make_sum = [&](const io::NamedObservable& observable) { return observable_sum(task, observable); };
   // Every observable is checked before the first one runs, so that bad input ends every rank of a
   // distributed launch before the run (where the ranks agree on it), not in the middle of it.
   for (const io::NamedObservable& observable : task.observables) make_sum(observable);
@@ -546,54 +772,17 @@ int execute(const RunSpec& spec, const RunControl& control) {
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
   if (!writer) return kExitOk;  // every rank holds the read-out; rank 0 reports it
 
-  Json results;
-  results["paulistrings"] = PAULISTRINGS_VERSION_STRING;
-  results["source"] = spec.source;
-  results["num_qubits"] = task.num_qubits;
-  results["layers"] = task.circuit.size();
-  std::size_t measurements = task.ignored_measurements, resets = 0;
-  for (const Channel& channel : task.circuit) {
-    measurements += channel.is_measurement() ? 1 : 0;
-    resets += channel.is_reset() ? 1 : 0;
-  }
-  results["measurements"] = measurements;
-  results["resets"] = resets;
-  if (task.ignore_measure) results["ignore_measure"] = true;
-  results["direction"] = task.direction == Direction::forward ? "forward" : "heisenberg";
-  results["state"] = task.state;
-  results["truncation"] = task.truncation.policy().description();
-  results["observables"] = observables;
-  results["final_terms"] = total_final;
-  results["peak_terms"] = peak;
-  results["discarded_weight"] = discarded;
-  results["wall_time_s"] = wall;
-  results["peak_resident_bytes"] = peak_resident_bytes();
-  // What OpenMP's waiting threads did (wait_policy.h): the policy the process started with.
-  if (const char* policy = std::getenv("OMP_WAIT_POLICY")) {
-    results["openmp_wait_policy"] = policy;
-  } else if (const char* spins = std::getenv("GOMP_SPINCOUNT")) {
-    results["openmp_wait_policy"] = std::string("GOMP_SPINCOUNT=") + spins;
-  }
+  Json results = results_head(spec);
+  add_totals(results, std::move(observables), total_final, peak, discarded, wall);
   results["engine"] = device >= 0 || !devices.empty() ? "gpu" : "cpu";
   results["device"] = device >= 0 ? gpu::describe_device(device) : "cpu";
   results["threads"] = threads;  // per rank in a distributed run
   results["partitions"] = partitions;
-  if (control.memory_limit_bytes) {
-    results["memory_budget"] = {{"limit_bytes", *control.memory_limit_bytes},
-                                {"max_terms", max_terms_used},
-                                {"auto_truncate", control.auto_truncate},
-                                {"truncations", budget_cuts},
-                                {"discarded_weight", budget_discarded}};
-  }
+  if (control.memory_limit_bytes)
+    results["memory_budget"] = memory_budget_json(control, max_terms_used, budget_cuts, budget_discarded);
   if (run.resume()) results["resumed_from_layer"] = run.resume()->checkpoint.layers_done;
   trace.write();
-  const std::string text = results.dump(2) + "\n";
-  if (control.out_path) {
-    io::write_file_atomically(*control.out_path, text);
-  } else {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
-  }
+  write_results(results, control);
   return kExitOk;
 }
 

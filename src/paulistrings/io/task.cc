@@ -192,7 +192,8 @@ class TaskReader {
       fail("", std::string("expected a JSON object {\"version\": 1, \"n_qubits\": ..., ...}") + got(root));
     }
     if (const Json* version = find(root, "version")) read_version(*version);
-    check_keys(root, "", {"version", "n_qubits", "circuit", "observable", "observables", "truncation", "run"},
+    check_keys(root, "",
+               {"version", "n_qubits", "circuit", "observable", "observables", "truncation", "run", "sweep"},
                "the task");
     require(root, "", "version", "the integer 1");
     const Json& n_qubits = require(root, "", "n_qubits", "a positive integer");
@@ -206,7 +207,10 @@ class TaskReader {
     num_qubits_ = task.num_qubits;
     const bool has_v1_observable = root.contains("observable");
     std::optional<ObservableTerms> stim_observable;
+    if (const Json* sweep = find(root, "sweep")) task.sweep = read_sweep(*sweep);
+    sweep_ = &task.sweep;
     task.circuit = read_circuit(circuit, stim_observable, task);
+    check_sweep_used(task);
     if (has_v1_observable) {
       task.observables.push_back({"observable", read_observable(root.at("observable"), "observable")});
     }
@@ -315,6 +319,11 @@ class TaskReader {
       fail("circuit", "expected exactly one of \"gates\", \"stim_file\" and \"qasm_file\", got more");
     }
     if (find(value, "params") && !qasm_file) fail("circuit.params", "parameters belong to a \"qasm_file\" circuit");
+    if (stim_file && !sweep_->empty()) {
+      fail("sweep",
+           "a sweep sets the parameters of \"gates\" or a \"qasm_file\"'s \"params\"; it cannot be "
+           "combined with a \"stim_file\" circuit");
+    }
     if (stim_file) return read_stim_circuit(*stim_file, stim_observable);
     if (qasm_file) return read_qasm_circuit(*qasm_file, find(value, "params"), task);
     if (!gates) {
@@ -322,11 +331,64 @@ class TaskReader {
     }
     if (!gates->is_array())
       fail("circuit.gates", std::string("expected a list of gate objects") + got(*gates));
-    Circuit circuit(num_qubits_);
+    // One circuit per sweep column (just one without a sweep); column 0 is the task's circuit.
+    std::vector<Circuit> columns(std::max<std::size_t>(1, sweep_->columns()), Circuit(num_qubits_));
     for (std::size_t i = 0; i < gates->size(); ++i) {
-      read_gate((*gates)[i], indexed("circuit.gates", i), circuit);
+      read_gate((*gates)[i], indexed("circuit.gates", i), columns, task.sweep_bindings);
     }
-    return circuit;
+    if (!sweep_->empty()) task.sweep_circuits = columns;
+    return std::move(columns[0]);
+  }
+
+  /// "sweep": {"name": [v1, …, vK], …}, every list of one length K ≥ 1.
+  TaskSweep read_sweep(const Json& value) const {
+    expect_object(value, "sweep", "an object {\"name\": [v1, ..., vK], ...}");
+    if (value.empty()) fail("sweep", "expected at least one parameter {\"name\": [v1, ..., vK]}, got {}");
+    TaskSweep sweep;
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      const std::string path = join("sweep", it.key());
+      if (it.key().empty()) fail(path, "sweep parameter names must not be empty");
+      const Json& list = it.value();
+      if (!list.is_array() || list.empty())
+        fail(path, std::string("expected a non-empty list of numbers [v1, ..., vK]") + got(list));
+      std::vector<double> values;
+      for (std::size_t k = 0; k < list.size(); ++k) values.push_back(read_number(list[k], indexed(path, k)));
+      if (!sweep.values.empty() && values.size() != sweep.values[0].size()) {
+        fail(path, std::string("has ") + std::to_string(values.size()) + " values but " +
+                       quote(sweep.names[0]) + " has " + std::to_string(sweep.values[0].size()) +
+                       " (every sweep parameter lists one value per column)");
+      }
+      sweep.names.push_back(it.key());
+      sweep.values.push_back(std::move(values));
+    }
+    return sweep;
+  }
+
+  /// Every sweep parameter must be named by some gate (an unused one is most likely a typo).
+  void check_sweep_used(const Task& task) const {
+    for (const std::string& name : task.sweep.names) {
+      const bool used = std::any_of(task.sweep_bindings.begin(), task.sweep_bindings.end(),
+                                    [&](const SweepBinding& b) { return b.parameter == name; }) ||
+                        std::any_of(task.swept_params.begin(), task.swept_params.end(),
+                                    [&](const auto& input) { return input.second == name; });
+      if (!used) fail(join("sweep", name), std::string("no gate uses sweep parameter ") + quote(name));
+    }
+  }
+
+  /// Index of the sweep parameter a gate field names (`path`: the field), or a located error.
+  std::size_t sweep_parameter(const std::string& name, const std::string& path) const {
+    if (sweep_->empty()) {
+      fail(path, std::string("expected a finite number, got the string ") + quote(name) +
+                     " (a string names a sweep parameter, but the task has no \"sweep\": {" + quote(name) +
+                     ": [v1, ..., vK]})");
+    }
+    const auto it = std::find(sweep_->names.begin(), sweep_->names.end(), name);
+    if (it == sweep_->names.end()) {
+      std::string known;
+      for (const std::string& n : sweep_->names) known += (known.empty() ? "" : ", ") + quote(n);
+      fail(path, std::string("unknown sweep parameter ") + quote(name) + " (the sweep has " + known + ")");
+    }
+    return static_cast<std::size_t>(it - sweep_->names.begin());
   }
 
   /// A circuit file named by the task, relative to the task file. Only a regular file: a device such as
@@ -348,20 +410,42 @@ class TaskReader {
     QasmOptions options;
     options.num_qubits = num_qubits_;
     if (params) {
-      expect_object(*params, "circuit.params", "an object {\"name\": number, ...}");
+      expect_object(*params, "circuit.params", "an object {\"name\": number | \"sweep parameter\", ...}");
       for (auto it = params->begin(); it != params->end(); ++it) {
-        options.inputs[it.key()] = read_number(it.value(), join("circuit.params", it.key()));
+        const std::string path = join("circuit.params", it.key());
+        if (it.value().is_string()) {
+          sweep_parameter(it.value().get<std::string>(), path);  // a located error unless the sweep has it
+          task.swept_params[it.key()] = it.value().get<std::string>();
+          continue;
+        }
+        options.inputs[it.key()] = read_number(it.value(), path);
         task.params[it.key()] = options.inputs[it.key()];
       }
     }
     const std::filesystem::path path = circuit_file(relative, "circuit.qasm_file");
+    // With swept inputs, the file once per column with that column's values (column 0: the task's circuit).
+    const std::size_t columns = task.swept_params.empty() ? 1 : sweep_->columns();
     QasmProgram program;
-    try {
-      program = load_qasm_program(path.string(), options);
-    } catch (const ParseError&) {
-      throw;  // already located in the OpenQASM file
-    } catch (const std::exception& e) {
-      fail("circuit.qasm_file", std::string(e.what()));
+    for (std::size_t k = columns; k-- > 0;) {
+      for (const auto& [input, parameter] : task.swept_params)
+        options.inputs[input] = sweep_->values[sweep_parameter(parameter, "circuit.params")][k];
+      try {
+        program = load_qasm_program(path.string(), options);
+      } catch (const ParseError&) {
+        throw;  // already located in the OpenQASM file
+      } catch (const std::exception& e) {
+        fail("circuit.qasm_file", std::string(e.what()));
+      }
+      if (!task.swept_params.empty()) {
+        if (!task.sweep_circuits.empty() && program.circuit.size() != task.sweep_circuits.front().size()) {
+          fail("circuit.qasm_file", "sweep column " + std::to_string(k) + " has " +
+                                        std::to_string(program.circuit.size()) + " gates but column " +
+                                        std::to_string(k + 1) + " has " +
+                                        std::to_string(task.sweep_circuits.front().size()) +
+                                        " (a sweep's columns share one gate structure)");
+        }
+        task.sweep_circuits.insert(task.sweep_circuits.begin(), program.circuit);
+      }
     }
     task.registers = program.registers;
     task.warnings = program.warnings;
@@ -391,7 +475,10 @@ class TaskReader {
     return std::move(program.circuit);
   }
 
-  void read_gate(const Json& gate, const std::string& path, Circuit& circuit) const {
+  /// One gate appended to every sweep column (`columns`: one circuit without a sweep); fields naming a sweep
+  /// parameter take column k's value in column k and are recorded in `bindings`.
+  void read_gate(const Json& gate, const std::string& path, std::vector<Circuit>& columns,
+                 std::vector<SweepBinding>& bindings) const {
     expect_object(gate, path, "a gate object {\"name\": ..., \"qubits\": [...], ...}");
     const std::string& name =
         read_string(require(gate, path, "name", "a gate name"), join(path, "name"), "a gate name");
@@ -424,20 +511,42 @@ class TaskReader {
     }
     const std::vector<Qubit> qubits =
         read_qubits(gate.at("qubits"), join(path, "qubits"), *spec, pauli.size());
-    std::vector<double> numbers;
-    for (std::string_view field : spec->numbers)
-      numbers.push_back(read_number(gate.at(field), join(path, field)));
+    // numbers[k]: the gate's numbers in column k.
+    std::vector<std::vector<double>> numbers(columns.size());
+    std::vector<std::pair<std::string_view, std::string>> named;  // field, sweep parameter
+    for (std::string_view field : spec->numbers) {
+      const Json& value = gate.at(field);
+      const std::string field_path = join(path, field);
+      if (value.is_string()) {
+        const std::string& name = value.get_ref<const std::string&>();
+        const std::size_t p = sweep_parameter(name, field_path);
+        for (std::size_t k = 0; k < columns.size(); ++k) numbers[k].push_back(sweep_->values[p][k]);
+        named.emplace_back(field, name);
+      } else {
+        const double number = read_number(value, field_path);
+        for (std::vector<double>& column : numbers) column.push_back(number);
+      }
+    }
     std::vector<Complex> matrix;
     if (spec->matrix_dim) matrix = read_matrix(gate.at("matrix"), join(path, "matrix"), spec->matrix_dim);
 
-    try {
-      if (spec->arity == Arity::broadcast) {
-        for (Qubit q : qubits) circuit.append(make_channel(*spec, {q}, numbers, pauli, matrix));
-      } else {
-        circuit.append(make_channel(*spec, qubits, numbers, pauli, matrix));
+    const std::size_t first = columns[0].size();
+    for (std::size_t k = 0; k < columns.size(); ++k) {
+      try {
+        if (spec->arity == Arity::broadcast) {
+          for (Qubit q : qubits) columns[k].append(make_channel(*spec, {q}, numbers[k], pauli, matrix));
+        } else {
+          columns[k].append(make_channel(*spec, qubits, numbers[k], pauli, matrix));
+        }
+      } catch (const std::invalid_argument& e) {
+        if (named.empty()) fail(path, e.what());
+        std::string where = " (sweep column " + std::to_string(k);
+        for (const auto& [field, name] : named) where += ", " + std::string(field) + " = " + quote(name);
+        fail(path, e.what() + where + ")");
       }
-    } catch (const std::invalid_argument& e) {
-      fail(path, e.what());
+    }
+    for (std::size_t c = first; c < columns[0].size(); ++c) {
+      for (const auto& [field, name] : named) bindings.push_back({c, std::string(field), name});
     }
   }
 
@@ -705,6 +814,7 @@ class TaskReader {
   std::filesystem::path base_dir_;
   std::size_t num_qubits_ = 0;
   std::vector<QubitRegister> registers_;  ///< of a qasm_file circuit
+  const TaskSweep* sweep_ = nullptr;      ///< the task's sweep (read before the circuit)
 };
 
 }  // namespace
@@ -722,14 +832,26 @@ Task load_task(const std::filesystem::path& path) {
 
 void apply_ignore_measure(Task& task) {
   if (!task.ignore_measure) return;
+  // Measurements have no parameters: the bindings only move to their channels' new places.
+  std::vector<std::size_t> new_index(task.circuit.size());
   Circuit kept(task.circuit.num_qubits());
-  for (const Channel& channel : task.circuit) {
+  for (std::size_t i = 0; i < task.circuit.size(); ++i) {
+    const Channel& channel = task.circuit[i];
+    new_index[i] = kept.size();
     if (channel.is_measurement()) {
       ++task.ignored_measurements;
     } else {
       kept.append(channel);
     }
   }
+  for (Circuit& column : task.sweep_circuits) {
+    Circuit kept_column(column.num_qubits());
+    for (const Channel& channel : column) {
+      if (!channel.is_measurement()) kept_column.append(channel);
+    }
+    column = std::move(kept_column);
+  }
+  for (SweepBinding& binding : task.sweep_bindings) binding.channel = new_index[binding.channel];
   task.circuit = std::move(kept);
 }
 

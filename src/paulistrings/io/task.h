@@ -20,6 +20,13 @@
 //   circuits (resolved relative to the task file); "qasm_file" circuits (the same, with "params": {name:
 //   value} for OpenQASM 3 inputs; observables may then name qubits by register: "Zq[3]");
 //   run.ignore_measure (bool).
+//   "sweep": {"th": [v1, …, vK], …}  a parameter sweep (K ≥ 1 columns; every list of one length K; the
+//                                    values finite numbers): a gate's numeric field ("theta", "p",
+//                                    "gamma", "px", …) may name a parameter ("theta": "th"), and column k
+//                                    is the circuit with every such field at the parameter's k-th value;
+//                                    every parameter must be used. A "qasm_file" circuit's "params"
+//                                    may name parameters too ("params": {"t": "th"}: the file read once
+//                                    per column); a sweep with a "stim_file" circuit is refused.
 // Unknown keys, unknown gates, missing or ill-typed fields throw io::ParseError naming the file and
 // the field path ("circuit.gates[3].theta: expected a number").
 
@@ -58,6 +65,24 @@ struct TaskPartitionRows {
   bool operator==(const TaskPartitionRows&) const = default;
 };
 
+/// A parameter sweep: K values of each named parameter (column k takes every parameter's k-th value).
+struct TaskSweep {
+  std::vector<std::string> names;           ///< in file order
+  std::vector<std::vector<double>> values;  ///< values[i]: names[i]'s K values
+  bool empty() const { return names.empty(); }
+  std::size_t columns() const { return values.empty() ? 0 : values[0].size(); }
+  bool operator==(const TaskSweep&) const = default;
+};
+
+/// A gate field naming a sweep parameter: field `field` ("theta", "p", …) of the circuit's channel
+/// `channel` takes the values of `parameter`.
+struct SweepBinding {
+  std::size_t channel = 0;
+  std::string field;
+  std::string parameter;
+  bool operator==(const SweepBinding&) const = default;
+};
+
 struct NamedObservable {
   std::string name;
   ObservableTerms terms;
@@ -88,12 +113,20 @@ struct Task {
   std::vector<QubitRegister> registers;
   /// Input parameters of a "qasm_file" circuit (circuit.params).
   std::map<std::string, double> params;
+  /// Inputs of a "qasm_file" circuit that name sweep parameters (circuit.params: input → parameter); the
+  /// sweep's column k is the file read with column k's values.
+  std::map<std::string, std::string> swept_params;
   /// Warnings from reading the circuit file (located one-liners).
   std::vector<std::string> warnings;
+  /// "sweep" (empty: no sweep). With a sweep, sweep_circuits holds the K column circuits (column 0 equal
+  /// to `circuit`) and sweep_bindings the gate fields that name parameters, in circuit order.
+  TaskSweep sweep;
+  std::vector<Circuit> sweep_circuits;
+  std::vector<SweepBinding> sweep_bindings;
 };
 
-/// With task.ignore_measure: removes the circuit's measurement channels, counting them in
-/// ignored_measurements (resets stay). Without: nothing.
+/// With task.ignore_measure: removes the circuit's measurement channels (from every sweep column too),
+/// counting them in ignored_measurements (resets stay). Without: nothing.
 void apply_ignore_measure(Task& task);
 
 /// Parses task JSON text. `file` names it in error messages; `base_dir` resolves "stim_file".

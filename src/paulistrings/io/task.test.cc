@@ -1078,5 +1078,174 @@ TEST(TaskJson, QasmFileCircuitsWithParametersRegistersAndIgnoreMeasure) {
                                {"circuit.qasm_file:", "d.qasm is not a regular file"}));
 }
 
+// ---- sweeps ----------------------------------------------------------------------------------
+
+constexpr const char* kSweepTask = R"({"version": 1, "n_qubits": 3,
+  "sweep": {"th": [0.1, 0.2, 0.3], "p": [0.0, 0.01, 0.02]},
+  "circuit": {"gates": [
+    {"name": "h", "qubits": [0]}, {"name": "rx", "qubits": [1], "theta": "th"},
+    {"name": "depolarize", "qubits": [0, 2], "p": "p"}, {"name": "ry", "qubits": [2], "theta": 0.7},
+    {"name": "pauli_channel", "qubits": [1], "px": "p", "py": 0.01, "pz": "p"},
+    {"name": "pauli_rotation", "pauli": "XY", "qubits": [0, 2], "theta": "th"}]},
+  "observable": {"ZZI": 1.0},
+  "run": {"direction": "heisenberg"}})";
+
+TEST(TaskJsonSweep, ColumnsTakeEachParametersValueAndColumnZeroIsTheCircuit) {
+  const Task task = parse_task(kSweepTask);
+  EXPECT_EQ(task.sweep.names, (std::vector<std::string>{"th", "p"}));
+  EXPECT_EQ(task.sweep.columns(), 3u);
+  ASSERT_EQ(task.sweep_circuits.size(), 3u);
+  const std::vector<double> th = {0.1, 0.2, 0.3}, p = {0.0, 0.01, 0.02};
+  for (std::size_t k = 0; k < 3; ++k) {
+    SCOPED_TRACE("column " + std::to_string(k));
+    Circuit expected(3);
+    expected.append(Channel::h(0));
+    expected.append(Channel::rx(th[k], 1));
+    expected.append(Channel::depolarize(p[k], 0));
+    expected.append(Channel::depolarize(p[k], 2));
+    expected.append(Channel::ry(0.7, 2));
+    expected.append(Channel::pauli_channel(p[k], 0.01, p[k], 1));
+    expected.append(Channel::pauli_rotation("XY", {0, 2}, th[k]));
+    ExpectSameCircuit(task.sweep_circuits[k], expected);
+  }
+  ExpectSameCircuit(task.circuit, task.sweep_circuits[0]);
+  const std::vector<SweepBinding> bindings = {{1, "theta", "th"}, {2, "p", "p"},  {3, "p", "p"},
+                                              {5, "px", "p"},     {5, "pz", "p"}, {6, "theta", "th"}};
+  EXPECT_EQ(task.sweep_bindings, bindings);
+  // Without "sweep" a task is as before: no columns, no bindings.
+  const Task plain = parse_task(kV1Task);
+  EXPECT_TRUE(plain.sweep.empty());
+  EXPECT_TRUE(plain.sweep_circuits.empty());
+  EXPECT_TRUE(plain.sweep_bindings.empty());
+  // One column is a sweep too.
+  const Task one = parse_task(
+      WrapGates(R"([{"name": "rz", "qubits": [0], "theta": "a"}])", 1).insert(1, R"("sweep": {"a": [2]}, )"));
+  ASSERT_EQ(one.sweep_circuits.size(), 1u);
+  EXPECT_EQ(one.circuit[0].theta(), 2.0);
+}
+
+TEST(TaskJsonSweep, TaskToJsonKeepsTheParameterNamesAndRoundTrips) {
+  const Task task = parse_task(kSweepTask);
+  const std::string text = task_to_json(task);
+  EXPECT_NE(text.find(R"("sweep": {"th":[0.1,0.2,0.3],"p":[0.0,0.01,0.02]})"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"({"name":"rx","qubits":[1],"theta":"th"})"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"("px":"p","py":0.01,"pz":"p")"), std::string::npos) << text;
+  const Task back = parse_task(text, "written.json");
+  ExpectSameTask(back, task);
+  EXPECT_EQ(back.sweep, task.sweep);
+  EXPECT_EQ(back.sweep_bindings, task.sweep_bindings);
+  ASSERT_EQ(back.sweep_circuits.size(), 3u);
+  for (std::size_t k = 0; k < 3; ++k) ExpectSameCircuit(back.sweep_circuits[k], task.sweep_circuits[k]);
+  EXPECT_EQ(task_to_json(back), text);
+  // A binding the circuit cannot hold is refused, not written as a number.
+  Task broken = task;
+  broken.sweep_bindings[0].field = "gamma";
+  EXPECT_THROW(task_to_json(broken), std::invalid_argument);
+  broken = task;
+  broken.sweep.names.clear();
+  broken.sweep.values.clear();
+  EXPECT_THROW(task_to_json(broken), std::invalid_argument);
+}
+
+TEST(TaskJsonSweep, IgnoreMeasureKeepsTheBindingsOnTheirGates) {
+  std::string text = kSweepTask;
+  text.replace(text.find(R"({"name": "h", "qubits": [0]},)"), 29,
+               R"({"name": "measure", "qubits": [2]}, {"name": "h", "qubits": [0]},)");
+  text.replace(text.find(R"("direction": "heisenberg")"), 25,
+               R"("direction": "heisenberg", "ignore_measure": true)");
+  Task task = parse_task(text);
+  apply_ignore_measure(task);
+  const Task plain = parse_task(kSweepTask);
+  EXPECT_EQ(task.ignored_measurements, 1u);
+  EXPECT_EQ(task.sweep_bindings, plain.sweep_bindings);
+  ASSERT_EQ(task.sweep_circuits.size(), 3u);
+  for (std::size_t k = 0; k < 3; ++k) ExpectSameCircuit(task.sweep_circuits[k], plain.sweep_circuits[k]);
+  ExpectSameCircuit(task.circuit, plain.circuit);
+}
+
+TEST(TaskJsonSweep, MalformedSweepsNameTheFieldAndWhatWasExpected) {
+  auto with = [](const std::string& sweep, const std::string& theta) {
+    return R"({"version": 1, "n_qubits": 2, )" + sweep +
+           R"("circuit": {"gates": [{"name": "rx", "qubits": [0], "theta": )" + theta +
+           R"(}]}, "run": {"direction": "forward"}})";
+  };
+  struct Case {
+    std::string text;
+    std::vector<std::string> needles;
+  };
+  const std::vector<Case> cases = {
+      {with("", R"("th")"),
+       {"circuit.gates[0].theta: expected a finite number, got the string \"th\"", "no \"sweep\""}},
+      {with(R"("sweep": {"a": [1, 2]}, )", R"("th")"),
+       {"circuit.gates[0].theta: unknown sweep parameter \"th\" (the sweep has \"a\")"}},
+      {with(R"("sweep": {"th": [1, 2], "b": [3, 4]}, )", R"("th")"),
+       {"sweep.b: no gate uses sweep parameter \"b\""}},
+      {with(R"("sweep": {"th": [1, 2], "b": [3]}, )", R"("th")"), {"sweep.b: has 1 values but \"th\" has 2"}},
+      {with(R"("sweep": {"th": []}, )", R"("th")"),
+       {"sweep.th: expected a non-empty list of numbers", "got an array"}},
+      {with(R"("sweep": {"th": 0.5}, )", R"("th")"),
+       {"sweep.th: expected a non-empty list of numbers", "got the number 0.5"}},
+      {with(R"("sweep": {"th": [0.5, "x"]}, )", R"("th")"),
+       {"sweep.th[1]: expected a finite number", "\"x\""}},
+      {with(R"("sweep": {"th": [0.5, 1e999]}, )", R"("th")"), {"sweep.th[1]: number overflow"}},
+      {with(R"("sweep": {"th": [0.5, null]}, )", R"("th")"),
+       {"sweep.th[1]: expected a finite number, got null"}},
+      {with(R"("sweep": {}, )", R"("th")"), {"sweep: expected at least one parameter"}},
+      {with(R"("sweep": [1, 2], )", R"("th")"), {"sweep: expected an object"}},
+      {with(R"("sweep": {"": [1]}, )", R"("")"), {"sweep parameter names must not be empty"}},
+      {with(R"("sweep": {"th": [1, 2]}, )", R"(0.5)"), {"sweep.th: no gate uses sweep parameter \"th\""}},
+      {R"({"version": 1, "n_qubits": 2, "sweep": {"p": [0.1, 1.5]}, "circuit": {"gates": [
+          {"name": "depolarize", "qubits": [0], "p": "p"}]}, "run": {"direction": "forward"}})",
+       {"circuit.gates[0]:", "sweep column 1, p = \"p\""}},
+      {R"({"version": 1, "n_qubits": 2, "sweep": {"t": [0.1]}, "circuit": {"stim_file": "a.stim"},
+          "run": {"direction": "forward"}})",
+       {"sweep: a sweep sets the parameters of \"gates\"", "\"stim_file\""}},
+      {R"({"version": 1, "n_qubits": 2, "sweep": {"t": [0.1]}, "circuit": {"qasm_file": "a.qasm",
+          "params": {"a": "tx"}}, "run": {"direction": "forward"}})",
+       {"circuit.params.a: unknown sweep parameter \"tx\" (the sweep has \"t\")"}},
+      {R"({"version": 1, "n_qubits": 2, "circuit": {"qasm_file": "a.qasm", "params": {"a": "t"}},
+          "run": {"direction": "forward"}})",
+       {"circuit.params.a: expected a finite number, got the string \"t\"", "no \"sweep\""}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    EXPECT_TRUE(ThrowsParseError([&] { parse_task(c.text, "t.json"); }, c.needles));
+  }
+}
+
+TEST(TaskJsonSweep, QasmFileParamsMayNameSweepParameters) {
+  const TempDir dir("qasm-sweep");
+  WriteText(dir.path() / "c.qasm",
+            "OPENQASM 3;\ninclude \"stdgates.inc\";\ninput float[64] t;\ninput float[64] u;\nqubit[2] q;\n"
+            "rz(2 * t) q[0];\nmeasure q[1];\nrx(u) q[1];\nry(t + u) q[0];\n");
+  WriteText(dir.path() / "t.json", R"({"version": 1, "n_qubits": 2, "sweep": {"th": [0.1, 0.2, 0.3]},
+    "circuit": {"qasm_file": "c.qasm", "params": {"t": "th", "u": 0.5}},
+    "observable": {"Zq[0]": 1.0}, "run": {"direction": "heisenberg", "ignore_measure": true}})");
+  Task task = load_task(dir.path() / "t.json");
+  ASSERT_EQ(task.sweep_circuits.size(), 3u);
+  EXPECT_EQ(task.swept_params, (std::map<std::string, std::string>{{"t", "th"}}));
+  EXPECT_EQ(task.params, (std::map<std::string, double>{{"u", 0.5}}));
+  const std::vector<double> th = {0.1, 0.2, 0.3};
+  for (std::size_t k = 0; k < 3; ++k) {
+    ASSERT_EQ(task.sweep_circuits[k].size(), 4u);
+    EXPECT_EQ(task.sweep_circuits[k][0].theta(), 2 * th[k]);
+    EXPECT_EQ(task.sweep_circuits[k][2].theta(), 0.5);
+    EXPECT_EQ(task.sweep_circuits[k][3].theta(), th[k] + 0.5);
+  }
+  ExpectSameCircuit(task.circuit, task.sweep_circuits[0]);
+  apply_ignore_measure(task);
+  ASSERT_EQ(task.sweep_circuits[2].size(), 3u);
+  EXPECT_EQ(task.sweep_circuits[2][2].theta(), 0.3 + 0.5);
+  // Gates cannot name what the inputs became (2 * t): the writer refuses rather than drop the sweep.
+  EXPECT_THROW(task_to_json(task), std::invalid_argument);
+  // A swept input that changes the gate count (pow(n) @ x: n gates) is refused, naming the columns.
+  WriteText(dir.path() / "loop.qasm",
+            "OPENQASM 3;\ninclude \"stdgates.inc\";\ninput float[64] n;\nqubit[1] q;\npow(n) @ x q[0];\n");
+  WriteText(dir.path() / "l.json", R"({"version": 1, "n_qubits": 1, "sweep": {"n": [1, 2]},
+    "circuit": {"qasm_file": "loop.qasm", "params": {"n": "n"}}, "run": {"direction": "heisenberg"}})");
+  EXPECT_TRUE(ThrowsParseError([&] { load_task(dir.path() / "l.json"); },
+                               {"circuit.qasm_file: sweep column 0 has 1 gates but column 1 has 2"}));
+}
+
 }  // namespace
 }  // namespace paulistrings::io

@@ -149,14 +149,27 @@ Json gate_json(const Channel& channel, std::size_t index) {
       ") is a raw transfer matrix or user-defined channel, which the task JSON schema cannot express");
 }
 
-/// The gates as a JSON array, one gate per line, each line indented by `indent`.
-std::string gates_text(const Circuit& circuit, std::string_view indent) {
+/// The gates as a JSON array, one gate per line, each line indented by `indent`; the fields in `bindings`
+/// (in circuit order) name their sweep parameters instead of a number.
+std::string gates_text(const Circuit& circuit, std::string_view indent,
+                       const std::vector<SweepBinding>& bindings = {}) {
   if (circuit.empty()) return "[]";
   std::string out = "[\n";
+  std::size_t next = 0;
   for (std::size_t i = 0; i < circuit.size(); ++i) {
     out += indent;
     out += "  ";
-    out += gate_json(circuit[i], i).dump();
+    Json gate = gate_json(circuit[i], i);
+    for (; next < bindings.size() && bindings[next].channel == i; ++next) {
+      const SweepBinding& binding = bindings[next];
+      if (!gate.contains(binding.field) || !gate[binding.field].is_number()) {
+        cannot_write(std::string("gate ") + std::to_string(i) + " (" + circuit[i].description() +
+                     ") has no field " + quote(binding.field) + " to name sweep parameter " +
+                     quote(binding.parameter));
+      }
+      gate[binding.field] = binding.parameter;
+    }
+    out += gate.dump();
     out += i + 1 < circuit.size() ? ",\n" : "\n";
   }
   out += indent;
@@ -180,6 +193,42 @@ Json terms_json(const NamedObservable& observable) {
   return terms;
 }
 
+/// The task's "sweep" object, after checking that the sweep and its bindings can be read back as written.
+std::string sweep_json(const Task& task) {
+  const TaskSweep& sweep = task.sweep;
+  if (sweep.values.size() != sweep.names.size())
+    cannot_write("the sweep has " + std::to_string(sweep.names.size()) + " names but " +
+                 std::to_string(sweep.values.size()) + " value lists");
+  Json object = Json::object();
+  for (std::size_t i = 0; i < sweep.names.size(); ++i) {
+    const std::string& name = sweep.names[i];
+    if (name.empty()) cannot_write("a sweep parameter has an empty name");
+    if (object.contains(name)) cannot_write(std::string("two sweep parameters are named ") + quote(name));
+    if (sweep.values[i].empty() || sweep.values[i].size() != sweep.values[0].size())
+      cannot_write(std::string("sweep parameter ") + quote(name) + " needs one value per column (" +
+                   std::to_string(sweep.values[0].size()) + "), has " +
+                   std::to_string(sweep.values[i].size()));
+    for (double v : sweep.values[i]) {
+      if (!std::isfinite(v))
+        cannot_write(std::string("sweep parameter ") + quote(name) + " has a non-finite value");
+    }
+    const bool used = std::any_of(task.sweep_bindings.begin(), task.sweep_bindings.end(),
+                                  [&](const SweepBinding& b) { return b.parameter == name; });
+    if (!used) cannot_write(std::string("no gate names sweep parameter ") + quote(name));
+    object[name] = sweep.values[i];
+  }
+  for (std::size_t b = 0; b < task.sweep_bindings.size(); ++b) {
+    const SweepBinding& binding = task.sweep_bindings[b];
+    if (!object.contains(binding.parameter))
+      cannot_write(std::string("a gate names ") + quote(binding.parameter) +
+                   ", which the sweep does not list");
+    if (binding.channel >= task.circuit.size() ||
+        (b > 0 && binding.channel < task.sweep_bindings[b - 1].channel))
+      cannot_write("the sweep bindings are not in circuit order");
+  }
+  return object.dump();
+}
+
 }  // namespace
 
 std::string gates_to_json(const Circuit& circuit) { return gates_text(circuit, ""); }
@@ -187,6 +236,13 @@ std::string gates_to_json(const Circuit& circuit) { return gates_text(circuit, "
 std::string task_to_json(const Task& task) {
   if (task.version != 1)
     cannot_write(std::string("only schema version 1 can be written, got ") + std::to_string(task.version));
+  if (!task.swept_params.empty()) {
+    cannot_write(
+        "the sweep sets inputs of a qasm_file circuit (circuit.params), which the gates written "
+        "cannot name");
+  }
+  if (task.sweep.empty() && !task.sweep_bindings.empty())
+    cannot_write("gates name sweep parameters but the task has no sweep");
   if (task.circuit.num_qubits() != task.num_qubits) {
     cannot_write(std::string("the circuit has ") + std::to_string(task.circuit.num_qubits()) +
                  " qubits but the task has " + std::to_string(task.num_qubits));
@@ -194,7 +250,9 @@ std::string task_to_json(const Task& task) {
   std::vector<std::pair<std::string, std::string>> members;  // key, JSON text
   members.emplace_back("version", "1");
   members.emplace_back("n_qubits", std::to_string(task.num_qubits));
-  members.emplace_back("circuit", std::string("{\"gates\": ") + gates_text(task.circuit, "  ") + "}");
+  if (!task.sweep.empty()) members.emplace_back("sweep", sweep_json(task));
+  members.emplace_back(
+      "circuit", std::string("{\"gates\": ") + gates_text(task.circuit, "  ", task.sweep_bindings) + "}");
 
   Json named = Json::object();
   for (std::size_t i = 0; i < task.observables.size(); ++i) {

@@ -39,15 +39,26 @@ void check_budget_room(std::size_t limit, std::size_t baseline, const std::strin
   }
 }
 
+namespace {
+
+// Buckets plus a layer's output (the driver caps a layer at 2× the budget), vector growth slack
+// and the export copy: 4 × (key + coefficient) bytes per budget term bounds the measured peak
+// (docs/PERFORMANCE.md, "Memory budget (CLI)").
+constexpr std::size_t kWorkingSetFactor = 4;
+
+}  // namespace
+
 std::size_t budget_terms(std::size_t limit, std::size_t baseline, int width, bool complex_coefficients,
                          const std::string& option_name) {
-  // Buckets plus a layer's output (the driver caps a layer at 2× the budget), vector growth slack
-  // and the export copy: 4 × (key + coefficient) bytes per budget term bounds the measured peak
-  // (docs/PERFORMANCE.md, "Memory budget (CLI)").
-  constexpr double kWorkingSetFactor = 4.0;
-  const double per_term = (16.0 * width + (complex_coefficients ? 16.0 : 8.0)) * kWorkingSetFactor;
+  const double per_term = static_cast<double>(sweep_bytes_per_term(width, complex_coefficients, 1));
   check_budget_room(limit, baseline, option_name);
   return std::max<std::size_t>(1, static_cast<std::size_t>(static_cast<double>(limit - baseline) / per_term));
+}
+
+std::size_t sweep_bytes_per_term(int width, bool complex_coefficients, std::size_t columns) {
+  const std::size_t key = 16 * static_cast<std::size_t>(width);
+  const std::size_t coefficient = complex_coefficients ? 16 : 8;
+  return (key + coefficient * columns) * kWorkingSetFactor;
 }
 
 std::size_t device_bytes_per_budget_term(int width, bool complex_coefficients) {

@@ -30,6 +30,11 @@ void check_budget_room(std::size_t limit, std::size_t baseline, const std::strin
 std::size_t budget_terms(std::size_t limit, std::size_t baseline, int width, bool complex_coefficients,
                          const std::string& option_name);
 
+/// Bytes one term of a sweep of `columns` columns (sweep/propagate_sweep.h) costs at the working-set factor
+/// of budget_terms: its key and one coefficient per column. A sweep's term budget is the limit's room over
+/// this, and its memory guard's bytes_per_term.
+std::size_t sweep_bytes_per_term(int width, bool complex_coefficients, std::size_t columns);
+
 /// Device bytes one budget term costs the GPU engine at its peak (docs/gpu-engine.md, "Memory"): the
 /// term arrays hold up to two budgets mid-layer with 1.5× growth headroom and, while one array grows,
 /// its old copy; the join table and the scan buffers add a fixed amount per term.

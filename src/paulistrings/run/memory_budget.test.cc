@@ -30,6 +30,12 @@ TEST(MemoryBudget, TermsAreTheRoomOverFourTimesKeyAndCoefficient) {
   EXPECT_EQ(budget_terms(baseline + 1088 * 10000, baseline, 16, true, "limit"), 10000u);
 }
 
+TEST(MemoryBudget, ASweepTermIsFourTimesTheKeyAndOneCoefficientPerColumn) {
+  EXPECT_EQ(sweep_bytes_per_term(1, false, 1), 96u);  // budget_terms' term
+  EXPECT_EQ(sweep_bytes_per_term(1, false, 20), 4 * (16 + 8 * 20u));
+  EXPECT_EQ(sweep_bytes_per_term(8, true, 3), 4 * (128 + 16 * 3u));
+}
+
 TEST(MemoryBudget, ALimitWithoutAMebibyteOfRoomIsRefusedNamingTheOption) {
   EXPECT_TRUE(testing::ThrowsInvalidArgumentMentioning(
       [] { check_budget_room(5 * kMiB, 4 * kMiB, "--memory-limit"); },

@@ -45,7 +45,7 @@ class AnySweepSum {
 
   std::size_t num_qubits() const;
   std::size_t size() const;     ///< terms (keys) with some nonzero column
-  std::size_t columns() const;  ///< K
+  std::size_t columns() const;  ///< every column: K values, then K per gradient parameter
   bool is_complex() const { return sum_.index() >= 5; }
   /// ⟨state|O_k|state⟩ for every column k.
   std::vector<Complex> expectations(const ProductState& state) const;

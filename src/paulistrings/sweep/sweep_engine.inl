@@ -146,21 +146,21 @@ void SweepEngine<W, C>::for_each_unit(std::size_t units, std::span<double> dropp
 
 template <int W, Coefficient C>
 void SweepEngine<W, C>::remove_rows(Bucket& bucket, const std::vector<char>& removed, double* dropped) {
-  std::size_t out = 0;
-  for (std::size_t i = 0; i < bucket.keys.size(); ++i) {
+  // From the end, each removed row taking the last row's place: O(removed) row moves instead of moving
+  // every row after the first removed one (a row is K coefficients).
+  std::size_t size = bucket.keys.size();
+  for (std::size_t i = size; i-- > 0;) {
+    if (!removed[i]) continue;
     C* r = row(bucket, i);
-    if (removed[i]) {
-      for (std::size_t k = 0; k < columns_; ++k) dropped[k] += magnitude_squared(r[k]);
-      continue;
+    for (std::size_t k = 0; k < columns_; ++k) dropped[k] += magnitude_squared(r[k]);
+    --size;
+    if (i != size) {
+      bucket.keys[i] = bucket.keys[size];
+      std::copy(row(bucket, size), row(bucket, size) + columns_, r);
     }
-    if (out != i) {
-      bucket.keys[out] = bucket.keys[i];
-      std::copy(r, r + columns_, row(bucket, out));
-    }
-    ++out;
   }
-  bucket.keys.resize(out);
-  bucket.coefficients.resize(out * columns_);
+  bucket.keys.resize(size);
+  bucket.coefficients.resize(size * columns_);
 }
 
 template <int W, Coefficient C>
@@ -248,10 +248,14 @@ void SweepEngine<W, C>::rotate_pair(const SweepTable<W>& table, std::uint64_t a,
   for (int s = 0; s < sides; ++s) expected += side[s]->keys.size();
   scratch.reset_index(expected / 2);
   scratch.where.clear();
+  bool any_removed[2] = {false, false};
   auto test = [&](int s, std::size_t i) {
     const PauliString<W>& key = side[s]->keys[i];
     const std::span<const C> r(row(*side[s], i), K);
-    if (!sweep_detail::keeps(truncation, key, r, values_)) scratch.removed[s][i] = 1;
+    if (!sweep_detail::keeps(truncation, key, r, values_)) {
+      scratch.removed[s][i] = 1;
+      any_removed[s] = true;
+    }
   };
   // One scan of the keys: followers indexed, leaders listed, commuting terms (unchanged) retested only
   // when the policy asks.
@@ -396,8 +400,7 @@ void SweepEngine<W, C>::rotate_pair(const SweepTable<W>& table, std::uint64_t a,
   }
   for (int s = 0; s < sides; ++s) {
     Bucket& bucket = *side[s];
-    if (std::find(scratch.removed[s].begin(), scratch.removed[s].end(), 1) != scratch.removed[s].end())
-      remove_rows(bucket, scratch.removed[s], dropped);
+    if (any_removed[s]) remove_rows(bucket, scratch.removed[s], dropped);
     bucket.keys.insert(bucket.keys.end(), scratch.new_keys[s].begin(), scratch.new_keys[s].end());
     bucket.coefficients.insert(bucket.coefficients.end(), scratch.new_coefficients[s].begin(),
                                scratch.new_coefficients[s].end());

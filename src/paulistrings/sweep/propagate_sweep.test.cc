@@ -480,6 +480,64 @@ TEST(SweepDerivative, FindsASecondStrengthNearTheEdgeOfItsRange) {
   EXPECT_DOUBLE_EQ(angle.minus.theta(), 0.3 - std::numbers::pi / 2);
 }
 
+TEST(SweepEngine, KeysOfSeveralWordsAndGeneratorsAcrossThem) {
+  // 100 qubits (two words a key): rotations inside one word and across the word boundary, local tables on
+  // either side of it, against the reference and the separate runs.
+  for (std::uint64_t seed = 0; seed < 6; ++seed) {
+    std::mt19937_64 rng(seed);
+    const std::size_t qubits = 100;
+    std::vector<Qubit> active = {3, 40, 62, 63, 64, 65, 90, 99};
+    auto pick = [&] { return active[rng() % active.size()]; };
+    struct Gate {
+      int kind;
+      Qubit a, b;
+    };
+    std::vector<Gate> plan;
+    for (int g = 0; g < 24; ++g) {
+      Gate gate{static_cast<int>(rng() % 5), pick(), 0};
+      do {
+        gate.b = pick();
+      } while (gate.b == gate.a);
+      plan.push_back(gate);
+    }
+    std::vector<Circuit> columns;
+    for (double th : {0.3, 1.1, 2.0}) {
+      Circuit c(qubits);
+      for (const Gate& g : plan) {
+        switch (g.kind) {
+          case 0: c.append(Channel::rzz(th, g.a, g.b)); break;
+          case 1: c.append(Channel::rx(th * 0.7, g.a)); break;
+          case 2: c.append(Channel::pauli_rotation("XY", {g.a, g.b}, th)); break;
+          case 3: c.append(Channel::cnot(g.a, g.b)); break;
+          default: c.append(Channel::depolarize2(0.05 * th, g.a, g.b)); break;
+        }
+      }
+      columns.push_back(std::move(c));
+    }
+    const std::vector<std::pair<std::string, Complex>> terms = {
+        {"Z3 X64", Complex(1.0)}, {"Y40 Z63 X90", Complex(0.5)}, {"X62 Z65 Y99", Complex(-0.7)}};
+    const AnyPauliSum observable = AnyPauliSum::from_labels(qubits, terms);
+    ASSERT_EQ(observable.width(), 2);
+    PropagateOptions options;
+    options.direction = seed % 2 ? Direction::heisenberg : Direction::forward;
+    options.truncation = seed % 3 == 0 ? Truncation() : Truncation::coeff(0.01);
+    options.parallel_threshold = 1;
+    options.threads = 2;
+    AnySweepSum reference, fast;
+    options.engine = Engine::reference;
+    propagate_sweep(observable, columns, options, reference);
+    options.engine = Engine::cpu;
+    propagate_sweep(observable, columns, options, fast);
+    const std::vector<Terms> expected = all_columns(reference), got = all_columns(fast);
+    for (std::size_t k = 0; k < columns.size(); ++k) {
+      EXPECT_LT(distance(got[k], expected[k]), 1e-12) << "seed " << seed << " column " << k;
+      if (options.truncation.is_none()) {
+        EXPECT_LT(distance(got[k], own_run(observable, columns[k], options)), 1e-12) << "seed " << seed;
+      }
+    }
+  }
+}
+
 TEST(SweepEngine, GradientsMatchTheReferenceUnderTruncationOnLargeSums) {
   for (std::uint64_t seed = 0; seed < 6; ++seed) {
     const ParameterizedCircuit p = parameterized(seed + 900, seed % 2 == 0);

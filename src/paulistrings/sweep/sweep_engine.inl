@@ -234,6 +234,19 @@ void SweepEngine<W, C>::rotate_pair(const SweepTable<W>& table, std::uint64_t a,
       pivot_bit = g.z[w] & (~g.z[w] + 1);
     }
   }
+  // Most generators act inside one word of the key: test only that word.
+  int only_word = -1;
+  for (int w = 0; w < W; ++w) {
+    if ((g.x[w] | g.z[w]) == 0) continue;
+    only_word = only_word == -1 ? w : -2;
+  }
+  auto commutes = [&](const PauliString<W>& key) {
+    if (only_word >= 0) {
+      const int w = only_word;
+      return (std::popcount((key.x[w] & g.z[w]) ^ (key.z[w] & g.x[w])) & 1) == 0;
+    }
+    return key.commutes_with(g);
+  };
   auto follower = [&](const PauliString<W>& key) {
     return ((pivot_z ? key.z[pivot_word] : key.x[pivot_word]) & pivot_bit) != 0;
   };
@@ -266,7 +279,7 @@ void SweepEngine<W, C>::rotate_pair(const SweepTable<W>& table, std::uint64_t a,
     scratch.leaders[s].clear();
     const auto& keys = side[s]->keys;
     for (std::size_t i = 0; i < keys.size(); ++i) {
-      if (keys[i].commutes_with(g)) {
+      if (commutes(keys[i])) {
         if (retest) test(s, static_cast<std::size_t>(i));
         continue;
       }

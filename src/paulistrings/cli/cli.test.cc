@@ -1202,6 +1202,19 @@ TEST_F(Cli, KickedIsingGradientMatchesFiniteDifferencesAndIsWrittenToTheTask) {
   const Result again = run("run " + path("ki.json") + " -q");
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(parse(again.out)["observables"]["Z62"]["gradients"], j["observables"]["Z62"]["gradients"]);
+  // Under truncation the values are those of the sweep without the gradient (truncation decides on the
+  // values alone); the derivative columns report what they lost.
+  const std::string cut_run = "kicked-ising --steps 3 -q --coeff 0.2 --theta-h 0.3:0.9:3";
+  const Result cut = run(cut_run + " --gradient theta_h");
+  const Result cut_plain = run(cut_run);
+  ASSERT_EQ(cut.exit_code, 0) << cut.err;
+  ASSERT_EQ(cut_plain.exit_code, 0) << cut_plain.err;
+  const Json cut_z62 = parse(cut.out)["observables"]["Z62"];
+  EXPECT_EQ(cut_z62["values"], parse(cut_plain.out)["observables"]["Z62"]["values"]);
+  EXPECT_EQ(cut_z62["discarded_weight"], parse(cut_plain.out)["observables"]["Z62"]["discarded_weight"]);
+  EXPECT_GT(cut_z62["discarded_weight"][1].get<double>(), 0.0);
+  ASSERT_EQ(cut_z62["gradient_discarded_weight"]["theta_h"].size(), 3u);
+  EXPECT_GT(cut_z62["gradient_discarded_weight"]["theta_h"][1].get<double>(), 0.0);
   // One angle with --gradient: a sweep of one column.
   const Result single = run(common + "0.9 --gradient theta_h");
   ASSERT_EQ(single.exit_code, 0) << single.err;

@@ -425,7 +425,7 @@ int main_entry(int argc, char** argv, Launch& launch) {
   CLI::App* kicked = app.add_subcommand("kicked-ising", "the 127-qubit heavy-hex kicked-Ising workload");
   std::size_t steps = 0;
   std::string theta_h_text, kicked_observable = "Z62";
-  std::optional<std::string> write_task;
+  std::optional<std::string> write_task, kicked_gradient;
   std::optional<double> kicked_coeff;
   std::optional<std::size_t> kicked_weight;
   CommonOptions kicked_common;
@@ -435,6 +435,9 @@ int main_entry(int argc, char** argv, Launch& launch) {
                    "rx angle: a number or k*pi/m, e.g. 5pi/16; or a sweep START:STOP:K (K angles, both ends "
                    "included, in one run), e.g. 0:pi/2:20")
       ->required();
+  kicked->add_option(
+      "--gradient", kicked_gradient,
+      "theta_h: also d<O>/d(theta_h) at every angle (a single angle runs as a one-column sweep)");
   kicked->add_option("--observable", kicked_observable, "Z62 (default), mz (mean magnetization) or a label");
   kicked->add_option("--write-task", write_task, "also write the workload as a task JSON file");
   kicked->add_option("--coeff", kicked_coeff, "coefficient cutoff (default 2^-12)")->transform(real_value());
@@ -541,13 +544,18 @@ int main_entry(int argc, char** argv, Launch& launch) {
       io::Task& task = spec.task;
       task.num_qubits = kHeavyHexQubits;
       task.circuit = kicked_ising_circuit(steps, theta_h[0]);
-      if (theta_h_text.find(':') != std::string::npos) {
-        // A sweep of θh: column k is the circuit at θh_k; its rx gates name the parameter "theta_h".
+      if (kicked_gradient && *kicked_gradient != "theta_h") {
+        throw BadInput("--gradient '" + *kicked_gradient + "': kicked-ising has one parameter, theta_h");
+      }
+      if (theta_h_text.find(':') != std::string::npos || kicked_gradient) {
+        // A sweep of θh: column k is the circuit at θh_k; its rx gates name the parameter "theta_h". A
+        // gradient at one angle is a sweep of one column.
         task.sweep = {{"theta_h"}, {theta_h}};
         for (double theta : theta_h) task.sweep_circuits.push_back(kicked_ising_circuit(steps, theta));
         for (std::size_t i = 0; i < task.circuit.size(); ++i) {
           if (task.circuit[i].name() == "rx") task.sweep_bindings.push_back({i, "theta", "theta_h"});
         }
+        if (kicked_gradient) task.gradient = {"theta_h"};
       }
       task.direction = Direction::heisenberg;
       task.threads = 0;

@@ -17,6 +17,7 @@
 #include <numbers>
 #include <sstream>
 #include <string>
+#include <tuple>
 
 #include "paulistrings/gpu/device_sum.h"
 #include "paulistrings/io/atomic_file.h"
@@ -1049,6 +1050,177 @@ TEST_F(Cli, KickedIsingSweepsThetaHInOneRunLikeSingleAngles) {
     EXPECT_NE(refused.err.find("'" + bad + "'"), std::string::npos) << refused.err;
     EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
   }
+}
+
+// ---- gradients (docs/cli.md, "Sweeps") -------------------------------------------------------------
+
+/// A sweep task over "th" (three rotations) and "p" (depolarize, and pauli_channel's px and pz together),
+/// `members` added at the top level ("gradient").
+std::string GradientTask(const std::string& th, const std::string& p, const std::string& members = "") {
+  return R"({"version": 1, "n_qubits": 4, "sweep": {"th": )" + th + R"(, "p": )" + p + "}, " + members +
+         R"("circuit": {"gates": [
+    {"name": "h", "qubits": [0]}, {"name": "rx", "qubits": [1], "theta": "th"},
+    {"name": "cnot", "qubits": [0, 2]}, {"name": "rzz", "qubits": [1, 2], "theta": 0.4},
+    {"name": "depolarize", "qubits": [0, 2], "p": "p"}, {"name": "ry", "qubits": [3], "theta": "th"},
+    {"name": "pauli_channel", "qubits": [1], "px": "p", "py": 0.01, "pz": "p"}, {"name": "cz", "qubits": [2, 3]},
+    {"name": "pauli_rotation", "pauli": "XYZ", "qubits": [0, 1, 3], "theta": "th"},
+    {"name": "depolarize2", "qubits": [1, 3], "p": 0.02}]},
+  "observables": {"zz": {"Z0 Z2": 1.0, "X1": 0.5, "Y3": 0.25}, "c": {"Y0 Z3": [0.5, 0.25], "Z1 X3": 1.0}},
+  "run": {"direction": "heisenberg", "threads": 2, "state": "0+r1"}})";
+}
+
+TEST_F(Cli, GradientsMatchCentralFiniteDifferencesOfTwoSweepRuns) {
+  const std::string th = "[0.1, -0.7, 1.3]", p = "[0.01, 0.02, 0.05]";
+  const Result r = run("run " + write("g.json", GradientTask(th, p, R"("gradient": ["th", "p"], )")));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json j = parse(r.out);
+  // Asking for gradients changes no value.
+  const Result plain = run("run " + write("plain.json", GradientTask(th, p)) + " -q");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  const double h = 1e-5;
+  const std::string th_minus = "[0.09999, -0.70001, 1.29999]", th_plus = "[0.10001, -0.69999, 1.30001]";
+  const std::string p_minus = "[0.00999, 0.01999, 0.04999]", p_plus = "[0.01001, 0.02001, 0.05001]";
+  for (const auto& [name, minus, plus] : {std::tuple<std::string, std::string, std::string>{
+                                              "th", GradientTask(th_minus, p), GradientTask(th_plus, p)},
+                                          {"p", GradientTask(th, p_minus), GradientTask(th, p_plus)}}) {
+    SCOPED_TRACE(name);
+    const Result down = run("run " + write("minus.json", minus) + " -q");
+    const Result up = run("run " + write("plus.json", plus) + " -q");
+    ASSERT_EQ(down.exit_code, 0) << down.err;
+    ASSERT_EQ(up.exit_code, 0) << up.err;
+    for (const char* observable : {"zz", "c"}) {
+      SCOPED_TRACE(observable);
+      const Json& o = j["observables"][observable];
+      EXPECT_EQ(o["values"], parse(plain.out)["observables"][observable]["values"]);
+      const std::vector<Complex> gradient = values_of(o["gradients"][name]);
+      const std::vector<Complex> below = values_of(parse(down.out)["observables"][observable]["values"]);
+      const std::vector<Complex> above = values_of(parse(up.out)["observables"][observable]["values"]);
+      ASSERT_EQ(gradient.size(), 3u);
+      for (std::size_t k = 0; k < 3; ++k) {
+        const Complex difference = (above[k] - below[k]) / (2 * h);
+        EXPECT_NEAR(gradient[k].real(), difference.real(), 1e-6) << "column " << k;
+        EXPECT_NEAR(gradient[k].imag(), difference.imag(), 1e-6) << "column " << k;
+      }
+      EXPECT_EQ(o["gradient_discarded_weight"][name].size(), 3u);
+      EXPECT_EQ(o["discarded_weight"].size(), 3u);
+    }
+  }
+  EXPECT_GT(std::abs(values_of(j["observables"]["zz"]["gradients"]["th"])[1]), 1e-3);  // not trivially zero
+  // The text lines add d<O>/dname per observable and parameter.
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 3) << r.err;
+  EXPECT_NE(r.err.find("th=-0.7 p=0.02: <zz>="), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" d<zz>/dth="), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" d<c>/dp="), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, AnAngleInOneRotationHasTheParameterShiftAsGradient) {
+  // "a" enters one rotation: d<O>/da = (<O>(a + pi/2) - <O>(a - pi/2)) / 2 exactly.
+  const auto task = [](const std::string& a, const std::string& members) {
+    return R"({"version": 1, "n_qubits": 3, "sweep": {"a": )" + a + "}, " + members +
+           R"("circuit": {"gates": [
+      {"name": "h", "qubits": [0]}, {"name": "cnot", "qubits": [0, 1]}, {"name": "ry", "qubits": [2], "theta": 0.3},
+      {"name": "rzz", "qubits": [1, 2], "theta": "a"}, {"name": "depolarize", "qubits": [1], "p": 0.05},
+      {"name": "rx", "qubits": [1], "theta": 0.8}]},
+      "observable": {"X0 Y1 Z2": 1.0, "Y1 X2": 0.5}, "run": {"direction": "heisenberg"}})";
+  };
+  const double a[2] = {0.4, -2.1};
+  const Result r = run("run -q " + write("g.json", task("[0.4, -2.1]", R"("gradient": ["a"], )")));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Json shifted = Json::array();
+  for (double v : a) shifted.insert(shifted.end(), {v + std::numbers::pi / 2, v - std::numbers::pi / 2});
+  const Result s = run("run -q " + write("s.json", task(shifted.dump(), "")));
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  const std::vector<Complex> gradient =
+      values_of(parse(r.out)["observables"]["observable"]["gradients"]["a"]);
+  const std::vector<Complex> values = values_of(parse(s.out)["observables"]["observable"]["values"]);
+  ASSERT_EQ(gradient.size(), 2u);
+  for (std::size_t k = 0; k < 2; ++k) {
+    EXPECT_NEAR(gradient[k].real(), (values[2 * k] - values[2 * k + 1]).real() / 2, 1e-12) << k;
+    EXPECT_GT(std::abs(gradient[k]), 1e-3) << k;
+  }
+}
+
+TEST_F(Cli, ADepolarizingStrengthsGradientIsTheExactSlope) {
+  // depolarize(p) scales X by 1 - 4p/3 (docs/design.md §2.6); it acts last, so <X0>(p) = (1 - 4p/3) c and
+  // d<X0>/dp = -4/3 c = -4/3 <X0>(p) / (1 - 4p/3).
+  const Result r = run("run -q " + write("g.json", R"({"version": 1, "n_qubits": 2,
+    "sweep": {"p": [0.0, 0.1, 0.7]}, "gradient": ["p"], "circuit": {"gates": [
+      {"name": "ry", "qubits": [0], "theta": 0.7}, {"name": "rz", "qubits": [0], "theta": 0.3},
+      {"name": "rx", "qubits": [1], "theta": 0.4}, {"name": "depolarize", "qubits": [0], "p": "p"}]},
+    "observable": {"X0": 1.0}, "run": {"direction": "heisenberg"}})"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json j = parse(r.out);
+  const Json& o = j["observables"]["observable"];
+  const std::vector<Complex> values = values_of(o["values"]), gradient = values_of(o["gradients"]["p"]);
+  const double p[3] = {0.0, 0.1, 0.7};
+  ASSERT_EQ(gradient.size(), 3u);
+  EXPECT_GT(std::abs(values[0]), 0.1);
+  for (std::size_t k = 0; k < 3; ++k)
+    EXPECT_NEAR(gradient[k].real(), -4.0 / 3.0 * values[k].real() / (1 - 4 * p[k] / 3), 1e-12) << k;
+}
+
+TEST_F(Cli, WhatAGradientCannotTakeIsRefusedWithOneLine) {
+  // amplitude_damping's gamma names "p" in kSweepTask: its transfer is not affine in gamma.
+  std::string text = kSweepTask;
+  text.insert(text.find(R"("circuit")"), R"("gradient": ["p"], )");
+  const Result gamma = run("run -q " + write("gamma.json", text));
+  EXPECT_EQ(gamma.exit_code, 2) << gamma.err;
+  EXPECT_NE(gamma.err.find("gradient[0]: sweep parameter \"p\" sets amplitude_damping's gamma"),
+            std::string::npos)
+      << gamma.err;
+  EXPECT_EQ(std::count(gamma.err.begin(), gamma.err.end(), '\n'), 1) << gamma.err;
+  EXPECT_EQ(gamma.out, "");
+  text = kSweepTask;
+  text.insert(text.find(R"("circuit")"), R"("gradient": ["th", "q"], )");
+  const Result unknown = run("run -q " + write("unknown.json", text));
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.err;
+  EXPECT_NE(unknown.err.find("gradient[1]: unknown sweep parameter \"q\""), std::string::npos) << unknown.err;
+  // kicked-ising has one parameter.
+  const Result other = run("kicked-ising --steps 1 -q --theta-h 0:1:2 --gradient theta");
+  EXPECT_EQ(other.exit_code, 2) << other.err;
+  EXPECT_EQ(other.err, "paulistrings: --gradient 'theta': kicked-ising has one parameter, theta_h\n");
+}
+
+TEST_F(Cli, KickedIsingGradientMatchesFiniteDifferencesAndIsWrittenToTheTask) {
+  const std::string common = "kicked-ising --steps 2 -q --coeff 0 --theta-h ";
+  const Result r = run(common + "0.3:0.9:3 --gradient theta_h --write-task " + path("ki.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json j = parse(r.out);
+  const std::vector<Complex> gradient = values_of(j["observables"]["Z62"]["gradients"]["theta_h"]);
+  ASSERT_EQ(gradient.size(), 3u);
+  const Result down = run(common + "0.29999:0.89999:3");
+  const Result up = run(common + "0.30001:0.90001:3");
+  ASSERT_EQ(down.exit_code, 0) << down.err;
+  ASSERT_EQ(up.exit_code, 0) << up.err;
+  const std::vector<Complex> below = values_of(parse(down.out)["observables"]["Z62"]["values"]);
+  const std::vector<Complex> above = values_of(parse(up.out)["observables"]["Z62"]["values"]);
+  for (std::size_t k = 0; k < 3; ++k)
+    EXPECT_NEAR(gradient[k].real(), (above[k] - below[k]).real() / 2e-5, 1e-6) << k;
+  // The task written asks for the gradient too, and runs to the same numbers.
+  const std::string written = io::read_file(path("ki.json"));
+  EXPECT_NE(written.find(R"("gradient": ["theta_h"])"), std::string::npos) << written;
+  const Result again = run("run " + path("ki.json") + " -q");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(parse(again.out)["observables"]["Z62"]["gradients"], j["observables"]["Z62"]["gradients"]);
+  // Under truncation the values are those of the sweep without the gradient (truncation decides on the
+  // values alone); the derivative columns report what they lost.
+  const std::string cut_run = "kicked-ising --steps 3 -q --coeff 0.2 --theta-h 0.3:0.9:3";
+  const Result cut = run(cut_run + " --gradient theta_h");
+  const Result cut_plain = run(cut_run);
+  ASSERT_EQ(cut.exit_code, 0) << cut.err;
+  ASSERT_EQ(cut_plain.exit_code, 0) << cut_plain.err;
+  const Json cut_z62 = parse(cut.out)["observables"]["Z62"];
+  EXPECT_EQ(cut_z62["values"], parse(cut_plain.out)["observables"]["Z62"]["values"]);
+  EXPECT_EQ(cut_z62["discarded_weight"], parse(cut_plain.out)["observables"]["Z62"]["discarded_weight"]);
+  EXPECT_GT(cut_z62["discarded_weight"][1].get<double>(), 0.0);
+  ASSERT_EQ(cut_z62["gradient_discarded_weight"]["theta_h"].size(), 3u);
+  EXPECT_GT(cut_z62["gradient_discarded_weight"]["theta_h"][1].get<double>(), 0.0);
+  // One angle with --gradient: a sweep of one column.
+  const Result single = run(common + "0.9 --gradient theta_h");
+  ASSERT_EQ(single.exit_code, 0) << single.err;
+  EXPECT_EQ(parse(single.out)["columns"], 1);
+  EXPECT_NEAR(values_of(parse(single.out)["observables"]["Z62"]["gradients"]["theta_h"])[0].real(),
+              gradient[2].real(), 1e-12);
 }
 
 }  // namespace

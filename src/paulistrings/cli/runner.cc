@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -15,10 +16,12 @@
 #include <cstdlib>
 #include <functional>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <sstream>
 #include <stdexcept>
+#include <type_traits>
 
 #include "paulistrings/cli/launch.h"
 #include "paulistrings/core/text.h"
@@ -416,6 +419,59 @@ std::string format_value(Complex v) {
   return text;
 }
 
+/// The SweepGradient of every "gradient" parameter (io::Task::gradient): for each column, the
+/// LayerDerivative of every layer whose gate fields name the parameter — the layer rebuilt with those
+/// fields set to the argument (several fields of one gate, as pauli_channel's px and pz both "p", move
+/// together: the transfer stays affine along that line) — at the column's value (docs/cli.md, "Sweeps").
+std::vector<SweepGradient> sweep_gradients(const io::Task& task) {
+  std::vector<SweepGradient> gradients;
+  const std::size_t K = task.sweep.columns();
+  for (const std::string& name : task.gradient) {
+    const auto found = std::find(task.sweep.names.begin(), task.sweep.names.end(), name);
+    if (found == task.sweep.names.end())
+      throw BadInput("gradient: \"" + name + "\" is not a parameter of the sweep");
+    if (std::any_of(gradients.begin(), gradients.end(),
+                    [&](const SweepGradient& g) { return g.name == name; }))
+      throw BadInput("gradient: \"" + name + "\" is named twice");
+    const std::vector<double>& values =
+        task.sweep.values[static_cast<std::size_t>(found - task.sweep.names.begin())];
+    std::map<std::size_t, std::vector<std::string>> layers;  // layer → its fields naming the parameter
+    for (const io::SweepBinding& binding : task.sweep_bindings) {
+      if (binding.parameter != name) continue;
+      if (binding.field == "gamma") {
+        throw BadInput(
+            "gradient: \"" + name + "\" sets amplitude_damping's gamma (layer " +
+            std::to_string(binding.channel) +
+            "), whose transfer (sqrt(1 - gamma)) is not affine in gamma: no exact gradient is taken there");
+      }
+      layers[binding.channel].push_back(binding.field);
+    }
+    if (layers.empty()) {
+      throw BadInput(
+          "gradient: no gate field names \"" + name +
+          "\" (a gradient needs the gates that use the parameter; a qasm_file's params do not name them)");
+    }
+    SweepGradient gradient{name, std::vector<std::vector<LayerDerivative>>(K)};
+    for (std::size_t k = 0; k < K; ++k) {
+      for (const auto& [layer, fields] : layers) {
+        const Channel& at = task.sweep_circuits[k].at(layer);
+        const auto make = [&](double argument) { return io::with_gate_fields(at, fields, argument); };
+        // A rotation's only field is its angle; every other field is a strength on which the transfer is
+        // affine.
+        const bool angle = fields.front() == "theta";
+        try {
+          gradient.derivatives[k].push_back(sweep_derivative(layer, make, values[k], angle));
+        } catch (const std::invalid_argument& e) {
+          throw BadInput("gradient \"" + name + "\", sweep column " + std::to_string(k) + ", layer " +
+                         std::to_string(layer) + ": " + e.what());
+        }
+      }
+    }
+    gradients.push_back(std::move(gradient));
+  }
+  return gradients;
+}
+
 /// A task with a sweep (io::Task::sweep): each observable through propagate_sweep, all K columns in one
 /// propagation (docs/cli.md, "Sweeps"). What a sweep cannot honour is refused, never ignored.
 int execute_sweep(const RunSpec& spec, const RunControl& control) {
@@ -443,6 +499,8 @@ int execute_sweep(const RunSpec& spec, const RunControl& control) {
   const ProductState state = task_state(task);
   auto make_sum = [&](const io::NamedObservable& observable) { return observable_sum(task, observable); };
   for (const io::NamedObservable& observable : task.observables) make_sum(observable);
+  const std::vector<SweepGradient> gradients = sweep_gradients(task);
+  const std::size_t G = gradients.size();
 
   const int threads = task.threads == 0 ? available_cpus() : task.threads;
   PropagateOptions options;
@@ -498,13 +556,13 @@ int execute_sweep(const RunSpec& spec, const RunControl& control) {
     current = &observable;
     progress.begin_observable(i, 0);
     const bool complex_coefficients = sum.is_complex() || complex_transfer;
-    const std::size_t bytes_per_term = sweep_bytes_per_term(sum.width(), complex_coefficients, K);
+    const std::size_t bytes_per_term = sweep_bytes_per_term(sum.width(), complex_coefficients, K * (1 + G));
     if (control.memory_limit_bytes)
       options.max_terms = max_terms_used =
           std::max<std::size_t>(1, (*control.memory_limit_bytes - baseline) / bytes_per_term);
     if (guard.bytes > 0) options.memory_guard = {guard.bytes, bytes_per_term, guard.source};
     AnySweepSum result;
-    const SweepStats sweep = propagate_sweep(sum, task.sweep_circuits, options, result);
+    const SweepStats sweep = propagate_sweep(sum, task.sweep_circuits, options, result, gradients);
     const PropagationStats& stats = sweep.stats;
     if (stats.stopped) {
       trace.write();
@@ -513,13 +571,32 @@ int execute_sweep(const RunSpec& spec, const RunControl& control) {
                    stats.layers_done, task.circuit.size());
       return kExitInterrupted;
     }
+    // Columns: K values, then K derivatives per gradient parameter (column K·(1 + g) + k); the discarded
+    // weight in the same layout.
     values.push_back(result.expectations(state));
-    Json column_values = Json::array();
-    for (const Complex& v : values.back()) column_values.push_back(complex_value(v));
-    observables[observable.name] = {{"values", column_values},
+    const auto part = [&](const auto& all, std::size_t block) {
+      using Item = typename std::decay_t<decltype(all)>::value_type;
+      return std::vector<Item>(all.begin() + static_cast<std::ptrdiff_t>(block * K),
+                               all.begin() + static_cast<std::ptrdiff_t>((block + 1) * K));
+    };
+    const auto numbers = [](const std::vector<Complex>& column_values) {
+      Json list = Json::array();
+      for (const Complex& v : column_values) list.push_back(complex_value(v));
+      return list;
+    };
+    observables[observable.name] = {{"values", numbers(part(values.back(), 0))},
                                     {"final_terms", stats.final_terms},
                                     {"peak_terms", stats.peak_terms},
-                                    {"discarded_weight", sweep.discarded_weight}};
+                                    {"discarded_weight", part(sweep.discarded_weight, 0)}};
+    if (G > 0) {
+      Json derivatives = Json::object(), derivative_discarded = Json::object();
+      for (std::size_t g = 0; g < G; ++g) {
+        derivatives[gradients[g].name] = numbers(part(values.back(), 1 + g));
+        derivative_discarded[gradients[g].name] = part(sweep.discarded_weight, 1 + g);
+      }
+      observables[observable.name]["gradients"] = std::move(derivatives);
+      observables[observable.name]["gradient_discarded_weight"] = std::move(derivative_discarded);
+    }
     if (control.memory_limit_bytes) {
       observables[observable.name]["budget_truncations"] = stats.budget_truncations;
       observables[observable.name]["budget_discarded_weight"] = stats.budget_discarded_weight;
@@ -555,8 +632,13 @@ int execute_sweep(const RunSpec& spec, const RunControl& control) {
         line += (line.empty() ? "" : " ") + task.sweep.names[p] + "=" + value;
       }
       line += ":";
-      for (std::size_t i = 0; i < task.observables.size(); ++i)
+      for (std::size_t i = 0; i < task.observables.size(); ++i) {
         line += " <" + task.observables[i].name + ">=" + format_value(values[i][k]);
+        for (std::size_t g = 0; g < G; ++g) {
+          line += " d<" + task.observables[i].name + ">/d" + gradients[g].name + "=" +
+                  format_value(values[i][K * (1 + g) + k]);
+        }
+      }
       std::fprintf(stderr, "%s\n", line.c_str());
     }
   }

@@ -193,7 +193,8 @@ class TaskReader {
     }
     if (const Json* version = find(root, "version")) read_version(*version);
     check_keys(root, "",
-               {"version", "n_qubits", "circuit", "observable", "observables", "truncation", "run", "sweep"},
+               {"version", "n_qubits", "circuit", "observable", "observables", "truncation", "run", "sweep",
+                "gradient"},
                "the task");
     require(root, "", "version", "the integer 1");
     const Json& n_qubits = require(root, "", "n_qubits", "a positive integer");
@@ -211,6 +212,7 @@ class TaskReader {
     sweep_ = &task.sweep;
     task.circuit = read_circuit(circuit, stim_observable, task);
     check_sweep_used(task);
+    if (const Json* gradient = find(root, "gradient")) task.gradient = read_gradient(*gradient, task);
     if (has_v1_observable) {
       task.observables.push_back({"observable", read_observable(root.at("observable"), "observable")});
     }
@@ -373,6 +375,43 @@ class TaskReader {
                                     [&](const auto& input) { return input.second == name; });
       if (!used) fail(join("sweep", name), std::string("no gate uses sweep parameter ") + quote(name));
     }
+  }
+
+  /// "gradient": ["name", …], sweep parameters that gate fields name, each once (after the circuit).
+  std::vector<std::string> read_gradient(const Json& value, const Task& task) const {
+    if (!value.is_array() || value.empty())
+      fail("gradient",
+           std::string("expected a non-empty list of sweep parameter names [\"th\", ...]") + got(value));
+    if (task.sweep.empty())
+      fail("gradient",
+           "a gradient is taken along a sweep, but the task has no \"sweep\": {\"name\": [v1, ..., vK]}");
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < value.size(); ++i) {
+      const std::string path = indexed("gradient", i);
+      if (!value[i].is_string()) fail(path, std::string("expected a sweep parameter name") + got(value[i]));
+      const std::string& name = value[i].get_ref<const std::string&>();
+      sweep_parameter(name, path);  // a located error unless the sweep has it
+      if (std::find(names.begin(), names.end(), name) != names.end())
+        fail(path, std::string("sweep parameter ") + quote(name) + " is named twice");
+      for (const auto& [input, parameter] : task.swept_params) {
+        if (parameter == name) {
+          fail(path,
+               std::string("sweep parameter ") + quote(name) + " sets input " + quote(input) +
+                   " of the qasm_file circuit (circuit.params); a gradient needs the gates that use it, "
+                   "which an OpenQASM expression does not name (write the gates in \"gates\" instead)");
+        }
+      }
+      for (const SweepBinding& binding : task.sweep_bindings) {
+        if (binding.parameter == name && binding.field == "gamma") {
+          fail(path, std::string("sweep parameter ") + quote(name) +
+                         " sets amplitude_damping's gamma (layer " + std::to_string(binding.channel) +
+                         " of the circuit), whose transfer (sqrt(1 - gamma)) is not affine in gamma: no "
+                         "exact gradient is taken there");
+        }
+      }
+      names.push_back(name);
+    }
+    return names;
   }
 
   /// Index of the sweep parameter a gate field names (`path`: the field), or a located error.

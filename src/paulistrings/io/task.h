@@ -27,6 +27,10 @@
 //                                    every parameter must be used. A "qasm_file" circuit's "params"
 //                                    may name parameters too ("params": {"t": "th"}: the file read once
 //                                    per column); a sweep with a "stim_file" circuit is refused.
+//   "gradient": ["th", …]              with a "sweep": the derivative of every value with respect to these
+//                                    sweep parameters (each named once, each named by some gate field;
+//                                    not amplitude_damping's gamma, whose transfer is not affine, nor a
+//                                    parameter that only a "qasm_file"'s "params" use).
 // Unknown keys, unknown gates, missing or ill-typed fields throw io::ParseError naming the file and
 // the field path ("circuit.gates[3].theta: expected a number").
 
@@ -34,6 +38,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -123,6 +128,8 @@ struct Task {
   TaskSweep sweep;
   std::vector<Circuit> sweep_circuits;
   std::vector<SweepBinding> sweep_bindings;
+  /// "gradient": sweep parameters to differentiate every value by (empty: none), in file order.
+  std::vector<std::string> gradient;
 };
 
 /// With task.ignore_measure: removes the circuit's measurement channels (from every sweep column too),
@@ -141,6 +148,12 @@ Task load_task(const std::filesystem::path& path);
 /// rz/rx/ry or pauli_rotation; raw transfer matrices and custom channels throw
 /// std::invalid_argument since the schema has no word for them).
 std::string gates_to_json(const Circuit& circuit);
+
+/// The channel that `channel`'s task gate becomes with each of `fields` ("theta", "p", "px", …) set to
+/// `value`, the gate's other fields as they are: how a gradient varies the gate fields that name one sweep
+/// parameter. std::invalid_argument when the gate has no such numeric field (or no task word, as
+/// gates_to_json) or `value` is outside the field's range.
+Channel with_gate_fields(const Channel& channel, std::span<const std::string> fields, double value);
 
 /// A whole task as JSON text (schema v1 plus whichever extensions the task uses), such that
 /// parse_task(task_to_json(t)) reproduces t.

@@ -560,6 +560,7 @@ void ExpectSameTask(const Task& actual, const Task& expected) {
   EXPECT_EQ(actual.threads, expected.threads);
   EXPECT_EQ(actual.device, expected.device);
   EXPECT_EQ(actual.state, expected.state);
+  EXPECT_EQ(actual.gradient, expected.gradient);
 }
 
 TEST(TaskJson, TaskToJsonRoundTripsRandomTasks) {
@@ -1245,6 +1246,99 @@ TEST(TaskJsonSweep, QasmFileParamsMayNameSweepParameters) {
     "circuit": {"qasm_file": "loop.qasm", "params": {"n": "n"}}, "run": {"direction": "heisenberg"}})");
   EXPECT_TRUE(ThrowsParseError([&] { load_task(dir.path() / "l.json"); },
                                {"circuit.qasm_file: sweep column 0 has 1 gates but column 1 has 2"}));
+}
+
+// ---- gradients ----------------------------------------------------------------------------------
+
+/// kSweepTask asking for gradients (`list`: the JSON of "gradient").
+std::string WithGradient(const std::string& list, std::string text = kSweepTask) {
+  return text.insert(text.find(R"("circuit")"), R"("gradient": )" + list + ", ");
+}
+
+TEST(TaskJsonGradient, TheListIsReadInOrderAndRoundTrips) {
+  const Task task = parse_task(WithGradient(R"(["p", "th"])"));
+  EXPECT_EQ(task.gradient, (std::vector<std::string>{"p", "th"}));
+  EXPECT_TRUE(parse_task(kSweepTask).gradient.empty());
+  const std::string text = task_to_json(task);
+  EXPECT_NE(text.find(R"("gradient": ["p","th"])"), std::string::npos) << text;
+  const Task back = parse_task(text, "written.json");
+  ExpectSameTask(back, task);
+  EXPECT_EQ(back.sweep_bindings, task.sweep_bindings);
+  EXPECT_EQ(task_to_json(back), text);
+  EXPECT_EQ(task_to_json(parse_task(kSweepTask)).find("gradient"), std::string::npos);
+  // What could not be read back is refused.
+  Task broken = task;
+  broken.gradient = {"q"};
+  EXPECT_THROW(task_to_json(broken), std::invalid_argument);
+  broken.gradient = {"th", "th"};
+  EXPECT_THROW(task_to_json(broken), std::invalid_argument);
+  broken = task;
+  broken.sweep = {};
+  broken.sweep_circuits.clear();
+  broken.sweep_bindings.clear();
+  EXPECT_THROW(task_to_json(broken), std::invalid_argument);
+}
+
+TEST(TaskJsonGradient, MalformedGradientsNameTheField) {
+  struct Case {
+    std::string text;
+    std::vector<std::string> needles;
+  };
+  const std::string gamma =
+      R"({"version": 1, "n_qubits": 2, "sweep": {"g": [0.1, 0.2]}, "circuit": {"gates": [
+      {"name": "h", "qubits": [0]}, {"name": "amplitude_damping", "qubits": [0, 1], "gamma": "g"}]},
+      "gradient": ["g"], "run": {"direction": "forward"}})";
+  const std::vector<Case> cases = {
+      {WithGradient(R"("th")"),
+       {"gradient: expected a non-empty list of sweep parameter names", "got the string"}},
+      {WithGradient("[]"), {"gradient: expected a non-empty list of sweep parameter names"}},
+      {WithGradient(R"({"th": 1})"), {"gradient: expected a non-empty list"}},
+      {WithGradient(R"(["th", 2])"), {"gradient[1]: expected a sweep parameter name, got the integer 2"}},
+      {WithGradient(R"(["th", "q"])"),
+       {"gradient[1]: unknown sweep parameter \"q\" (the sweep has \"th\", \"p\")"}},
+      {WithGradient(R"(["th", "p", "th"])"), {"gradient[2]: sweep parameter \"th\" is named twice"}},
+      {WithGradient(R"(["th"])", std::string(kV1Task)),
+       {"gradient: a gradient is taken along a sweep, but the task has no \"sweep\""}},
+      {gamma,
+       {"gradient[0]: sweep parameter \"g\" sets amplitude_damping's gamma (layer 1 of the circuit)",
+        "not affine"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    EXPECT_TRUE(ThrowsParseError([&] { parse_task(c.text, "t.json"); }, c.needles));
+  }
+}
+
+TEST(TaskJsonGradient, AQasmFilesSweptInputHasNoGatesToDifferentiate) {
+  const TempDir dir("qasm-gradient");
+  WriteText(dir.path() / "c.qasm",
+            "OPENQASM 3;\ninclude \"stdgates.inc\";\ninput float[64] t;\nqubit[1] q;\nrz(2 * t) q[0];\n");
+  WriteText(dir.path() / "t.json", R"({"version": 1, "n_qubits": 1, "sweep": {"th": [0.1, 0.2]},
+    "gradient": ["th"], "circuit": {"qasm_file": "c.qasm", "params": {"t": "th"}},
+    "run": {"direction": "heisenberg"}})");
+  EXPECT_TRUE(
+      ThrowsParseError([&] { load_task(dir.path() / "t.json"); },
+                       {"gradient[0]: sweep parameter \"th\" sets input \"t\" of the qasm_file circuit"}));
+}
+
+TEST(TaskJsonGradient, WithGateFieldsRebuildsTheGateWithTheFieldsSet) {
+  const std::vector<std::string> theta = {"theta"}, p = {"p"}, px_pz = {"px", "pz"};
+  ExpectSameChannel(with_gate_fields(Channel::rx(0.3, 2), theta, -1.25), Channel::rx(-1.25, 2), 0);
+  ExpectSameChannel(with_gate_fields(Channel::rzz(0.3, 1, 4), theta, 2.0),
+                    Channel::pauli_rotation("ZZ", {1, 4}, 2.0), 1);
+  ExpectSameChannel(with_gate_fields(Channel::pauli_rotation("XYZ", {0, 3, 1}, 0.1), theta, 0.7),
+                    Channel::pauli_rotation("XYZ", {0, 3, 1}, 0.7), 2);
+  ExpectSameChannel(with_gate_fields(Channel::depolarize(0.1, 3), p, 0.25), Channel::depolarize(0.25, 3), 3);
+  ExpectSameChannel(with_gate_fields(Channel::depolarize2(0.1, 0, 3), p, 0.5),
+                    Channel::depolarize2(0.5, 0, 3), 4);
+  ExpectSameChannel(with_gate_fields(Channel::pauli_channel(0.1, 0.2, 0.05, 1), px_pz, 0.3),
+                    Channel::pauli_channel(0.3, 0.2, 0.3, 1), 5);
+  ExpectSameChannel(with_gate_fields(Channel::ry(0.0, 0), theta, 0.9), Channel::ry(0.9, 0), 6);
+  EXPECT_THROW(with_gate_fields(Channel::h(0), theta, 1.0), std::invalid_argument);
+  EXPECT_THROW(with_gate_fields(Channel::rx(0.1, 0), p, 1.0), std::invalid_argument);
+  EXPECT_THROW(with_gate_fields(Channel::depolarize(0.1, 0), p, 2.0), std::invalid_argument);
+  EXPECT_THROW(with_gate_fields(Channel::pauli_channel(0.1, 0.2, 0.05, 1), px_pz, 0.45),
+               std::invalid_argument);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "paulistrings/io/task_gates.h"
 #include "paulistrings/io/task_messages.h"
 
 namespace paulistrings::io {
@@ -193,6 +194,21 @@ Json terms_json(const NamedObservable& observable) {
   return terms;
 }
 
+/// The task's "gradient" list, after checking that it can be read back: sweep parameters that gates name,
+/// each once.
+std::string gradient_json(const Task& task) {
+  if (task.sweep.empty()) cannot_write("the task asks for a gradient but has no sweep");
+  for (std::size_t i = 0; i < task.gradient.size(); ++i) {
+    const std::string& name = task.gradient[i];
+    if (std::find(task.sweep.names.begin(), task.sweep.names.end(), name) == task.sweep.names.end())
+      cannot_write(std::string("the gradient names ") + quote(name) + ", which the sweep does not list");
+    if (std::find(task.gradient.begin(), task.gradient.begin() + static_cast<std::ptrdiff_t>(i), name) !=
+        task.gradient.begin() + static_cast<std::ptrdiff_t>(i))
+      cannot_write(std::string("the gradient names ") + quote(name) + " twice");
+  }
+  return Json(task.gradient).dump();
+}
+
 /// The task's "sweep" object, after checking that the sweep and its bindings can be read back as written.
 std::string sweep_json(const Task& task) {
   const TaskSweep& sweep = task.sweep;
@@ -233,6 +249,23 @@ std::string sweep_json(const Task& task) {
 
 std::string gates_to_json(const Circuit& circuit) { return gates_text(circuit, ""); }
 
+Channel with_gate_fields(const Channel& channel, std::span<const std::string> fields, double value) {
+  // Through the gate's task JSON form: its word names the GateSpec that rebuilds it from its numbers.
+  Json gate = gate_json(channel, 0);
+  const task_detail::GateSpec* spec = task_detail::find_gate(gate["name"].get<std::string>());
+  for (const std::string& field : fields) {
+    if (!gate.contains(field) || !gate[field].is_number()) {
+      throw std::invalid_argument(std::string("gate ") + quote(gate["name"].get<std::string>()) + " (" +
+                                  channel.description() + ") has no field " + quote(field));
+    }
+    gate[field] = value;
+  }
+  std::vector<double> numbers;
+  for (std::string_view field : spec->numbers) numbers.push_back(gate[std::string(field)].get<double>());
+  const std::string pauli = gate.contains("pauli") ? gate["pauli"].get<std::string>() : std::string();
+  return task_detail::make_channel(*spec, channel.qubits(), numbers, pauli, channel.matrix());
+}
+
 std::string task_to_json(const Task& task) {
   if (task.version != 1)
     cannot_write(std::string("only schema version 1 can be written, got ") + std::to_string(task.version));
@@ -251,6 +284,7 @@ std::string task_to_json(const Task& task) {
   members.emplace_back("version", "1");
   members.emplace_back("n_qubits", std::to_string(task.num_qubits));
   if (!task.sweep.empty()) members.emplace_back("sweep", sweep_json(task));
+  if (!task.gradient.empty()) members.emplace_back("gradient", gradient_json(task));
   members.emplace_back(
       "circuit", std::string("{\"gates\": ") + gates_text(task.circuit, "  ", task.sweep_bindings) + "}");
 

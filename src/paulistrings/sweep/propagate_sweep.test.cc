@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "paulistrings/run/propagate.h"
+#include "paulistrings/testing/oracle_bridge.h"
 
 namespace paulistrings {
 namespace {
@@ -535,6 +536,47 @@ TEST(SweepEngine, KeysOfSeveralWordsAndGeneratorsAcrossThem) {
         EXPECT_LT(distance(got[k], own_run(observable, columns[k], options)), 1e-12) << "seed " << seed;
       }
     }
+  }
+}
+
+TEST(SweepEngine, GradientsAgreeWithTheDenseOracle) {
+  // The oracle's derivative by the product rule: for every gate that uses th, the circuit with that gate
+  // alone moved — its parameter shift (angles) or its exact slope (affine strengths) — times the chain.
+  for (std::uint64_t seed = 0; seed < 16; ++seed) {
+    const ParameterizedCircuit p = parameterized(seed + 700, seed % 2 == 0);
+    const double th = 0.35;
+    const AnyPauliSum observable = random_observable(seed, p.qubits);
+    const Direction direction = seed % 3 == 0 ? Direction::forward : Direction::heisenberg;
+    PropagateOptions options;
+    options.direction = direction;
+    AnySweepSum result;
+    const std::vector<Circuit> columns = {p.build(th)};
+    const std::vector<SweepGradient> gradients = {SweepGradient{"th", {p.derivatives(th)}}};
+    propagate_sweep(observable, columns, options, result, gradients);
+    const testing::dense::Matrix start = observable.visit([&](const auto& s) { return testing::dense_operator(s, p.qubits); });
+    auto with_gate = [&](std::size_t moved, double argument) {
+      Circuit c(p.qubits);
+      for (std::size_t l = 0; l < p.gates.size(); ++l) {
+        const auto& g = p.gates[l];
+        c.append(ParameterizedCircuit::make(g, l == moved ? argument : ParameterizedCircuit::argument(g, th)));
+      }
+      return testing::apply_circuit_dense(start, c, direction, p.qubits);
+    };
+    testing::dense::Matrix expected = testing::dense::Matrix::zeros(start.dim());
+    for (std::size_t l = 0; l < p.gates.size(); ++l) {
+      const auto& g = p.gates[l];
+      if (!g.uses || g.kind == 4 || g.kind == 5) continue;
+      const double a = ParameterizedCircuit::argument(g, th);
+      if (g.kind < 6) {
+        expected = expected + Complex(g.slope / 2) * (with_gate(l, a + std::numbers::pi / 2) -
+                                                      with_gate(l, a - std::numbers::pi / 2));
+      } else {
+        expected = expected + Complex(0.2 / 0.05) * (with_gate(l, a) - with_gate(l, a - 0.05));
+      }
+    }
+    const testing::dense::Matrix derivative =
+        result.column(1).visit([&](const auto& s) { return testing::dense_operator(s, p.qubits); });
+    EXPECT_TRUE(testing::operators_close(derivative, expected, 1e-10)) << "seed " << seed;
   }
 }
 

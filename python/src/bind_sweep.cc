@@ -50,13 +50,6 @@ Circuit substituted(const Circuit& circuit, const std::vector<std::size_t>& posi
   return out;
 }
 
-/// Host bytes one output term of a sweep layer may cost: the key (x and z words) and K coefficients, times
-/// the reference engine's working-set factor (run/memory_budget.h: output records, merged terms, new sum).
-std::size_t sweep_bytes_per_term(std::size_t width, bool complex_coefficients, std::size_t columns) {
-  const std::size_t coefficient = complex_coefficients ? 16 : 8;
-  return 4 * (2 * 8 * width + columns * coefficient);
-}
-
 py::array_t<Complex> expectations_of(const AnySweepSum& sum, const std::string& state) {
   const std::vector<Complex> values = sum.expectations(ProductState::parse(state, sum.num_qubits()));
   py::array_t<Complex> out(static_cast<py::ssize_t>(values.size()));
@@ -122,14 +115,13 @@ void register_sweep(py::module_& m) {
           }
           gradients.push_back(SweepGradient{name, derivatives});
         }
-        // Each gradient parameter adds K derivative columns to every term.
+        // Each gradient parameter adds K derivative columns to every term (run/memory_budget.h).
+        const std::size_t all_columns = columns.size() * (1 + gradients.size());
         const std::size_t bytes_per_term =
-            sweep_bytes_per_term(static_cast<std::size_t>(observable.width()), complex_coefficients,
-                                 columns.size() * (1 + gradients.size()));
+            sweep_bytes_per_term(observable.width(), complex_coefficients, all_columns);
         if (memory_limit) {
-          const std::size_t baseline = resident_bytes();
-          check_budget_room(*memory_limit, baseline, "memory_limit");
-          options.max_terms = std::max<std::size_t>((*memory_limit - baseline) / bytes_per_term, 1);
+          options.max_terms = budget_terms(*memory_limit, resident_bytes(), observable.width(),
+                                           complex_coefficients, "memory_limit", all_columns);
         }
         if (memory_guard) {
           const HostAllowance allowance =

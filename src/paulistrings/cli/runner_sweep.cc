@@ -167,9 +167,10 @@ int execute_sweep(const RunSpec& spec, const RunControl& control) {
     progress.begin_observable(i, 0);
     const bool complex_coefficients = sum.is_complex() || complex_transfer;
     const std::size_t bytes_per_term = sweep_bytes_per_term(sum.width(), complex_coefficients, K * (1 + G));
-    if (control.memory_limit_bytes)
-      options.max_terms = max_terms_used =
-          std::max<std::size_t>(1, (*control.memory_limit_bytes - baseline) / bytes_per_term);
+    if (control.memory_limit_bytes) {
+      options.max_terms = max_terms_used = budget_terms(*control.memory_limit_bytes, baseline, sum.width(),
+                                                        complex_coefficients, limit_name, K * (1 + G));
+    }
     if (guard.bytes > 0) options.memory_guard = {guard.bytes, bytes_per_term, guard.source};
     AnySweepSum result;
     const SweepStats sweep = propagate_sweep(sum, task.sweep_circuits, options, result, gradients);

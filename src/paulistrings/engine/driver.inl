@@ -161,9 +161,7 @@ PropagationStats run_layers(E& engine, const Circuit& circuit, const PropagateOp
   if (options.keep_layer_records) stats.layers.reserve(layers - options.start_layer);
   // The guard in terms: a layer of largest fanout f may run when terms · f stays within it.
   const MemoryGuard& guard = options.memory_guard;
-  const std::size_t guard_terms = guard.allowed_bytes > 0 && guard.bytes_per_term > 0
-                                      ? guard.allowed_bytes / guard.bytes_per_term
-                                      : std::numeric_limits<std::size_t>::max();
+  const std::size_t guard_terms = guard.allowed_terms();
   // Blocks (BlockEngine): the prepared tables of the layers ahead, ahead[0] for `step`.
   std::vector<PreparedChannel<W>> ahead;
   std::vector<BlockLayer> block_out;

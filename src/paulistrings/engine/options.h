@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 
 #include "paulistrings/channels/channel.h"
@@ -38,6 +39,12 @@ struct MemoryGuard {
   /// How the message names the limit the bytes come from ("the memory available at the start, less a
   /// margin", …).
   std::string source;
+
+  /// The terms the guard lets a layer's output reach (the largest size_t when there is no guard).
+  std::size_t allowed_terms() const {
+    return allowed_bytes > 0 && bytes_per_term > 0 ? allowed_bytes / bytes_per_term
+                                                   : std::numeric_limits<std::size_t>::max();
+  }
 };
 
 struct PropagateOptions {

@@ -49,8 +49,8 @@ constexpr std::size_t kWorkingSetFactor = 4;
 }  // namespace
 
 std::size_t budget_terms(std::size_t limit, std::size_t baseline, int width, bool complex_coefficients,
-                         const std::string& option_name) {
-  const double per_term = static_cast<double>(sweep_bytes_per_term(width, complex_coefficients, 1));
+                         const std::string& option_name, std::size_t columns) {
+  const double per_term = static_cast<double>(sweep_bytes_per_term(width, complex_coefficients, columns));
   check_budget_room(limit, baseline, option_name);
   return std::max<std::size_t>(1, static_cast<std::size_t>(static_cast<double>(limit - baseline) / per_term));
 }

@@ -25,10 +25,11 @@ std::size_t peak_resident_bytes();
 void check_budget_room(std::size_t limit, std::size_t baseline, const std::string& option_name);
 
 /// Terms a budget of `limit` bytes allows when the process already holds `baseline` bytes: the rest
-/// over the bytes a term costs in an engine (key and coefficient, times the engine's working-set
-/// factor), at least 1. Checks the room first (check_budget_room).
+/// over the bytes a term costs in an engine (key and `columns` coefficients — one, or a sweep's —
+/// times the engine's working-set factor: sweep_bytes_per_term), at least 1. Checks the room first
+/// (check_budget_room).
 std::size_t budget_terms(std::size_t limit, std::size_t baseline, int width, bool complex_coefficients,
-                         const std::string& option_name);
+                         const std::string& option_name, std::size_t columns = 1);
 
 /// Bytes one term of a sweep of `columns` columns (sweep/propagate_sweep.h) costs at the working-set factor
 /// of budget_terms: its key and one coefficient per column. A sweep's term budget is the limit's room over

@@ -9,9 +9,10 @@
 #include <string>
 
 #include "paulistrings/cpu/cpu_engine.h"
+#include "paulistrings/engine/validate.h"
 #include "paulistrings/sweep/reference_sweep_engine.h"
-#include "paulistrings/sweep/sweep_engine.h"
 #include "paulistrings/sweep/sweep_driver.h"
+#include "paulistrings/sweep/sweep_engine.h"
 
 namespace paulistrings {
 
@@ -59,13 +60,15 @@ AnyPauliSum AnySweepSum::column(std::size_t k) const {
 
 namespace {
 
-void validate_sweep(const AnyPauliSum& observable, std::span<const Circuit> columns, const PropagateOptions& options) {
+void validate_sweep(const AnyPauliSum& observable, std::span<const Circuit> columns,
+                    const PropagateOptions& options) {
   if (columns.empty()) throw std::invalid_argument("a sweep needs at least one column (one circuit)");
   for (std::size_t k = 0; k < columns.size(); ++k) {
-    if (columns[k].num_qubits() != observable.num_qubits()) {
-      throw std::invalid_argument("sweep: column " + std::to_string(k) + "'s circuit has " +
-                                  std::to_string(columns[k].num_qubits()) + " qubits but the observable has " +
-                                  std::to_string(observable.num_qubits()));
+    // What any run checks (qubit counts, threads, device ordinal); complex amplitudes meet a complex sum
+    // (propagate_sweep makes it so).
+    if (const std::string problem = run_problem(observable.num_qubits(), true, columns[k], options);
+        !problem.empty()) {
+      throw std::invalid_argument("sweep: column " + std::to_string(k) + ": " + problem);
     }
     if (columns[k].size() != columns[0].size()) {
       throw std::invalid_argument("sweep: column " + std::to_string(k) + "'s circuit has " +
@@ -77,9 +80,9 @@ void validate_sweep(const AnyPauliSum& observable, std::span<const Circuit> colu
     throw std::invalid_argument("sweeps run on the CPU engines; a GPU sweep is not available yet");
   }
   if (options.start_layer != 0) throw std::invalid_argument("a sweep cannot resume from a layer");
-  if (options.threads < 0) throw std::invalid_argument("threads must be ≥ 0, got " + std::to_string(options.threads));
   if (options.truncation.contains(Truncation::Kind::collapse_sample)) {
-    throw std::invalid_argument("collapse_sample has no meaning in a sweep (each column would collapse differently)");
+    throw std::invalid_argument(
+        "collapse_sample has no meaning in a sweep (each column would collapse differently)");
   }
 }
 
@@ -89,14 +92,16 @@ SweepSum<W, C> start_sum(const PauliSum<W, C>& observable, std::size_t K, std::s
   std::vector<PauliString<W>> keys(observable.keys().begin(), observable.keys().end());
   std::vector<C> coefficients(keys.size() * all_columns, C(0.0));
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    std::fill_n(coefficients.begin() + static_cast<std::ptrdiff_t>(i * all_columns), K, observable.coefficients()[i]);
+    std::fill_n(coefficients.begin() + static_cast<std::ptrdiff_t>(i * all_columns), K,
+                observable.coefficients()[i]);
   }
   return SweepSum<W, C>(observable.num_qubits(), all_columns, std::move(keys), std::move(coefficients));
 }
 
 template <int W, Coefficient C>
 SweepStats run_typed(const PauliSum<W, C>& observable, std::span<const Circuit> columns,
-                     std::span<const SweepGradient> gradients, const PropagateOptions& options, AnySweepSum& result) {
+                     std::span<const SweepGradient> gradients, const PropagateOptions& options,
+                     AnySweepSum& result) {
   const SweepSum<W, C> start = start_sum(observable, columns.size(), columns.size() * (1 + gradients.size()));
   if (options.engine == Engine::reference) {
     ReferenceSweepEngine<W, C> engine(start, columns.size());
@@ -146,7 +151,8 @@ LayerDerivative sweep_derivative(std::size_t layer, const std::function<Channel(
   }
   if (angle) {
     // A Pauli rotation's transfer amplitudes are 1, cos θ, sin θ: A'(θ) = (A(θ + π/2) − A(θ − π/2)) / 2.
-    return LayerDerivative{layer, make(value + std::numbers::pi / 2), make(value - std::numbers::pi / 2), chain / 2};
+    return LayerDerivative{layer, make(value + std::numbers::pi / 2), make(value - std::numbers::pi / 2),
+                           chain / 2};
   }
   // Affine in the strength: any two valid strengths give the slope; the widest step tried first keeps
   // rounding small, the narrower ones reach strengths near the edge of a joint range (a Pauli channel's

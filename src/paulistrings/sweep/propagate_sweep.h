@@ -18,8 +18,8 @@
 #include <complex>
 #include <cstddef>
 #include <functional>
-#include <string>
 #include <span>
+#include <string>
 #include <variant>
 #include <vector>
 
@@ -35,9 +35,10 @@ namespace paulistrings {
 /// A sweep's result at the runtime width: a SweepSum<W, C> for the smallest W that fits the qubits.
 class AnySweepSum {
  public:
-  using Variant = std::variant<SweepSum<1, double>, SweepSum<2, double>, SweepSum<4, double>, SweepSum<8, double>,
-                               SweepSum<16, double>, SweepSum<1, Complex>, SweepSum<2, Complex>,
-                               SweepSum<4, Complex>, SweepSum<8, Complex>, SweepSum<16, Complex>>;
+  using Variant =
+      std::variant<SweepSum<1, double>, SweepSum<2, double>, SweepSum<4, double>, SweepSum<8, double>,
+                   SweepSum<16, double>, SweepSum<1, Complex>, SweepSum<2, Complex>, SweepSum<4, Complex>,
+                   SweepSum<8, Complex>, SweepSum<16, Complex>>;
 
   AnySweepSum() = default;
   template <int W, Coefficient C>

@@ -63,17 +63,19 @@ int main(int argc, char** argv) {
       }
     }
   } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr,
-                 "error: %s\nusage: paulistrings-sweep-bench [--steps S] [--columns K] [--coeff EPS] [--weight W] "
-                 "[--threads T] [--separate on|off] [--gradient on|off]\n",
-                 e.what());
+    std::fprintf(
+        stderr,
+        "error: %s\nusage: paulistrings-sweep-bench [--steps S] [--columns K] [--coeff EPS] [--weight W] "
+        "[--threads T] [--separate on|off] [--gradient on|off]\n",
+        e.what());
     return 2;
   }
   std::vector<Circuit> circuits;
   std::vector<double> angles;
   for (std::size_t k = 0; k < columns; ++k) {
-    const double theta = columns == 1 ? std::numbers::pi / 4
-                                      : std::numbers::pi / 2 * static_cast<double>(k) / static_cast<double>(columns - 1);
+    const double theta =
+        columns == 1 ? std::numbers::pi / 4
+                     : std::numbers::pi / 2 * static_cast<double>(k) / static_cast<double>(columns - 1);
     angles.push_back(theta);
     circuits.push_back(kicked_ising_circuit(steps, theta));
   }
@@ -100,22 +102,25 @@ int main(int argc, char** argv) {
       AnyPauliSum sum = observable;
       const auto one_start = Clock::now();
       const PropagationStats own = propagate(sum, circuits[k], options);
-      slowest_seconds = std::max(slowest_seconds, std::chrono::duration<double>(Clock::now() - one_start).count());
+      slowest_seconds =
+          std::max(slowest_seconds, std::chrono::duration<double>(Clock::now() - one_start).count());
       separate_terms = std::max(separate_terms, own.final_terms);
       const Complex value = sum.visit([&](const auto& s) { return Complex(zero.expectation(s)); });
       worst = std::max(worst, std::abs(value - values[k]));
     }
     separate_seconds = std::chrono::duration<double>(Clock::now() - start).count();
   }
-  std::printf("kicked_ising steps=%zu K=%zu eps=%g%s threads=%d: sweep %.3f s (final %zu, peak %zu terms)", steps,
-              columns, epsilon, weight ? (" weight<=" + std::to_string(*weight)).c_str() : "",
+  std::printf("kicked_ising steps=%zu K=%zu eps=%g%s threads=%d: sweep %.3f s (final %zu, peak %zu terms)",
+              steps, columns, epsilon, weight ? (" weight<=" + std::to_string(*weight)).c_str() : "",
               threads == 0 ? available_cpus() : threads, sweep_seconds, stats.stats.final_terms,
               stats.stats.peak_terms);
   if (separate) {
-    std::printf("; separate %.3f s (largest final %zu terms, slowest run %.3f s); sweep/mean run %.2f, "
-                "sweep/slowest run %.2f; max |diff| %.3g",
-                separate_seconds, separate_terms, slowest_seconds,
-                sweep_seconds / separate_seconds * static_cast<double>(columns), sweep_seconds / slowest_seconds, worst);
+    std::printf(
+        "; separate %.3f s (largest final %zu terms, slowest run %.3f s); sweep/mean run %.2f, "
+        "sweep/slowest run %.2f; max |diff| %.3g",
+        separate_seconds, separate_terms, slowest_seconds,
+        sweep_seconds / separate_seconds * static_cast<double>(columns), sweep_seconds / slowest_seconds,
+        worst);
   }
   std::printf("\n");
   if (gradient) {
@@ -126,8 +131,9 @@ int main(int argc, char** argv) {
       std::vector<LayerDerivative> layers;
       for (std::size_t step = 0; step < steps; ++step) {
         for (std::size_t q = 0; q < kHeavyHexQubits; ++q) {
-          layers.push_back(sweep_derivative(step * per_step + q, [&](double v) { return Channel::rx(v, static_cast<Qubit>(q)); },
-                                            angles[k], true));
+          layers.push_back(sweep_derivative(
+              step * per_step + q, [&](double v) { return Channel::rx(v, static_cast<Qubit>(q)); }, angles[k],
+              true));
         }
       }
       d.derivatives.push_back(std::move(layers));
@@ -135,16 +141,20 @@ int main(int argc, char** argv) {
     const std::vector<SweepGradient> gradients = {d};
     start = Clock::now();
     AnySweepSum with_gradient;
-    const SweepStats gradient_stats = propagate_sweep(observable, circuits, options, with_gradient, gradients);
+    const SweepStats gradient_stats =
+        propagate_sweep(observable, circuits, options, with_gradient, gradients);
     const double gradient_seconds = std::chrono::duration<double>(Clock::now() - start).count();
     const std::vector<Complex> all = with_gradient.expectations(zero);
-    std::printf("  with d/dtheta_h: %.3f s (final %zu terms): %.2f x the values alone; a gradient column costs %.2f x "
-                "a value column\n",
-                gradient_seconds, gradient_stats.stats.final_terms, gradient_seconds / sweep_seconds,
-                (gradient_seconds - sweep_seconds) / sweep_seconds);
+    std::printf(
+        "  with d/dtheta_h: %.3f s (final %zu terms): %.2f x the values alone; a gradient column costs %.2f "
+        "x "
+        "a value column\n",
+        gradient_seconds, gradient_stats.stats.final_terms, gradient_seconds / sweep_seconds,
+        (gradient_seconds - sweep_seconds) / sweep_seconds);
     for (std::size_t k = 0; k < columns && k < 3; ++k)
       std::printf("  theta_h=%.6f d<Z62>/dtheta_h=%.9f\n", angles[k], all[columns + k].real());
   }
-  for (std::size_t k = 0; k < columns && k < 3; ++k) std::printf("  theta_h=%.6f <Z62>=%.9f\n", angles[k], values[k].real());
+  for (std::size_t k = 0; k < columns && k < 3; ++k)
+    std::printf("  theta_h=%.6f <Z62>=%.9f\n", angles[k], values[k].real());
   return 0;
 }

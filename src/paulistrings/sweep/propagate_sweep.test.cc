@@ -51,20 +51,48 @@ RandomSweep random_sweep(std::uint64_t seed, std::size_t K, bool unitary_only) {
     Circuit circuit(sweep.qubits);
     for (const Gate& g : plan) {
       switch (g.kind) {
-        case 0: circuit.append(Channel::rx(angle(values), g.a)); break;
-        case 1: circuit.append(Channel::ry(angle(values), g.a)); break;
-        case 2: circuit.append(Channel::rz(angle(values), g.a)); break;
-        case 3: circuit.append(Channel::rzz(angle(values), g.a, g.b)); break;
-        case 4: circuit.append(Channel::rxx(angle(values), g.a, g.b)); break;
-        case 5: circuit.append(Channel::cnot(g.a, g.b)); break;
-        case 6: circuit.append(Channel::h(g.a)); break;
-        case 7: circuit.append(Channel::iswap(g.a, g.b)); break;
-        case 8: circuit.append(Channel::pauli_rotation("XY", {g.a, g.b}, angle(values))); break;
-        case 9: circuit.append(Channel::depolarize(p(values), g.a)); break;
-        case 10: circuit.append(Channel::amplitude_damping(p(values), g.a)); break;
-        case 11: circuit.append(Channel::dephase(p(values), g.a)); break;
-        case 12: circuit.append(Channel::depolarize2(p(values), g.a, g.b)); break;
-        default: circuit.append(Channel::reset(g.a)); break;
+        case 0:
+          circuit.append(Channel::rx(angle(values), g.a));
+          break;
+        case 1:
+          circuit.append(Channel::ry(angle(values), g.a));
+          break;
+        case 2:
+          circuit.append(Channel::rz(angle(values), g.a));
+          break;
+        case 3:
+          circuit.append(Channel::rzz(angle(values), g.a, g.b));
+          break;
+        case 4:
+          circuit.append(Channel::rxx(angle(values), g.a, g.b));
+          break;
+        case 5:
+          circuit.append(Channel::cnot(g.a, g.b));
+          break;
+        case 6:
+          circuit.append(Channel::h(g.a));
+          break;
+        case 7:
+          circuit.append(Channel::iswap(g.a, g.b));
+          break;
+        case 8:
+          circuit.append(Channel::pauli_rotation("XY", {g.a, g.b}, angle(values)));
+          break;
+        case 9:
+          circuit.append(Channel::depolarize(p(values), g.a));
+          break;
+        case 10:
+          circuit.append(Channel::amplitude_damping(p(values), g.a));
+          break;
+        case 11:
+          circuit.append(Channel::dephase(p(values), g.a));
+          break;
+        case 12:
+          circuit.append(Channel::depolarize2(p(values), g.a, g.b));
+          break;
+        default:
+          circuit.append(Channel::reset(g.a));
+          break;
       }
     }
     sweep.columns.push_back(std::move(circuit));
@@ -95,8 +123,10 @@ Terms terms_of(const AnyPauliSum& sum) {
 /// Largest |a − b| over the union of keys.
 double distance(const Terms& a, const Terms& b) {
   double worst = 0.0;
-  for (const auto& [label, c] : a) worst = std::max(worst, std::abs(c - (b.count(label) ? b.at(label) : Complex(0.0))));
-  for (const auto& [label, c] : b) worst = std::max(worst, std::abs(c - (a.count(label) ? a.at(label) : Complex(0.0))));
+  for (const auto& [label, c] : a)
+    worst = std::max(worst, std::abs(c - (b.count(label) ? b.at(label) : Complex(0.0))));
+  for (const auto& [label, c] : b)
+    worst = std::max(worst, std::abs(c - (a.count(label) ? a.at(label) : Complex(0.0))));
   return worst;
 }
 
@@ -105,7 +135,8 @@ double l2_distance(const Terms& a, const Terms& b) {
   Terms all = a;
   for (const auto& [label, c] : b) all.emplace(label, Complex(0.0));
   for (const auto& [label, ignored] : all) {
-    const Complex x = a.count(label) ? a.at(label) : Complex(0.0), y = b.count(label) ? b.at(label) : Complex(0.0);
+    const Complex x = a.count(label) ? a.at(label) : Complex(0.0),
+                  y = b.count(label) ? b.at(label) : Complex(0.0);
     total += std::norm(x - y);
   }
   return std::sqrt(total);
@@ -150,8 +181,11 @@ TEST_P(SweepEngines, EveryColumnIsItsOwnRunWithoutTruncation) {
 }
 
 TEST_P(SweepEngines, IdenticalColumnsAreTheOwnRunUnderEveryTruncation) {
-  const std::vector<Truncation> policies = {Truncation::coeff(0.05), Truncation::weight(2), Truncation::topn(5),
-                                            Truncation::approx_topn(6), Truncation::coeff(0.02) & Truncation::weight(3),
+  const std::vector<Truncation> policies = {Truncation::coeff(0.05),
+                                            Truncation::weight(2),
+                                            Truncation::topn(5),
+                                            Truncation::approx_topn(6),
+                                            Truncation::coeff(0.02) & Truncation::weight(3),
                                             Truncation::topn(4) | Truncation::coeff(0.1)};
   for (std::uint64_t seed = 0; seed < 24; ++seed) {
     const RandomSweep one = random_sweep(seed, 1, false);
@@ -224,8 +258,10 @@ TEST_P(SweepEngines, AUnitaryColumnsErrorIsBoundedByItsDiscardedWeight) {
     PropagateOptions exact;
     for (std::size_t k = 0; k < K; ++k) {
       // Unitary layers keep the Pauli 2-norm, so the layers' errors add: ‖ΔO‖ ≤ Σ_l √d_l ≤ √(L·Σ_l d_l).
-      const double bound = std::sqrt(static_cast<double>(sweep.columns[k].size()) * stats.discarded_weight[k]);
-      EXPECT_LE(l2_distance(terms_of(result.column(k)), own_run(observable, sweep.columns[k], exact)), bound + 1e-12)
+      const double bound =
+          std::sqrt(static_cast<double>(sweep.columns[k].size()) * stats.discarded_weight[k]);
+      EXPECT_LE(l2_distance(terms_of(result.column(k)), own_run(observable, sweep.columns[k], exact)),
+                bound + 1e-12)
           << "seed " << seed << " column " << k;
     }
   }
@@ -278,7 +314,9 @@ TEST(SweepEngine, LargeSumsMatchTheReferenceAndAreTheSameBitsForAnyThreadCount) 
     const AnyPauliSum observable = AnyPauliSum::from_labels(sweep.qubits, terms);
     PropagateOptions options;
     options.direction = seed % 2 ? Direction::heisenberg : Direction::forward;
-    options.truncation = seed % 3 == 0 ? Truncation() : seed % 3 == 1 ? Truncation::coeff(0.01) : Truncation::topn(200);
+    options.truncation = seed % 3 == 0   ? Truncation()
+                         : seed % 3 == 1 ? Truncation::coeff(0.01)
+                                         : Truncation::topn(200);
     options.target_bucket_len = 4;
     options.parallel_threshold = 1;
     AnySweepSum reference, one, three;
@@ -294,7 +332,8 @@ TEST(SweepEngine, LargeSumsMatchTheReferenceAndAreTheSameBitsForAnyThreadCount) 
     const std::vector<Terms> expected = all_columns(reference), got = all_columns(one);
     for (std::size_t k = 0; k < K; ++k) {
       EXPECT_LT(distance(got[k], expected[k]), 1e-12) << "seed " << seed << " column " << k;
-      EXPECT_NEAR(one_stats.discarded_weight[k], reference_stats.discarded_weight[k], 1e-9) << "seed " << seed;
+      EXPECT_NEAR(one_stats.discarded_weight[k], reference_stats.discarded_weight[k], 1e-9)
+          << "seed " << seed;
     }
     EXPECT_EQ(one_stats.stats.final_terms, reference_stats.stats.final_terms) << "seed " << seed;
   }
@@ -314,15 +353,24 @@ struct ParameterizedCircuit {
 
   static Channel make(const Gate& g, double argument) {
     switch (g.kind) {
-      case 0: return Channel::rx(argument, g.a);
-      case 1: return Channel::rz(argument, g.a);
-      case 2: return Channel::rzz(argument, g.a, g.b);
-      case 3: return Channel::pauli_rotation("XY", {g.a, g.b}, argument);
-      case 4: return Channel::cnot(g.a, g.b);
-      case 5: return Channel::h(g.a);
-      case 6: return Channel::depolarize(argument, g.a);
-      case 7: return Channel::dephase(argument, g.a);
-      default: return Channel::depolarize2(argument, g.a, g.b);
+      case 0:
+        return Channel::rx(argument, g.a);
+      case 1:
+        return Channel::rz(argument, g.a);
+      case 2:
+        return Channel::rzz(argument, g.a, g.b);
+      case 3:
+        return Channel::pauli_rotation("XY", {g.a, g.b}, argument);
+      case 4:
+        return Channel::cnot(g.a, g.b);
+      case 5:
+        return Channel::h(g.a);
+      case 6:
+        return Channel::depolarize(argument, g.a);
+      case 7:
+        return Channel::dephase(argument, g.a);
+      default:
+        return Channel::depolarize2(argument, g.a, g.b);
     }
   }
   static double argument(const Gate& g, double th) {
@@ -339,8 +387,8 @@ struct ParameterizedCircuit {
       const Gate& g = gates[l];
       if (!g.uses || g.kind == 4 || g.kind == 5) continue;
       const bool angle = g.kind < 6;
-      out.push_back(sweep_derivative(l, [&](double v) { return make(g, v); }, argument(g, th), angle,
-                                     angle ? g.slope : 0.2));
+      out.push_back(sweep_derivative(
+          l, [&](double v) { return make(g, v); }, argument(g, th), angle, angle ? g.slope : 0.2));
     }
     return out;
   }
@@ -353,8 +401,12 @@ ParameterizedCircuit parameterized(std::uint64_t seed, bool noise) {
   const std::size_t gates = 6 + rng() % 14;
   std::uniform_real_distribution<double> real(-2.0, 2.0);
   for (std::size_t i = 0; i < gates; ++i) {
-    ParameterizedCircuit::Gate g{static_cast<int>(rng() % (noise ? 9 : 6)), static_cast<Qubit>(rng() % p.qubits), 0,
-                                 real(rng), real(rng), rng() % 3 != 0};
+    ParameterizedCircuit::Gate g{static_cast<int>(rng() % (noise ? 9 : 6)),
+                                 static_cast<Qubit>(rng() % p.qubits),
+                                 0,
+                                 real(rng),
+                                 real(rng),
+                                 rng() % 3 != 0};
     g.b = static_cast<Qubit>((g.a + 1 + rng() % (p.qubits - 1)) % p.qubits);
     p.gates.push_back(g);
   }
@@ -363,7 +415,7 @@ ParameterizedCircuit parameterized(std::uint64_t seed, bool noise) {
 
 /// The circuit at each value of th, and ∂/∂th of each.
 std::pair<std::vector<Circuit>, SweepGradient> columns_and_gradient(const ParameterizedCircuit& p,
-                                                                     const std::vector<double>& values) {
+                                                                    const std::vector<double>& values) {
   std::vector<Circuit> columns;
   SweepGradient gradient{"th", {}};
   for (double th : values) {
@@ -443,7 +495,8 @@ TEST_P(SweepEngines, AGradientIsExactWhereTheParameterEntersOnce) {
 }
 
 TEST_P(SweepEngines, AskingForAGradientChangesNoValue) {
-  const std::vector<Truncation> policies = {Truncation::coeff(0.03), Truncation::topn(6), Truncation::weight(2),
+  const std::vector<Truncation> policies = {Truncation::coeff(0.03), Truncation::topn(6),
+                                            Truncation::weight(2),
                                             Truncation::approx_topn(8) & Truncation::coeff(0.01)};
   for (std::uint64_t seed = 0; seed < 24; ++seed) {
     const ParameterizedCircuit p = parameterized(seed + 300, seed % 2 == 0);
@@ -458,7 +511,8 @@ TEST_P(SweepEngines, AskingForAGradientChangesNoValue) {
     const std::vector<SweepGradient> gradients = {gradient};
     const SweepStats gradient_stats = propagate_sweep(observable, columns, options, with_gradient, gradients);
     for (std::size_t k = 0; k < values.size(); ++k) {
-      EXPECT_EQ(terms_of(plain.column(k)), terms_of(with_gradient.column(k))) << "seed " << seed << " column " << k;
+      EXPECT_EQ(terms_of(plain.column(k)), terms_of(with_gradient.column(k)))
+          << "seed " << seed << " column " << k;
       EXPECT_EQ(plain_stats.discarded_weight[k], gradient_stats.discarded_weight[k]) << "seed " << seed;
     }
   }
@@ -472,10 +526,12 @@ TEST(SweepDerivative, FindsASecondStrengthNearTheEdgeOfItsRange) {
   EXPECT_EQ(d.layer, 3u);
   EXPECT_DOUBLE_EQ(d.scale, 32.0);
   EXPECT_DOUBLE_EQ(d.minus.parameters()[1], 0.1 - 1.0 / 32);
-  EXPECT_THROW(sweep_derivative(0, [](double p) { return Channel::depolarize(p, 0); }, 0.2,
-                                false, std::numeric_limits<double>::infinity()),
+  EXPECT_THROW(sweep_derivative(
+                   0, [](double p) { return Channel::depolarize(p, 0); }, 0.2, false,
+                   std::numeric_limits<double>::infinity()),
                std::invalid_argument);
-  const LayerDerivative angle = sweep_derivative(1, [](double t) { return Channel::rx(t, 0); }, 0.3, true, 2.0);
+  const LayerDerivative angle = sweep_derivative(
+      1, [](double t) { return Channel::rx(t, 0); }, 0.3, true, 2.0);
   EXPECT_DOUBLE_EQ(angle.scale, 1.0);
   EXPECT_DOUBLE_EQ(angle.plus.theta(), 0.3 + std::numbers::pi / 2);
   EXPECT_DOUBLE_EQ(angle.minus.theta(), 0.3 - std::numbers::pi / 2);
@@ -506,11 +562,21 @@ TEST(SweepEngine, KeysOfSeveralWordsAndGeneratorsAcrossThem) {
       Circuit c(qubits);
       for (const Gate& g : plan) {
         switch (g.kind) {
-          case 0: c.append(Channel::rzz(th, g.a, g.b)); break;
-          case 1: c.append(Channel::rx(th * 0.7, g.a)); break;
-          case 2: c.append(Channel::pauli_rotation("XY", {g.a, g.b}, th)); break;
-          case 3: c.append(Channel::cnot(g.a, g.b)); break;
-          default: c.append(Channel::depolarize2(0.05 * th, g.a, g.b)); break;
+          case 0:
+            c.append(Channel::rzz(th, g.a, g.b));
+            break;
+          case 1:
+            c.append(Channel::rx(th * 0.7, g.a));
+            break;
+          case 2:
+            c.append(Channel::pauli_rotation("XY", {g.a, g.b}, th));
+            break;
+          case 3:
+            c.append(Channel::cnot(g.a, g.b));
+            break;
+          default:
+            c.append(Channel::depolarize2(0.05 * th, g.a, g.b));
+            break;
         }
       }
       columns.push_back(std::move(c));
@@ -553,12 +619,14 @@ TEST(SweepEngine, GradientsAgreeWithTheDenseOracle) {
     const std::vector<Circuit> columns = {p.build(th)};
     const std::vector<SweepGradient> gradients = {SweepGradient{"th", {p.derivatives(th)}}};
     propagate_sweep(observable, columns, options, result, gradients);
-    const testing::dense::Matrix start = observable.visit([&](const auto& s) { return testing::dense_operator(s, p.qubits); });
+    const testing::dense::Matrix start =
+        observable.visit([&](const auto& s) { return testing::dense_operator(s, p.qubits); });
     auto with_gate = [&](std::size_t moved, double argument) {
       Circuit c(p.qubits);
       for (std::size_t l = 0; l < p.gates.size(); ++l) {
         const auto& g = p.gates[l];
-        c.append(ParameterizedCircuit::make(g, l == moved ? argument : ParameterizedCircuit::argument(g, th)));
+        c.append(
+            ParameterizedCircuit::make(g, l == moved ? argument : ParameterizedCircuit::argument(g, th)));
       }
       return testing::apply_circuit_dense(start, c, direction, p.qubits);
     };
@@ -615,7 +683,9 @@ TEST(SweepEngine, GradientsMatchTheReferenceUnderTruncationOnLargeSums) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Sweep, SweepEngines, ::testing::Values(Engine::reference, Engine::cpu),
-                         [](const auto& info) { return info.param == Engine::reference ? "reference" : "cpu"; });
+                         [](const auto& info) {
+                           return info.param == Engine::reference ? "reference" : "cpu";
+                         });
 
 }  // namespace
 }  // namespace paulistrings

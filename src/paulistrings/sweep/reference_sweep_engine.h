@@ -20,7 +20,8 @@ namespace paulistrings {
 
 namespace sweep_detail {
 
-/// Adds amplitude · c to `out` (real sums only meet real amplitudes: propagate_sweep makes the sum complex first).
+/// Adds amplitude · c to `out` (real sums only meet real amplitudes: propagate_sweep makes the sum complex
+/// first).
 template <Coefficient C>
 inline void add_scaled(C& out, const Complex& amplitude, const C& c) {
   if constexpr (std::same_as<C, double>) {
@@ -110,7 +111,8 @@ class ReferenceSweepEngine {
     keys_ = std::move(keys);
     coefficients_ = std::move(coefficients);
     std::vector<char> keep(keys_.size());
-    for (std::size_t i = 0; i < keys_.size(); ++i) keep[i] = sweep_detail::keeps(truncation, keys_[i], row(i), values_);
+    for (std::size_t i = 0; i < keys_.size(); ++i)
+      keep[i] = sweep_detail::keeps(truncation, keys_[i], row(i), values_);
     retain_rows(keep, dropped);
   }
 
@@ -153,11 +155,14 @@ class ReferenceSweepEngine {
     std::size_t size() const { return engine.size(); }
     std::vector<double> magnitudes_squared(bool) const {
       std::vector<double> m(engine.size());
-      for (std::size_t i = 0; i < m.size(); ++i) m[i] = magnitude_squared(sweep_detail::largest(engine.row(i).first(engine.values_)));
+      for (std::size_t i = 0; i < m.size(); ++i)
+        m[i] = magnitude_squared(sweep_detail::largest(engine.row(i).first(engine.values_)));
       return m;
     }
     void retain(std::span<const char> keep) { engine.retain_rows(keep, dropped); }
-    void collapse_to(std::size_t) { throw std::invalid_argument("collapse_sample has no meaning in a sweep"); }
+    void collapse_to(std::size_t) {
+      throw std::invalid_argument("collapse_sample has no meaning in a sweep");
+    }
   };
 
   std::size_t num_qubits_;

@@ -39,7 +39,8 @@ void check_same_structure(const PreparedChannel<W>& first, const PreparedChannel
   }
   if (!same) {
     throw std::invalid_argument("sweep: " + engine_detail::layer_name(step, layers, channel) + " of column " +
-                                std::to_string(column) + " acts differently from column 0's (the columns of a " +
+                                std::to_string(column) +
+                                " acts differently from column 0's (the columns of a " +
                                 "sweep must share one gate structure: the same gates on the same qubits)");
   }
 }
@@ -50,16 +51,17 @@ void check_same_structure(const PreparedChannel<W>& first, const PreparedChannel
 inline void check_gradients(std::span<const SweepGradient> gradients, std::size_t K, std::size_t layers) {
   for (const SweepGradient& gradient : gradients) {
     if (gradient.derivatives.size() != K) {
-      throw std::invalid_argument("sweep gradient '" + gradient.name + "': " +
-                                  std::to_string(gradient.derivatives.size()) + " columns of derivatives for " +
-                                  std::to_string(K) + " columns");
+      throw std::invalid_argument("sweep gradient '" + gradient.name +
+                                  "': " + std::to_string(gradient.derivatives.size()) +
+                                  " columns of derivatives for " + std::to_string(K) + " columns");
     }
     for (const auto& column : gradient.derivatives) {
       std::vector<char> seen(layers, 0);
       for (const LayerDerivative& d : column) {
         if (d.layer >= layers || seen[d.layer]) {
-          throw std::invalid_argument("sweep gradient '" + gradient.name + "': layer " + std::to_string(d.layer) +
-                                      (d.layer >= layers ? " is past the circuit's end" : " is listed twice"));
+          throw std::invalid_argument(
+              "sweep gradient '" + gradient.name + "': layer " + std::to_string(d.layer) +
+              (d.layer >= layers ? " is past the circuit's end" : " is listed twice"));
         }
         seen[d.layer] = 1;
       }
@@ -80,7 +82,8 @@ SweepStats run_sweep(E& engine, std::span<const Circuit> columns, std::span<cons
   std::vector<const LayerDerivative*> derivative_at(gradients.empty() ? 0 : all_columns * layers, nullptr);
   for (std::size_t g = 0; g < gradients.size(); ++g) {
     for (std::size_t k = 0; k < K; ++k) {
-      for (const LayerDerivative& d : gradients[g].derivatives[k]) derivative_at[(g * K + k) * layers + d.layer] = &d;
+      for (const LayerDerivative& d : gradients[g].derivatives[k])
+        derivative_at[(g * K + k) * layers + d.layer] = &d;
     }
   }
   std::vector<PreparedChannel<W>> plus(gradients.size() * K), minus(gradients.size() * K);
@@ -91,9 +94,7 @@ SweepStats run_sweep(E& engine, std::span<const Circuit> columns, std::span<cons
   stats.peak_terms = engine.size();
   if (options.keep_layer_records) stats.layers.reserve(layers);
   const MemoryGuard& guard = options.memory_guard;
-  const std::size_t guard_terms = guard.allowed_bytes > 0 && guard.bytes_per_term > 0
-                                      ? guard.allowed_bytes / guard.bytes_per_term
-                                      : std::numeric_limits<std::size_t>::max();
+  const std::size_t guard_terms = guard.allowed_terms();
   std::vector<PreparedChannel<W>> tables(K);
   std::vector<double> dropped(all_columns);
   // The largest value column's dropped weight (the record's), and the per-column totals.
@@ -109,9 +110,9 @@ SweepStats run_sweep(E& engine, std::span<const Circuit> columns, std::span<cons
   auto budget_cut = [&](std::size_t limit, std::size_t fanout) {
     if (engine.size() <= limit) return;
     if (!options.auto_truncate) {
-      throw MemoryBudgetExceeded("memory budget: the sweep would grow to " + std::to_string(engine.size() * fanout) +
-                                 " terms, over the limit of " + std::to_string(options.max_terms) +
-                                 " (auto-truncation is off)");
+      throw MemoryBudgetExceeded("memory budget: the sweep would grow to " +
+                                 std::to_string(engine.size() * fanout) + " terms, over the limit of " +
+                                 std::to_string(options.max_terms) + " (auto-truncation is off)");
     }
     engine.finalize_layer(Truncation::approx_topn(limit), std::span<double>(dropped));
     ++stats.budget_truncations;
@@ -152,18 +153,21 @@ SweepStats run_sweep(E& engine, std::span<const Circuit> columns, std::span<cons
     // The union of the columns' outputs can branch further than one column's (a local table's outputs
     // differ per column where an amplitude vanishes): at most 16 outputs per input on two qubits.
     const std::size_t fanout = static_cast<std::size_t>(
-        (K > 1 || !gradients.empty()) && tables[0].form == PreparedChannel<W>::Form::local ? std::size_t{1} << (2 * tables[0].support_size)
-                                                                    : static_cast<std::size_t>(largest_fanout));
+        (K > 1 || !gradients.empty()) && tables[0].form == PreparedChannel<W>::Form::local
+            ? std::size_t{1} << (2 * tables[0].support_size)
+            : static_cast<std::size_t>(largest_fanout));
     try {
       if (options.max_terms > 0) {
         budget_cut(std::max<std::size_t>(2 * options.max_terms / fanout, 1), fanout);
         record.budget_discarded_weight += settle();
       }
       if (fanout > 1 && engine.size() * fanout > guard_terms) {
-        engine_detail::stop_for_host_memory(step, layers, channel, engine.size(), engine.size() * fanout, guard);
+        engine_detail::stop_for_host_memory(step, layers, channel, engine.size(), engine.size() * fanout,
+                                            guard);
       }
       engine.apply_layer(layer, options.truncation, std::span<double>(dropped));
-      if (options.truncation.has_layer_pass()) engine.finalize_layer(options.truncation, std::span<double>(dropped));
+      if (options.truncation.has_layer_pass())
+        engine.finalize_layer(options.truncation, std::span<double>(dropped));
       record.discarded_weight = settle();
       if (options.max_terms > 0) {
         budget_cut(options.max_terms, 1);

@@ -7,8 +7,8 @@
 //    is one task, updated in place — anticommuting terms on one side of a pivot bit of g are indexed, the
 //    other side looks its partners up; a pair present is rotated together, a missing partner appended.
 //  - A key-preserving table (dephasing, depolarizing) rescales every term in place.
-//  - Any other local table works on the cosets of its buckets' delta span: all outputs of a coset's terms
-//    are merged in a local index and written back into the coset's buckets.
+//  - Any other local table works on the cosets of its buckets' delta span (cpu/coset_plan.h): all outputs
+//    of a coset's terms are merged in a local index and written back into the coset's buckets.
 // Tasks are closed and run in parallel (OpenMP); work inside one is sequential in a fixed order, so the
 // results and the dropped weights are the same bits for every thread count.
 
@@ -20,6 +20,7 @@
 
 #include "paulistrings/channels/prepared_channel.h"
 #include "paulistrings/core/bucket_hash.h"
+#include "paulistrings/cpu/coset_plan.h"
 #include "paulistrings/sweep/sweep_sum.h"
 #include "paulistrings/sweep/sweep_table.h"
 #include "paulistrings/truncation/truncation.h"
@@ -27,8 +28,8 @@
 namespace paulistrings {
 
 struct SweepEngineOptions {
-  int threads = 0;                        ///< 0 = every core the process may run on
-  std::size_t target_bucket_len = 1024;   ///< refine when the mean bucket length passes this
+  int threads = 0;                       ///< 0 = every core the process may run on
+  std::size_t target_bucket_len = 1024;  ///< refine when the mean bucket length passes this
   std::size_t min_buckets = 64;
   std::size_t parallel_threshold = 4096;  ///< terms below which a layer stays on one thread
 };

@@ -18,10 +18,10 @@ struct SweepEngine<W, C>::Scratch {
   /// A small open-addressing index of keys → positions in `keys` (0 = empty slot, else position + 1).
   std::vector<std::uint32_t> slots;
   std::vector<PauliString<W>> keys;
-  std::vector<std::uint32_t> where;    // rotation: bucket side (0 a, 1 b) << 31 | row
+  std::vector<std::uint32_t> where;  // rotation: bucket side (0 a, 1 b) << 31 | row
   std::vector<char> paired;
-  std::vector<C> coefficients;         // local tables: the outputs' K coefficients
-  std::vector<std::uint64_t> bucket;   // local tables: each output's bucket
+  std::vector<C> coefficients;        // local tables: the outputs' K coefficients
+  std::vector<std::uint64_t> bucket;  // local tables: each output's bucket
   std::vector<PauliString<W>> new_keys[2];
   std::vector<C> new_coefficients[2];
   std::vector<char> removed[2];
@@ -69,7 +69,8 @@ struct SweepEngine<W, C>::Scratch {
 };
 
 template <int W, Coefficient C>
-SweepEngine<W, C>::SweepEngine(const SweepSum<W, C>& sum, std::size_t values, const SweepEngineOptions& options)
+SweepEngine<W, C>::SweepEngine(const SweepSum<W, C>& sum, std::size_t values,
+                               const SweepEngineOptions& options)
     : options_(options),
       num_qubits_(sum.num_qubits()),
       columns_(sum.columns()),
@@ -175,13 +176,15 @@ void SweepEngine<W, C>::apply_layer(const SweepLayer<W>& layer, const Truncation
   if (table.form == SweepTable<W>::Form::rotation) {
     for (int w = 0; w < W; ++w) support[w] = table.generator.x[w] | table.generator.z[w];
   } else {
-    for (int q = 0; q < table.shape.support_size; ++q) support[table.shape.qubits[q] / 64] |= std::uint64_t{1} << (table.shape.qubits[q] % 64);
+    for (int q = 0; q < table.shape.support_size; ++q)
+      support[table.shape.qubits[q] / 64] |= std::uint64_t{1} << (table.shape.qubits[q] % 64);
     const std::span<const Complex> identity = table.amplitudes_of(0, 0);
     const std::span<const Complex> identity_source = table.source_amplitudes_of(0, 0);
-    fixes_identity = table.fanout[0] == 1 && table.out_pattern[0][0] == 0 &&
-                     std::all_of(identity.begin(), identity.end(), [](const Complex& a) { return a == Complex(1.0); }) &&
-                     std::all_of(identity_source.begin(), identity_source.end(),
-                                 [](const Complex& a) { return a == Complex(0.0); });
+    fixes_identity =
+        table.fanout[0] == 1 && table.out_pattern[0][0] == 0 &&
+        std::all_of(identity.begin(), identity.end(), [](const Complex& a) { return a == Complex(1.0); }) &&
+        std::all_of(identity_source.begin(), identity_source.end(),
+                    [](const Complex& a) { return a == Complex(0.0); });
   }
   bool touches = false;
   for (int w = 0; w < W; ++w) touches = touches || (support[w] & cone_[w]) != 0;
@@ -218,7 +221,8 @@ void SweepEngine<W, C>::rotation_layer(const SweepTable<W>& table, const Truncat
 
 template <int W, Coefficient C>
 void SweepEngine<W, C>::rotate_pair(const SweepTable<W>& table, std::uint64_t a, std::uint64_t b,
-                                    const Truncation& truncation, bool retest, Scratch& scratch, double* dropped) {
+                                    const Truncation& truncation, bool retest, Scratch& scratch,
+                                    double* dropped) {
   const PauliString<W>& g = table.generator;
   // The pivot: g's lowest set bit; Q and Q ⊕ g differ there, the side with it clear leads.
   int pivot_word = 0;
@@ -441,7 +445,8 @@ void SweepEngine<W, C>::rescale_layer(const SweepTable<W>& table, const Truncati
         for (std::size_t k = K; k-- > 0;) {
           C v = C(0.0);
           sweep_detail::add_scaled(v, amplitude[k], r[k]);
-          if (table.source[k] != kNoSource) sweep_detail::add_scaled(v, source_amplitude[k], r[table.source[k]]);
+          if (table.source[k] != kNoSource)
+            sweep_detail::add_scaled(v, source_amplitude[k], r[table.source[k]]);
           r[k] = v;
         }
       }
@@ -458,41 +463,25 @@ template <int W, Coefficient C>
 void SweepEngine<W, C>::local_layer(const SweepTable<W>& table, const Truncation& truncation,
                                     std::span<double> dropped) {
   const std::size_t K = columns_;
-  // The bucket deltas of the realized local deltas, and a basis of their span with distinct leading bits.
+  // The bucket deltas of the realized local deltas; each coset of their span is one task (cpu/coset_plan.h).
   std::array<std::uint64_t, 16> bucket_delta{};
-  std::vector<std::uint64_t> basis;
+  std::vector<std::uint64_t> hashes;
   for (std::uint8_t delta : table.deltas) {
     bucket_delta[delta] = bucket_of(table.delta_mask[delta]);
-    std::uint64_t v = bucket_delta[delta];
-    for (std::uint64_t e : basis) v = std::min(v, v ^ e);
-    if (v != 0) {
-      basis.push_back(v);
-      std::sort(basis.rbegin(), basis.rend());
-    }
+    hashes.push_back(bucket_delta[delta]);
   }
-  // Coset representatives: the buckets with every basis vector's leading bit clear, in ascending order.
-  std::uint64_t pivots = 0;
-  for (std::uint64_t e : basis) pivots |= std::bit_floor(e);
-  std::vector<std::uint64_t> reps;
-  reps.reserve(buckets_.size() >> basis.size());
-  for (std::uint64_t beta = 0; beta < buckets_.size(); ++beta) {
-    if ((beta & pivots) == 0) reps.push_back(beta);
-  }
-  std::vector<std::uint64_t> offsets(std::size_t{1} << basis.size(), 0);  // the span's members
-  for (std::size_t m = 0; m < offsets.size(); ++m) {
-    for (std::size_t j = 0; j < basis.size(); ++j) {
-      if ((m >> j) & 1) offsets[m] ^= basis[j];
-    }
-  }
-  for_each_unit(reps.size(), dropped, [&](Scratch& scratch, std::size_t u, double* unit_dropped) {
+  const CosetPlan plan(bits_, hashes);
+  const unsigned members = static_cast<unsigned>(plan.buckets_per_coset());
+  for_each_unit(plan.num_cosets(), dropped, [&](Scratch& scratch, std::size_t u, double* unit_dropped) {
+    const std::uint64_t rep = plan.representative(u);
     std::size_t inputs = 0;
-    for (std::uint64_t o : offsets) inputs += buckets_[reps[u] ^ o].keys.size();
+    for (unsigned m = 0; m < members; ++m) inputs += buckets_[plan.member(rep, m)].keys.size();
     if (inputs == 0) return;
     scratch.reset_index(inputs);
     scratch.coefficients.clear();
     scratch.bucket.clear();
-    for (std::uint64_t o : offsets) {
-      const std::uint64_t beta = reps[u] ^ o;
+    for (unsigned m = 0; m < members; ++m) {
+      const std::uint64_t beta = plan.member(rep, m);
       Bucket& bucket = buckets_[beta];
       for (std::size_t i = 0; i < bucket.keys.size(); ++i) {
         const PauliString<W>& key = bucket.keys[i];
@@ -512,7 +501,8 @@ void SweepEngine<W, C>::local_layer(const SweepTable<W>& table, const Truncation
           if (table.has_sources) {
             const std::span<const Complex> source_amplitude = table.source_amplitudes_of(in, j);
             for (std::size_t k = 0; k < K; ++k) {
-              if (table.source[k] != kNoSource) sweep_detail::add_scaled(out[k], source_amplitude[k], c[table.source[k]]);
+              if (table.source[k] != kNoSource)
+                sweep_detail::add_scaled(out[k], source_amplitude[k], c[table.source[k]]);
             }
           }
         }

@@ -29,7 +29,8 @@ class SweepSum {
     if (columns == 0) throw std::invalid_argument("a sweep has at least one column");
     if (coefficients.size() != keys.size() * columns)
       throw std::invalid_argument("SweepSum: " + std::to_string(coefficients.size()) + " coefficients for " +
-                                  std::to_string(keys.size()) + " keys × " + std::to_string(columns) + " columns");
+                                  std::to_string(keys.size()) + " keys × " + std::to_string(columns) +
+                                  " columns");
     std::size_t out = 0;
     for (std::size_t i = 0; i < keys.size(); ++i) {
       const auto row = std::span<const C>(coefficients).subspan(i * columns, columns);
@@ -45,21 +46,14 @@ class SweepSum {
     keys_ = std::move(keys);
     coefficients_ = std::move(coefficients);
   }
-  /// Every column a copy of `sum`.
-  static SweepSum broadcast(const PauliSum<W, C>& sum, std::size_t columns) {
-    std::vector<Key> keys(sum.keys().begin(), sum.keys().end());
-    std::vector<C> coefficients;
-    coefficients.reserve(keys.size() * columns);
-    for (const C& c : sum.coefficients()) coefficients.insert(coefficients.end(), columns, c);
-    return SweepSum(sum.num_qubits(), columns, std::move(keys), std::move(coefficients));
-  }
-
   std::size_t num_qubits() const { return num_qubits_; }
   std::size_t columns() const { return columns_; }
   std::size_t size() const { return keys_.size(); }
   std::span<const Key> keys() const { return keys_; }
   /// Row i's K coefficients.
-  std::span<const C> row(std::size_t i) const { return std::span<const C>(coefficients_).subspan(i * columns_, columns_); }
+  std::span<const C> row(std::size_t i) const {
+    return std::span<const C>(coefficients_).subspan(i * columns_, columns_);
+  }
   /// Column k as a sum of its own (its nonzero coefficients).
   PauliSum<W, C> column(std::size_t k) const {
     if (k >= columns_)

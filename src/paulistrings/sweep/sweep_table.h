@@ -67,7 +67,8 @@ struct SweepTable {
   std::vector<std::uint8_t> deltas;
 
   std::span<const Complex> amplitudes_of(int in, int j) const {
-    return std::span<const Complex>(amplitudes).subspan((static_cast<std::size_t>(in) * 16 + j) * columns, columns);
+    return std::span<const Complex>(amplitudes)
+        .subspan((static_cast<std::size_t>(in) * 16 + j) * columns, columns);
   }
   std::span<const Complex> source_amplitudes_of(int in, int j) const {
     return std::span<const Complex>(source_amplitudes)
@@ -111,7 +112,8 @@ SweepTable<W> make_sweep_table(const SweepLayer<W>& layer) {
   std::array<bool, 16> realized{};
   t.key_preserving = true;
   // Adds `factor` × every output of `table` for input `in` to column c's (source) amplitudes.
-  auto add = [&](const PreparedChannel<W>& table, int in, std::size_t c, std::vector<Complex>& into, double factor) {
+  auto add = [&](const PreparedChannel<W>& table, int in, std::size_t c, std::vector<Complex>& into,
+                 double factor) {
     for (int o = 0; o < table.fanout[in]; ++o) {
       const auto& output = table.outputs[in][o];
       int j = 0;

@@ -346,7 +346,7 @@ int run_spec(RunSpec spec, const CommonOptions& common, Launch& launch) {
 }
 
 /// A θh scan of ⟨Z62⟩ on the 127-qubit kicked Ising (20 steps, |c| > 2^-12, θh = 0…π/2 in steps of π/16),
-/// sized to finish in about ten seconds on 2 cores. One run per angle: a sweep in one propagation
+/// sized to finish in seconds on a laptop. One run per angle: a sweep in one propagation
 /// (kicked-ising --theta-h START:STOP:K) carries every angle's terms with every angle's coefficient, which
 /// across 0…π/2 — from one term at θh = 0 to millions near π/2 — costs more than the runs alone
 /// (docs/design.md §7.8, docs/PERFORMANCE.md "Sweeps").

@@ -9,6 +9,10 @@
 #include <utility>
 #include <vector>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include "paulistrings/channels/prepared_channel.h"
 #include "paulistrings/core/text.h"
 
@@ -35,6 +39,16 @@ double budget_cut(E& engine, std::size_t limit, std::size_t next_fanout, const P
   ++stats.budget_truncations;
   stats.budget_discarded_weight += cut.discarded_weight;
   return cut.discarded_weight;
+}
+
+/// Under a memory budget, after a layer that ends with more than half the budget: gives the pages the
+/// allocator holds free back to the system (glibc keeps what a thread freed in that thread's arena, where
+/// no other thread reuses it, so the next layer's peak would add it to the budget's working set:
+/// docs/design.md §2.8). Elsewhere a no-op.
+inline void release_free_memory() {
+#if defined(__GLIBC__)
+  ::malloc_trim(0);
+#endif
 }
 
 /// "layer 38 of 120 (rz)".
@@ -211,8 +225,10 @@ PropagationStats run_layers(E& engine, const Circuit& circuit, const PropagateOp
       const LayerPassResult pass = engine.finalize_layer(options.truncation);
       record.discarded_weight += pass.discarded_weight;
       record.collapsed = pass.collapsed;
-      if (options.max_terms > 0)
+      if (options.max_terms > 0) {
         record.budget_discarded_weight += engine_detail::budget_cut<W>(engine, options.max_terms, 1, options, stats);
+        if (2 * engine.size() > options.max_terms) engine_detail::release_free_memory();
+      }
     } catch (const std::bad_alloc&) {
       engine_detail::refused_allocation(step, layers, channel, record.terms_in);
     }

@@ -19,21 +19,22 @@ namespace {
 
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 
-TEST(MemoryBudget, TermsAreTheRoomOverFourTimesKeyAndCoefficient) {
+TEST(MemoryBudget, TermsAreTheRoomOverFiveTimesKeyAndCoefficient) {
   const std::size_t baseline = 100 * kMiB;
-  // One word (16 bytes of key) and a real coefficient: 4 × 24 = 96 bytes a term.
-  EXPECT_EQ(budget_terms(baseline + 96 * 100000, baseline, 1, false, "limit"), 100000u);
-  EXPECT_EQ(budget_terms(baseline + 96 * 100000 + 95, baseline, 1, false, "limit"), 100000u);  // rounded down
-  // Complex coefficients: 4 × 32 = 128; two words: 4 × 40 = 160; sixteen words, complex: 4 × 272.
-  EXPECT_EQ(budget_terms(baseline + 128 * 50000, baseline, 1, true, "limit"), 50000u);
-  EXPECT_EQ(budget_terms(baseline + 160 * 50000, baseline, 2, false, "limit"), 50000u);
-  EXPECT_EQ(budget_terms(baseline + 1088 * 10000, baseline, 16, true, "limit"), 10000u);
+  // One word (16 bytes of key) and a real coefficient: 5 × 24 = 120 bytes a term.
+  EXPECT_EQ(budget_terms(baseline + 120 * 100000, baseline, 1, false, "limit"), 100000u);
+  // Rounded down:
+  EXPECT_EQ(budget_terms(baseline + 120 * 100000 + 119, baseline, 1, false, "limit"), 100000u);
+  // Complex coefficients: 5 × 32 = 160; two words: 5 × 40 = 200; sixteen words, complex: 5 × 272.
+  EXPECT_EQ(budget_terms(baseline + 160 * 50000, baseline, 1, true, "limit"), 50000u);
+  EXPECT_EQ(budget_terms(baseline + 200 * 50000, baseline, 2, false, "limit"), 50000u);
+  EXPECT_EQ(budget_terms(baseline + 1360 * 10000, baseline, 16, true, "limit"), 10000u);
 }
 
-TEST(MemoryBudget, ASweepTermIsFourTimesTheKeyAndOneCoefficientPerColumn) {
-  EXPECT_EQ(sweep_bytes_per_term(1, false, 1), 96u);  // budget_terms' term
-  EXPECT_EQ(sweep_bytes_per_term(1, false, 20), 4 * (16 + 8 * 20u));
-  EXPECT_EQ(sweep_bytes_per_term(8, true, 3), 4 * (128 + 16 * 3u));
+TEST(MemoryBudget, ASweepTermIsFiveTimesTheKeyAndOneCoefficientPerColumn) {
+  EXPECT_EQ(sweep_bytes_per_term(1, false, 1), 120u);  // budget_terms' term
+  EXPECT_EQ(sweep_bytes_per_term(1, false, 20), 5 * (16 + 8 * 20u));
+  EXPECT_EQ(sweep_bytes_per_term(8, true, 3), 5 * (128 + 16 * 3u));
 }
 
 TEST(MemoryBudget, ALimitWithoutAMebibyteOfRoomIsRefusedNamingTheOption) {
@@ -43,7 +44,7 @@ TEST(MemoryBudget, ALimitWithoutAMebibyteOfRoomIsRefusedNamingTheOption) {
   EXPECT_THROW(budget_terms(kMiB, 2 * kMiB, 1, false, "memory_limit"), std::invalid_argument);
   EXPECT_NO_THROW(check_budget_room(5 * kMiB + 1, 4 * kMiB, "memory_limit"));
   // Just above the check: the budget is still at least one term... of the mebibyte's worth.
-  EXPECT_EQ(budget_terms(5 * kMiB + 1, 4 * kMiB, 1, false, "memory_limit"), (kMiB + 1) / 96);
+  EXPECT_EQ(budget_terms(5 * kMiB + 1, 4 * kMiB, 1, false, "memory_limit"), (kMiB + 1) / 120);
   EXPECT_EQ(budget_terms(5 * kMiB + 1, 4 * kMiB, 1 << 20, true, "memory_limit"), 1u);
 }
 

@@ -58,6 +58,10 @@
 #               10^7 (rotation_zz, cnot, gu2q, su4, depolarize; 16 CPU threads beside them) and at 10^8,
 #               the workloads on the GPU and on 16 threads, the kicked Ising on the GPU, and the CPU cells at
 #               10^6 on 1 and 16 threads (ab.txt)
+#   sweep     — parameter sweeps on this machine's cores (paulistrings-sweep-bench): PauliPropagation.jl's
+#               sweep (20 steps, 20 angles, 10^-4, weight ≤ 8) as one sweep and as 20 runs, and the θh sweep
+#               from 0 to π/2 (K = 20, 20 steps, 2^-14) against its separate runs, on SWEEP_THREADS threads
+#               (default: all cores), with a gradient column; SWEEP_TIMEOUT (240 s) caps each command (sweep.txt)
 #   build     — every target the other modes use (a first call that later, warm calls reuse)
 #   base_bg   — with ab to come in a later call: starts the build of build-base-src/ in the background
 #               (setsid: it outlives this call while the machine stays warm); ab waits for it
@@ -83,6 +87,7 @@ targets=()
   has ladder) &&
   targets+=(paulistrings-gpu-bench paulistrings-workloads)
 has ab && targets+=(paulistrings-bench)
+(has sweep || has build) && targets+=(paulistrings-sweep-bench)
 (has tests || has sanitize || (has partition && [[ ${PARTITION_TESTS:-1} != 0 ]])) && targets+=(paulistrings-tests paulistrings-cli)
 has oom && targets+=(paulistrings-tests paulistrings-cli)
 has build && targets+=(paulistrings-tests paulistrings-cli paulistrings-gpu-bench paulistrings-workloads paulistrings-bench)
@@ -402,6 +407,18 @@ if has python; then
     python3 -X faulthandler -m pytest -v -p no:cacheprovider python/tests/test_gpu.py ${PYTHON_K:+-k "$PYTHON_K"} \
     > "$out/python_gpu.txt" 2>&1
   grep -E "FAILED|ERROR|Fatal|passed|failed" "$out/python_gpu.txt" | tail -30
+fi
+if has sweep; then
+  threads=${SWEEP_THREADS:-$(nproc)}
+  for args in "--steps 20 --columns 20 --coeff 1e-4 --weight 8 --separate on --gradient on" \
+              "--steps 20 --columns 20 --coeff 0.00006103515625 --separate on --gradient on"; do
+    note "sweep: $args --threads $threads"
+    echo "# paulistrings-sweep-bench $args --threads $threads" >> "$out/sweep.txt"
+    OMP_WAIT_POLICY=passive timeout "${SWEEP_TIMEOUT:-240}" build-gpu/paulistrings-sweep-bench $args \
+      --threads "$threads" >> "$out/sweep.txt" 2>&1
+    echo "# exit $?" >> "$out/sweep.txt"
+  done
+  tail -30 "$out/sweep.txt"
 fi
 if has grow; then
   build-gpu/paulistrings-gpu-bench --cells none --grow-to 1e9 2>&1 | tee "$out/grow.txt"

@@ -25,7 +25,18 @@ inline std::size_t circuit_index(Direction direction, std::size_t layers, std::s
   return direction == Direction::forward ? step : layers - 1 - step;
 }
 
-/// The memory-budget cut: approx_topn down to `limit` terms when the sum holds more.
+/// After a memory-budget cut: gives the pages the allocator holds free back to the system. glibc keeps
+/// what a thread freed in that thread's arena, where no other thread reuses it, so the growth up to the
+/// next cut would add it to the budget's working set (docs/design.md §2.8). A few milliseconds a call,
+/// against the cut's pass over the sum; elsewhere than glibc a no-op.
+inline void release_free_memory() {
+#if defined(__GLIBC__)
+  ::malloc_trim(0);
+#endif
+}
+
+/// The memory-budget cut: approx_topn down to `limit` terms when the sum holds more, then
+/// release_free_memory.
 template <int W, class E>
 double budget_cut(E& engine, std::size_t limit, std::size_t next_fanout, const PropagateOptions& options,
                   PropagationStats& stats) {
@@ -36,20 +47,12 @@ double budget_cut(E& engine, std::size_t limit, std::size_t next_fanout, const P
                                std::to_string(options.max_terms) + " (auto-truncation is off)");
   }
   const LayerPassResult cut = engine.finalize_layer(Truncation::approx_topn(limit));
+  release_free_memory();
   ++stats.budget_truncations;
   stats.budget_discarded_weight += cut.discarded_weight;
   return cut.discarded_weight;
 }
 
-/// Under a memory budget, after a layer that ends with more than half the budget: gives the pages the
-/// allocator holds free back to the system (glibc keeps what a thread freed in that thread's arena, where
-/// no other thread reuses it, so the next layer's peak would add it to the budget's working set:
-/// docs/design.md §2.8). Elsewhere a no-op.
-inline void release_free_memory() {
-#if defined(__GLIBC__)
-  ::malloc_trim(0);
-#endif
-}
 
 /// "layer 38 of 120 (rz)".
 inline std::string layer_name(std::size_t step, std::size_t layers, const Channel& channel) {
@@ -227,7 +230,6 @@ PropagationStats run_layers(E& engine, const Circuit& circuit, const PropagateOp
       record.collapsed = pass.collapsed;
       if (options.max_terms > 0) {
         record.budget_discarded_weight += engine_detail::budget_cut<W>(engine, options.max_terms, 1, options, stats);
-        if (2 * engine.size() > options.max_terms) engine_detail::release_free_memory();
       }
     } catch (const std::bad_alloc&) {
       engine_detail::refused_allocation(step, layers, channel, record.terms_in);

@@ -370,8 +370,6 @@ class PartitionRunner {
   /// The global approx_topn(limit) of the memory budget; returns this partition's dropped Σ|c|².
   double budget_cut(std::size_t limit, std::size_t next_fanout) {
     const std::uint64_t terms = global_terms();
-    // After a layer (limit == max_terms) that ends near the budget: engine_detail::release_free_memory.
-    if (limit == options_.max_terms && 2 * terms > limit) engine_detail::release_free_memory();
     if (terms <= limit) return 0.0;
     if (!options_.auto_truncate) {
       throw MemoryBudgetExceeded(std::string("memory budget: the sum would grow to ")
@@ -388,6 +386,7 @@ class PartitionRunner {
     } else {
       dropped = approx_topn(limit);
     }
+    engine_detail::release_free_memory();
     return dropped;
   }
 

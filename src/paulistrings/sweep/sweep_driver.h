@@ -115,6 +115,7 @@ SweepStats run_sweep(E& engine, std::span<const Circuit> columns, std::span<cons
                                  std::to_string(options.max_terms) + " (auto-truncation is off)");
     }
     engine.finalize_layer(Truncation::approx_topn(limit), std::span<double>(dropped));
+    engine_detail::release_free_memory();
     ++stats.budget_truncations;
   };
   for (std::size_t step = 0; step < layers; ++step) {
@@ -171,7 +172,6 @@ SweepStats run_sweep(E& engine, std::span<const Circuit> columns, std::span<cons
       record.discarded_weight = settle();
       if (options.max_terms > 0) {
         budget_cut(options.max_terms, 1);
-        if (2 * engine.size() > options.max_terms) engine_detail::release_free_memory();
         const double cut = settle();
         record.budget_discarded_weight += cut;
         record.discarded_weight += cut;

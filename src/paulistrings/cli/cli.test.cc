@@ -1282,6 +1282,20 @@ TEST_F(Cli, ASweepResumedAfterSigkillOrSigintGivesTheUninterruptedValuesAndGradi
   const Result missing = run(arguments + " --resume " + path("none.ckpt"));
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("none.ckpt"), std::string::npos) << missing.err;
+  // The memory guard stops a sweep before a layer, with its checkpoint (exit 1, one line); resumed, the
+  // uninterrupted bits.
+  const std::string small = "kicked-ising --steps 4 --theta-h 0.3:0.9:3 --gradient theta_h --coeff 1e-6 -q";
+  const Result small_full = run(small);
+  ASSERT_EQ(small_full.exit_code, 0) << small_full.err;
+  const Result guarded = run(small + " --host-memory 200000 --checkpoint " + path("guard.ckpt"));
+  EXPECT_EQ(guarded.exit_code, 1) << guarded.err;
+  EXPECT_EQ(std::count(guarded.err.begin(), guarded.err.end(), '\n'), 1) << guarded.err;
+  const std::size_t at = guarded.err.find(" written after layer ");
+  ASSERT_NE(at, std::string::npos) << guarded.err;
+  const Result after = run(small + " --resume " + path("guard.ckpt") + " --no-memory-guard");
+  ASSERT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_EQ(parse(after.out)["observables"], parse(small_full.out)["observables"]);
+  EXPECT_EQ(parse(after.out)["resumed_from_layer"].get<std::size_t>(), std::stoul(guarded.err.substr(at + 21)));
 }
 
 TEST_F(Cli, ASweepTaskResumesPerObservableAndASignalInTheLastLayerStopsIt) {

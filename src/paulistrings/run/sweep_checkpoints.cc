@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <exception>
 #include <string_view>
 #include <utility>
 
@@ -144,8 +145,27 @@ SweepRunResult run_sweep_segments(const AnyPauliSum& observable, std::span<const
   SweepRunResult result;
   std::optional<std::size_t> saved_layers;  // layers done at the last checkpoint this run wrote
   for (bool first = true;; first = false) {
-    SweepStats segment = resumed ? resume_sweep(observable, columns, options, state, gradients)
-                                 : propagate_sweep(observable, columns, options, state, gradients);
+    SweepStats segment;
+    try {
+      segment = resumed ? resume_sweep(observable, columns, options, state, gradients)
+                        : propagate_sweep(observable, columns, options, state, gradients);
+    } catch (const HostMemoryExceeded& e) {
+      // As an ordinary run (run/orchestrate.h): the state before the layer the guard refused is kept.
+      const HostMemoryExceeded::Details& d = e.details();
+      std::string what = e.what();
+      if (checkpointing && d.state_kept && d.layers_done > 0 && state.layers_done == d.layers_done &&
+          state.sum.columns() > 0 && state.sum.num_qubits() == observable.num_qubits()) {
+        try {
+          write_sweep_checkpoint(*run.checkpoint, run.circuit_fingerprint, run.task_fingerprint, state);
+          what += "; checkpoint " + run.checkpoint->string() + " written after layer " + std::to_string(d.layers_done);
+        } catch (const std::exception& failure) {
+          what += std::string("; writing the checkpoint failed: ") + failure.what();
+        }
+      } else if (saved_layers) {
+        what += "; the last checkpoint, " + run.checkpoint->string() + ", holds layer " + std::to_string(*saved_layers);
+      }
+      throw HostMemoryExceeded(what, d);
+    }
     resumed = true;
     const bool stopped = segment.stats.stopped || interrupted();
     add_segment(result.stats, std::move(segment), first);

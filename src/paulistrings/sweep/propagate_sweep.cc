@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <new>
 #include <numbers>
 #include <stdexcept>
 #include <string>
@@ -139,7 +140,24 @@ SweepStats run_from(SweepSum<W, C> start, std::size_t start_layer, bool restored
     engine.restore(cone_words<W>(state.light_cone), start_layer > 0 ? &options.truncation : nullptr);
   }
   start = SweepSum<W, C>();
-  SweepStats stats = run_sweep<W>(engine, columns, gradients, options, start_layer);
+  SweepStats stats;
+  try {
+    stats = run_sweep<W>(engine, columns, gradients, options, start_layer);
+  } catch (const HostMemoryExceeded& e) {
+    // The guard stops before a layer: the state before it is handed back (when there is room to copy it
+    // out), so that a checkpoint can keep the work.
+    if (e.details().state_kept) {
+      try {
+        state.sum = AnySweepSum(engine.result());
+        state.layers_done = e.details().layers_done;
+        state.bucket_bits = engine.bucket_bits();
+        state.light_cone.assign(engine.light_cone().begin(), engine.light_cone().end());
+      } catch (const std::bad_alloc&) {
+        state = SweepState{};
+      }
+    }
+    throw;
+  }
   state.sum = AnySweepSum(engine.result());
   state.layers_done = stats.stats.layers_done;
   state.bucket_bits = engine.bucket_bits();

@@ -141,13 +141,17 @@ struct SweepState {
 SweepStats propagate_sweep(const AnyPauliSum& observable, std::span<const Circuit> columns,
                            const PropagateOptions& options, AnySweepSum& result,
                            std::span<const SweepGradient> gradients = {});
-/// The same, handing back the state reached (stats.stats.stopped: where should_stop stopped it).
+/// The same, handing back the state reached (stats.stats.stopped: where should_stop stopped it). When the
+/// memory guard stops the sweep before a layer (HostMemoryExceeded, details().state_kept), `state` holds
+/// the state before that layer if there was room to copy it out (state.layers_done ==
+/// details().layers_done; otherwise `state` is empty).
 SweepStats propagate_sweep(const AnyPauliSum& observable, std::span<const Circuit> columns,
                            const PropagateOptions& options, SweepState& state,
                            std::span<const SweepGradient> gradients = {});
 /// Continues the sweep of `observable` from `state` (taken after state.layers_done steps, by
 /// propagate_sweep or resume_sweep, or read from a checkpoint) and leaves the state reached in it; the
-/// statistics count the layers run here. Throws std::invalid_argument when the state cannot be this
+/// statistics count the layers run here (a memory-guard stop hands back the state as propagate_sweep
+/// does). Throws std::invalid_argument when the state cannot be this
 /// sweep's: another qubit count, column count (K values × (1 + gradients)) or coefficient type, more
 /// layers done than the circuits have, a light cone of the wrong size. That the state comes from the same
 /// circuits, gradients, direction and truncation is the caller's to know (checkpoints: fingerprints).

@@ -31,6 +31,26 @@
 // depend only on the set of (key, coefficient) pairs and the header fields, not on the sum's bucket
 // count or hash seed. A reader accepts the terms in any order.
 //
+// Layout, version 2 (ColumnsCheckpoint: C ≥ 1 coefficient columns a term, a sweep's state). The same
+// first 64 bytes with version = 2, then (X, Z as above; K = 1 or 2 doubles a coefficient):
+//
+//       64     8      u64 column count C (1 ≤ C ≤ 2^32)
+//       72   8·W      light cone: W words, bit q % 64 of word q / 64 for each qubit the engine may find on
+//                     a term (a superset of every key's support; the engine skips layers outside it)
+//   72+8W  8·T·W      x column, then the z column, as in version 1
+//        Z  8·T·C·K   coefficients row by row: term t's column j at Z + 8·K·(t·C + j) (its real part,
+//                     then its imaginary part when complex); Z = 72 + 8·W + 16·T·W
+//      end-8   8      u64 FNV-1a 64 checksum of every byte before it
+//
+// The file size is exactly 80 + 8·W + 8·T·(2W + C·K). Terms are written in the order given (a sweep
+// engine's order: its sums depend on it, so the order is part of the state) and read back in it; a row
+// may hold zeros (bit for bit, signs included) but not only zeros. decode_columns_checkpoint checks, in
+// this order: the header as for version 1 (any version but 1 and 2 refused); size ≥ 72 bytes; C ≥ 1 and
+// ≤ 2^32; the file size; the checksum; no light-cone bit at a qubit ≥ num_qubits; per term: no bit at a
+// qubit ≥ num_qubits, every coefficient finite, some coefficient nonzero, its support inside the light
+// cone; no two terms with the same key. It reads a version-1 file as C = 1 (its keys' supports as the
+// light cone); decode_checkpoint refuses a version-2 file, naming it.
+//
 // decode_checkpoint checks, in this order, and throws std::invalid_argument("checkpoint NAME: ...")
 // at the first failure: size ≥ 64-byte header; magic; version; width ∈ {1,2,4,8,16}; num_qubits ≤
 // 1024; width = smallest width for num_qubits; coefficient type; bucket bits ≤ 30; file size = the

@@ -104,8 +104,8 @@ void register_sweep(py::module_& m) {
          std::optional<std::size_t> memory_limit, bool memory_guard,
          std::optional<std::size_t> memory_guard_bytes, py::object layer_callback, bool poll_signals,
          const std::vector<std::pair<std::string, std::vector<std::vector<LayerDerivative>>>>& gradient,
-         std::optional<std::string> checkpoint, std::size_t checkpoint_every, std::optional<std::string> resume,
-         std::uint64_t fingerprint) {
+         std::optional<std::string> checkpoint, std::size_t checkpoint_every,
+         std::optional<std::string> resume, std::uint64_t fingerprint) {
         if (columns.empty()) throw std::invalid_argument("a sweep needs at least one column (one circuit)");
         bool complex_coefficients = observable.is_complex();
         for (const Circuit& circuit : columns) {

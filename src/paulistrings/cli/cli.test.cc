@@ -1229,7 +1229,8 @@ TEST_F(Cli, KickedIsingGradientMatchesFiniteDifferencesAndIsWrittenToTheTask) {
 // ---- sweep checkpoints (docs/cli.md, "Sweeps") -----------------------------------------------------
 
 TEST_F(Cli, ASweepResumedAfterSigkillOrSigintGivesTheUninterruptedValuesAndGradients) {
-  const std::string arguments = "kicked-ising --steps 3 --theta-h 0.3:0.9:3 --gradient theta_h --coeff 1e-4 -q";
+  const std::string arguments =
+      "kicked-ising --steps 3 --theta-h 0.3:0.9:3 --gradient theta_h --coeff 1e-4 -q";
   const Result full = run(arguments);
   ASSERT_EQ(full.exit_code, 0) << full.err;
   const Json expected = parse(full.out)["observables"]["Z62"];
@@ -1259,11 +1260,14 @@ TEST_F(Cli, ASweepResumedAfterSigkillOrSigintGivesTheUninterruptedValuesAndGradi
   // Another sweep refuses the checkpoint with one line: other values, no gradient, one angle.
   const std::string checkpoint = path("SIGINT.ckpt");
   const std::vector<std::pair<std::string, std::string>> others = {
-      {"kicked-ising --steps 3 --theta-h 0.3:0.8:3 --gradient theta_h --coeff 1e-4 -q", "belongs to a different sweep"},
+      {"kicked-ising --steps 3 --theta-h 0.3:0.8:3 --gradient theta_h --coeff 1e-4 -q",
+       "belongs to a different sweep"},
       {"kicked-ising --steps 3 --theta-h 0.3:0.9:3 --coeff 1e-4 -q",
        "holds 6 coefficient columns a term but this sweep has 3"},
-      {"kicked-ising --steps 3 --theta-h 0.3:0.9:3 --gradient theta_h --coeff 1e-3 -q", "belongs to a different sweep"},
-      {"kicked-ising --steps 3 --theta-h 0.3 --coeff 1e-4 -q", "format version 2 holds several coefficient columns"},
+      {"kicked-ising --steps 3 --theta-h 0.3:0.9:3 --gradient theta_h --coeff 1e-3 -q",
+       "belongs to a different sweep"},
+      {"kicked-ising --steps 3 --theta-h 0.3 --coeff 1e-4 -q",
+       "format version 2 holds several coefficient columns"},
   };
   for (const auto& [other, message] : others) {
     SCOPED_TRACE(other);
@@ -1295,7 +1299,8 @@ TEST_F(Cli, ASweepResumedAfterSigkillOrSigintGivesTheUninterruptedValuesAndGradi
   const Result after = run(small + " --resume " + path("guard.ckpt") + " --no-memory-guard");
   ASSERT_EQ(after.exit_code, 0) << after.err;
   EXPECT_EQ(parse(after.out)["observables"], parse(small_full.out)["observables"]);
-  EXPECT_EQ(parse(after.out)["resumed_from_layer"].get<std::size_t>(), std::stoul(guarded.err.substr(at + 21)));
+  EXPECT_EQ(parse(after.out)["resumed_from_layer"].get<std::size_t>(),
+            std::stoul(guarded.err.substr(at + 21)));
 }
 
 TEST_F(Cli, ASweepTaskResumesPerObservableAndASignalInTheLastLayerStopsIt) {
@@ -1309,7 +1314,8 @@ TEST_F(Cli, ASweepTaskResumesPerObservableAndASignalInTheLastLayerStopsIt) {
   const std::string checkpoint = path("t.ckpt");
   Result r = run(arguments + " --checkpoint " + checkpoint + " --every 2", "PAULISTRINGS_FAULT=SIGTERM@5");
   EXPECT_EQ(r.exit_code, 130) << r.err;
-  EXPECT_NE(r.err.find("interrupted after layer 5 of 10; checkpoint after layer 5 written"), std::string::npos)
+  EXPECT_NE(r.err.find("interrupted after layer 5 of 10; checkpoint after layer 5 written"),
+            std::string::npos)
       << r.err;
   Result resumed = run(arguments + " --resume " + checkpoint);
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;

@@ -219,7 +219,8 @@ int execute_sweep(const RunSpec& spec, const RunControl& control) {
         std::fprintf(
             stderr,
             "\npaulistrings: %s; checkpoint after layer %zu written to %s (continue with --resume %s)\n",
-            when.c_str(), reached.layers_done, control.checkpoint_path->c_str(), control.checkpoint_path->c_str());
+            when.c_str(), reached.layers_done, control.checkpoint_path->c_str(),
+            control.checkpoint_path->c_str());
       } else {
         std::fprintf(stderr, "\npaulistrings: %s (no --checkpoint given)\n", when.c_str());
       }

@@ -270,13 +270,14 @@ void check_distinct(const std::vector<PauliString<W>>& keys, const std::string& 
 // The columns of a version-1 checkpoint whose header and size are valid (read_body), every term checked,
 // then the sum in canonical order (in place, with the bucket count of the file).
 template <int W, Coefficient C, class Read>
-AnyPauliSum decode_columns(Read&& read, std::string_view header_bytes, std::size_t num_qubits, std::size_t count,
-                           int bucket_bits, const std::string& name) {
+AnyPauliSum decode_columns(Read&& read, std::string_view header_bytes, std::size_t num_qubits,
+                           std::size_t count, int bucket_bits, const std::string& name) {
   using Sum = PauliSum<W, C>;
   using Key = PauliString<W>;
   std::vector<Key> keys(count);
   std::vector<C> coefficients(count);
-  read_body<W, C>(read, header_bytes, 0, [](std::size_t, std::uint64_t) {}, keys, coefficients, 1, name);
+  read_body<W, C>(
+      read, header_bytes, 0, [](std::size_t, std::uint64_t) {}, keys, coefficients, 1, name);
   const std::array<std::uint64_t, W> allowed = qubit_masks<W>(num_qubits);
   bool ascending = true;  // as save_checkpoint writes them: then no key can repeat
   for (std::size_t t = 0; t < count; ++t) {
@@ -441,11 +442,13 @@ Header decode_header(std::string_view bytes, const std::string& name, bool colum
   }
   const std::uint32_t version = get_u32(bytes, kVersionOffset);
   if (version == kColumnsVersion && !columns_reader) {
-    fail(name, "format version 2 holds several coefficient columns a term (a sweep's checkpoint); a run of "
-               "one observable resumes from version 1");
+    fail(name,
+         "format version 2 holds several coefficient columns a term (a sweep's checkpoint); a run of "
+         "one observable resumes from version 1");
   }
   if (version != kFormatVersion && version != kColumnsVersion) {
-    if (columns_reader) fail(name, "format version ", version, " is not supported (this build reads 1 and 2)");
+    if (columns_reader)
+      fail(name, "format version ", version, " is not supported (this build reads 1 and 2)");
     fail(name, "format version ", version, " is not supported (this build reads ", kFormatVersion, ")");
   }
   const std::uint32_t width = get_u32(bytes, kWidthOffset);
@@ -520,8 +523,8 @@ Checkpoint decode_from(std::string_view header_bytes, std::uint64_t size, Read&&
   const std::uint32_t width = header.width;
   const std::uint64_t count = header.count;
   const bool complex = header.complex;
-  check_size(count, 8 * (2 * std::uint64_t{width} + coefficient_doubles(complex)), kHeaderBytes + kChecksumBytes,
-             size, name);
+  check_size(count, 8 * (2 * std::uint64_t{width} + coefficient_doubles(complex)),
+             kHeaderBytes + kChecksumBytes, size, name);
   Checkpoint checkpoint;
   checkpoint.circuit_fingerprint = header.circuit_fingerprint;
   checkpoint.task_fingerprint = header.task_fingerprint;
@@ -636,8 +639,9 @@ void decode_rows(Read&& read, std::string_view header_bytes, std::size_t num_qub
   rows.keys.resize(count);
   rows.coefficients.resize(count * columns);
   std::array<std::uint64_t, W> cone{};
-  read_body<W, C>(read, header_bytes, has_cone ? W : 0, [&](std::size_t i, std::uint64_t word) { cone[i] = word; },
-                  rows.keys, rows.coefficients, columns, name);
+  read_body<W, C>(
+      read, header_bytes, has_cone ? W : 0, [&](std::size_t i, std::uint64_t word) { cone[i] = word; },
+      rows.keys, rows.coefficients, columns, name);
   const std::array<std::uint64_t, W> allowed = qubit_masks<W>(num_qubits);
   for (int w = 0; w < W; ++w) {
     if (const std::uint64_t stray = cone[w] & ~allowed[w]; stray != 0) {
@@ -657,14 +661,16 @@ void decode_rows(Read&& read, std::string_view header_bytes, std::size_t num_qub
       }
       any = any || c != C(0.0);
     }
-    if (!any) fail(name, "term ", t, " has every coefficient zero (a checkpoint holds only terms some column has)");
+    if (!any)
+      fail(name, "term ", t, " has every coefficient zero (a checkpoint holds only terms some column has)");
     for (int w = 0; w < W; ++w) {
       const std::uint64_t support = key.x[w] | key.z[w];
       if (!has_cone) {
         cone[w] |= support;
       } else if ((support & ~cone[w]) != 0) {
         fail(name, "term ", t, " acts on qubit ",
-             64 * static_cast<std::size_t>(w) + std::countr_zero(support & ~cone[w]), ", outside the light cone");
+             64 * static_cast<std::size_t>(w) + std::countr_zero(support & ~cone[w]),
+             ", outside the light cone");
       }
     }
     if (t > 0 && !(rows.keys[t - 1] < key)) ascending = false;
@@ -675,9 +681,9 @@ void decode_rows(Read&& read, std::string_view header_bytes, std::size_t num_qub
 }
 
 template <Coefficient C, class Read>
-void decode_rows_of_width(std::uint32_t width, Read&& read, std::string_view header_bytes, std::size_t num_qubits,
-                          std::size_t count, std::size_t columns, bool has_cone, ColumnsCheckpoint& out,
-                          const std::string& name) {
+void decode_rows_of_width(std::uint32_t width, Read&& read, std::string_view header_bytes,
+                          std::size_t num_qubits, std::size_t count, std::size_t columns, bool has_cone,
+                          ColumnsCheckpoint& out, const std::string& name) {
   switch (width) {
     case 1:
       return decode_rows<1, C>(read, header_bytes, num_qubits, count, columns, has_cone, out, name);
@@ -740,40 +746,41 @@ template <int W, Coefficient C>
 std::string encode_columns_checkpoint(const ColumnsHeader& header, std::span<const PauliString<W>> keys,
                                       std::span<const C> coefficients) {
   std::string out;
-  write_columns_checkpoint<W, C>([&](std::string_view bytes) { out.append(bytes); }, header, keys, coefficients);
+  write_columns_checkpoint<W, C>([&](std::string_view bytes) { out.append(bytes); }, header, keys,
+                                 coefficients);
   return out;
 }
 
 template <int W, Coefficient C>
 void save_columns_checkpoint(const std::filesystem::path& path, const ColumnsHeader& header,
                              std::span<const PauliString<W>> keys, std::span<const C> coefficients) {
-  write_file_atomically(path, [&](const ByteSink& sink) {
-    write_columns_checkpoint<W, C>(sink, header, keys, coefficients);
-  });
+  write_file_atomically(
+      path, [&](const ByteSink& sink) { write_columns_checkpoint<W, C>(sink, header, keys, coefficients); });
 }
 
 ColumnsCheckpoint decode_columns_checkpoint(std::string_view bytes, const std::string& name) {
   std::size_t at = std::min(bytes.size(), kHeaderBytes);
-  return decode_columns_from(std::string(bytes.substr(0, at)), bytes.size(),
-                             [&](char* out, std::size_t n) {
-                               std::memcpy(out, bytes.data() + at, n);  // within the size checked
-                               at += n;
-                             },
-                             name);
+  return decode_columns_from(
+      std::string(bytes.substr(0, at)), bytes.size(),
+      [&](char* out, std::size_t n) {
+        std::memcpy(out, bytes.data() + at, n);  // within the size checked
+        at += n;
+      },
+      name);
 }
 
 ColumnsCheckpoint load_columns_checkpoint(const std::filesystem::path& path) {
   FileSource file(path);
   std::string header(static_cast<std::size_t>(std::min<std::uint64_t>(file.size(), kHeaderBytes)), '\0');
   file.read(header.data(), header.size());
-  return decode_columns_from(std::move(header), file.size(), [&](char* out, std::size_t n) { file.read(out, n); },
-                             path.string());
+  return decode_columns_from(
+      std::move(header), file.size(), [&](char* out, std::size_t n) { file.read(out, n); }, path.string());
 }
 
-#define PAULISTRINGS_COLUMNS_CHECKPOINT(W, C)                                                                   \
-  template std::string encode_columns_checkpoint<W, C>(const ColumnsHeader&, std::span<const PauliString<W>>, \
-                                                       std::span<const C>);                                   \
-  template void save_columns_checkpoint<W, C>(const std::filesystem::path&, const ColumnsHeader&,             \
+#define PAULISTRINGS_COLUMNS_CHECKPOINT(W, C)                                                                \
+  template std::string encode_columns_checkpoint<W, C>(const ColumnsHeader&,                                 \
+                                                       std::span<const PauliString<W>>, std::span<const C>); \
+  template void save_columns_checkpoint<W, C>(const std::filesystem::path&, const ColumnsHeader&,            \
                                               std::span<const PauliString<W>>, std::span<const C>);
 PAULISTRINGS_COLUMNS_CHECKPOINT(1, double)
 PAULISTRINGS_COLUMNS_CHECKPOINT(2, double)

@@ -48,10 +48,12 @@ void decode_columns_and_check(std::string_view bytes) {
         using Rows = std::decay_t<decltype(rows)>;
         constexpr int W = Rows::kWidth;
         using C = typename Rows::Coeff;
-        const std::string encoded = encode_columns_checkpoint<W, C>(checkpoint.header, rows.keys, rows.coefficients);
+        const std::string encoded =
+            encode_columns_checkpoint<W, C>(checkpoint.header, rows.keys, rows.coefficients);
         const ColumnsCheckpoint again = decode_columns_checkpoint(encoded, "re-encoded");
         const auto* same = std::get_if<Rows>(&again.rows);
-        if (same == nullptr || same->keys != rows.keys || again.header.light_cone != checkpoint.header.light_cone ||
+        if (same == nullptr || same->keys != rows.keys ||
+            again.header.light_cone != checkpoint.header.light_cone ||
             again.header.columns != checkpoint.header.columns ||
             again.header.layers_done != checkpoint.header.layers_done ||
             encode_columns_checkpoint<W, C>(again.header, same->keys, same->coefficients) != encoded) {

@@ -75,8 +75,8 @@ struct ColumnRows {
 };
 using AnyColumnRows =
     std::variant<ColumnRows<1, double>, ColumnRows<2, double>, ColumnRows<4, double>, ColumnRows<8, double>,
-                 ColumnRows<16, double>, ColumnRows<1, Complex>, ColumnRows<2, Complex>, ColumnRows<4, Complex>,
-                 ColumnRows<8, Complex>, ColumnRows<16, Complex>>;
+                 ColumnRows<16, double>, ColumnRows<1, Complex>, ColumnRows<2, Complex>,
+                 ColumnRows<4, Complex>, ColumnRows<8, Complex>, ColumnRows<16, Complex>>;
 
 struct ColumnsCheckpoint {
   ColumnsHeader header;

@@ -57,7 +57,8 @@ ColumnRows<W, C> RandomRows(std::size_t qubits, std::size_t count, std::size_t c
   std::normal_distribution<double> normal;
   for (std::size_t t = 0; t < count; ++t) {
     for (std::size_t j = 0; j < columns; ++j) {
-      const double re = j == 0 ? normal(rng) + 3.0 : (rng() % 3 == 0 ? (rng() % 2 ? -0.0 : 0.0) : normal(rng));
+      const double re =
+          j == 0 ? normal(rng) + 3.0 : (rng() % 3 == 0 ? (rng() % 2 ? -0.0 : 0.0) : normal(rng));
       if constexpr (std::same_as<C, double>) {
         rows.coefficients.push_back(re);
       } else {
@@ -144,10 +145,10 @@ TEST(ColumnsCheckpoint, LayoutMatchesTheDocumentedFormat) {
   EXPECT_EQ(GetU64(bytes, kCount), 2u);
   EXPECT_EQ(GetU64(bytes, kColumns), 2u);
   EXPECT_EQ(GetU64(bytes, kCone), 0b111u);
-  EXPECT_EQ(GetU64(bytes, 80), 0u);     // x of row 0 (Z1)
-  EXPECT_EQ(GetU64(bytes, 88), 1u);     // x of row 1 (X0)
-  EXPECT_EQ(GetU64(bytes, 96), 2u);     // z of row 0
-  EXPECT_EQ(GetU64(bytes, 104), 0u);    // z of row 1
+  EXPECT_EQ(GetU64(bytes, 80), 0u);   // x of row 0 (Z1)
+  EXPECT_EQ(GetU64(bytes, 88), 1u);   // x of row 1 (X0)
+  EXPECT_EQ(GetU64(bytes, 96), 2u);   // z of row 0
+  EXPECT_EQ(GetU64(bytes, 104), 0u);  // z of row 1
   EXPECT_EQ(GetU64(bytes, 112), std::bit_cast<std::uint64_t>(0.5));
   EXPECT_EQ(GetU64(bytes, 120), std::bit_cast<std::uint64_t>(-0.0));
   EXPECT_EQ(GetU64(bytes, 128), std::bit_cast<std::uint64_t>(2.0));
@@ -213,23 +214,26 @@ TEST(ColumnsCheckpoint, HeaderAndBodyChecksNameWhatFailed) {
   EXPECT_EQ(with([](std::string& b) { PutU64(b, kColumns, 5); }),
             "checkpoint f: term count 3 needs a file of " + std::to_string(good.size() + 3 * 16) +
                 " bytes but it has " + std::to_string(good.size()) + " (truncated or corrupted)");
-  EXPECT_EQ(with([](std::string& b) { PutU64(b, kCount, std::uint64_t{1} << 62); }).find(
-                "checkpoint f: term count 4611686018427387904 is impossible"),
+  EXPECT_EQ(with([](std::string& b) {
+              PutU64(b, kCount, std::uint64_t{1} << 62);
+            }).find("checkpoint f: term count 4611686018427387904 is impossible"),
             0u);
   // Rows start after the header and the light cone (2 words): x at 88, z at 136, coefficients at 184.
   EXPECT_EQ(with([](std::string& b) { PutU64(b, 88 + 8, GetU64(b, 88 + 8) | (std::uint64_t{1} << 10)); }),
             "checkpoint f: term 0 sets the x bit of qubit 74, beyond the 70 qubits");
   EXPECT_EQ(with([](std::string& b) { PutU64(b, kCone + 8, ~std::uint64_t{0}); }),
             "checkpoint f: the light cone names qubit 70, beyond the 70 qubits");
-  EXPECT_EQ(with([](std::string& b) { PutU64(b, kCone, 0); }).find("checkpoint f: term 0 acts on qubit "), 0u);
-  EXPECT_EQ(with([](std::string& b) { PutU64(b, 184 + 16 * 5, std::bit_cast<std::uint64_t>(
-                                                                std::numeric_limits<double>::infinity())); })
-                .find("checkpoint f: term 1, column 1 has a coefficient that is not finite: (inf,"),
+  EXPECT_EQ(with([](std::string& b) { PutU64(b, kCone, 0); }).find("checkpoint f: term 0 acts on qubit "),
             0u);
   EXPECT_EQ(with([](std::string& b) {
-              for (int i = 0; i < 8; ++i) PutU64(b, 184 + 8 * i, 0);
-            }),
-            "checkpoint f: term 0 has every coefficient zero (a checkpoint holds only terms some column has)");
+              PutU64(b, 184 + 16 * 5, std::bit_cast<std::uint64_t>(std::numeric_limits<double>::infinity()));
+            }).find("checkpoint f: term 1, column 1 has a coefficient that is not finite: (inf,"),
+            0u);
+  EXPECT_EQ(
+      with([](std::string& b) {
+        for (int i = 0; i < 8; ++i) PutU64(b, 184 + 8 * i, 0);
+      }),
+      "checkpoint f: term 0 has every coefficient zero (a checkpoint holds only terms some column has)");
   EXPECT_EQ(with([](std::string& b) {
               for (std::size_t at : {88, 136}) {  // row 1's key := row 0's
                 PutU64(b, at + 16, GetU64(b, at));
@@ -257,8 +261,9 @@ TEST(ColumnsCheckpoint, VersionOneFilesReadAsOneColumnAndTheOrdinaryReaderRefuse
   one.circuit_fingerprint = 5;
   one.task_fingerprint = 6;
   one.layers_done = 7;
-  one.sum = AnyPauliSum::from_labels(70, std::vector<std::pair<std::string, Complex>>{
-                                             {"Z69", {2.0, 0.0}}, {"X0 Y1", {-0.5, 0.0}}, {"Z3", {0.25, 0.0}}});
+  one.sum =
+      AnyPauliSum::from_labels(70, std::vector<std::pair<std::string, Complex>>{
+                                       {"Z69", {2.0, 0.0}}, {"X0 Y1", {-0.5, 0.0}}, {"Z3", {0.25, 0.0}}});
   const std::string v1 = encode_checkpoint(one);
   const ColumnsCheckpoint read = decode_columns_checkpoint(v1, "v1");
   EXPECT_EQ(read.header.columns, 1u);
@@ -284,10 +289,12 @@ TEST_F(ColumnsCheckpointFile, SaveAndLoadMatchTheBytesAndReplaceTheFile) {
   save_columns_checkpoint<1, Complex>(path, Header(9, 3), rows.keys, rows.coefficients);
   save_columns_checkpoint<1, Complex>(path, Header(9, 3), rows.keys, rows.coefficients);
   EXPECT_EQ(Entries(), std::vector<std::string>{"s.ckpt"});
-  EXPECT_EQ(read_file(path), (encode_columns_checkpoint<1, Complex>(Header(9, 3), rows.keys, rows.coefficients)));
+  EXPECT_EQ(read_file(path),
+            (encode_columns_checkpoint<1, Complex>(Header(9, 3), rows.keys, rows.coefficients)));
   const ColumnsCheckpoint back = load_columns_checkpoint(path);
   EXPECT_EQ((std::get<ColumnRows<1, Complex>>(back.rows).keys), rows.keys);
-  EXPECT_TRUE(ThrowsInvalidArgumentMentioning([&] { load_checkpoint(path); }, {path.string() + ": format version 2"}));
+  EXPECT_TRUE(ThrowsInvalidArgumentMentioning([&] { load_checkpoint(path); },
+                                              {path.string() + ": format version 2"}));
 }
 
 }  // namespace

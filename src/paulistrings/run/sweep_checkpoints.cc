@@ -78,7 +78,8 @@ SweepResumePoint load_sweep_resume(const std::filesystem::path& path, std::span<
   const std::string name = "checkpoint " + path.string();
   if (header.columns != all_columns) {
     throw std::invalid_argument(name + " holds " + std::to_string(header.columns) +
-                                " coefficient columns a term but this sweep has " + std::to_string(all_columns) +
+                                " coefficient columns a term but this sweep has " +
+                                std::to_string(all_columns) +
                                 " (its values and derivatives); refusing to resume from it");
   }
   SweepResumePoint resume;
@@ -103,8 +104,8 @@ SweepResumePoint load_sweep_resume(const std::filesystem::path& path, std::span<
   std::visit(
       [&](auto& rows) {
         using Rows = std::decay_t<decltype(rows)>;
-        state.sum = AnySweepSum(SweepSum<Rows::kWidth, typename Rows::Coeff>(header.num_qubits, header.columns, std::move(rows.keys),
-                                                         std::move(rows.coefficients)));
+        state.sum = AnySweepSum(SweepSum<Rows::kWidth, typename Rows::Coeff>(
+            header.num_qubits, header.columns, std::move(rows.keys), std::move(rows.coefficients)));
       },
       checkpoint.rows);
   return resume;
@@ -122,7 +123,8 @@ void write_sweep_checkpoint(const std::filesystem::path& path, std::uint64_t cir
   header.light_cone = state.light_cone;
   state.sum.visit([&](const auto& sum) {
     using Sum = std::decay_t<decltype(sum)>;
-    io::save_columns_checkpoint<Sum::kWidth, typename Sum::Coeff>(path, header, sum.keys(), sum.coefficients());
+    io::save_columns_checkpoint<Sum::kWidth, typename Sum::Coeff>(path, header, sum.keys(),
+                                                                  sum.coefficients());
   });
   io::remove_other_checkpoints(path, 0);
 }
@@ -157,12 +159,14 @@ SweepRunResult run_sweep_segments(const AnyPauliSum& observable, std::span<const
           state.sum.columns() > 0 && state.sum.num_qubits() == observable.num_qubits()) {
         try {
           write_sweep_checkpoint(*run.checkpoint, run.circuit_fingerprint, run.task_fingerprint, state);
-          what += "; checkpoint " + run.checkpoint->string() + " written after layer " + std::to_string(d.layers_done);
+          what += "; checkpoint " + run.checkpoint->string() + " written after layer " +
+                  std::to_string(d.layers_done);
         } catch (const std::exception& failure) {
           what += std::string("; writing the checkpoint failed: ") + failure.what();
         }
       } else if (saved_layers) {
-        what += "; the last checkpoint, " + run.checkpoint->string() + ", holds layer " + std::to_string(*saved_layers);
+        what += "; the last checkpoint, " + run.checkpoint->string() + ", holds layer " +
+                std::to_string(*saved_layers);
       }
       throw HostMemoryExceeded(what, d);
     }

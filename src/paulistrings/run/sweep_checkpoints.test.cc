@@ -34,7 +34,8 @@ constexpr std::size_t kQubits = 6;
 Circuit column(double theta, double p) {
   Circuit c(kQubits);
   const double s = std::sqrt(0.5);
-  const std::vector<Complex> swap_like = {1, 0, 0, 0, 0, Complex(0, s), s, 0, 0, s, Complex(0, s), 0, 0, 0, 0, 1};
+  const std::vector<Complex> swap_like = {1, 0, 0, 0, 0, Complex(0, s), s, 0, 0, s, Complex(0, s),
+                                          0, 0, 0, 0, 1};
   // Applied last (the sweeps here run in the Heisenberg direction, the circuit from its end): qubit 5
   // leaves every key while the light cone keeps it, so the noise on it is applied — to the zero entries
   // (±0) that column 0's rotations (sine 0) leave in rows — though no key is there; only rotations follow,
@@ -72,7 +73,8 @@ Sweep make_sweep(bool gradient, std::vector<double> thetas = {0.0, 0.9, -2.2}) {
     for (std::size_t k = 0; k < thetas.size(); ++k) {
       const Circuit& c = sweep.columns[k];
       for (std::size_t l = 0; l < c.size(); ++l) {
-        if (c[l].kind() != ChannelKind::pauli_rotation || c[l].qubits().size() != 1 || c[l].pauli() != "X") continue;
+        if (c[l].kind() != ChannelKind::pauli_rotation || c[l].qubits().size() != 1 || c[l].pauli() != "X")
+          continue;
         // ∂/∂(a shift of every rx angle): each rx layer's derivative at its own angle.
         const Qubit q = c[l].qubits()[0];
         g.derivatives[k].push_back(sweep_derivative(
@@ -82,7 +84,8 @@ Sweep make_sweep(bool gradient, std::vector<double> thetas = {0.0, 0.9, -2.2}) {
     sweep.gradients.push_back(std::move(g));
   }
   sweep.observable = AnyPauliSum::from_labels(
-      kQubits, std::vector<std::pair<std::string, Complex>>{{"ZZIIII", 1.0}, {"IIXYII", 0.5}, {"IIIIZZ", -0.25}});
+      kQubits,
+      std::vector<std::pair<std::string, Complex>>{{"ZZIIII", 1.0}, {"IIXYII", 0.5}, {"IIIIZZ", -0.25}});
   return sweep;
 }
 
@@ -99,10 +102,10 @@ Sweep make_sweep(bool gradient, std::vector<double> thetas = {0.0, 0.9, -2.2}) {
     const auto* y = b.sum.get_if<Sum::kWidth, typename Sum::Coeff>();
     same = y != nullptr && x.columns() == y->columns() && x.size() == y->size() &&
            std::equal(x.keys().begin(), x.keys().end(), y->keys().begin()) &&
-           std::memcmp(x.coefficients().data(), y->coefficients().data(),
-                       x.coefficients().size_bytes()) == 0;
+           std::memcmp(x.coefficients().data(), y->coefficients().data(), x.coefficients().size_bytes()) == 0;
   });
-  if (!same) return ::testing::AssertionFailure() << "rows differ (" << a.sum.size() << " vs " << b.sum.size() << ")";
+  if (!same)
+    return ::testing::AssertionFailure() << "rows differ (" << a.sum.size() << " vs " << b.sum.size() << ")";
   return ::testing::AssertionSuccess();
 }
 
@@ -139,8 +142,8 @@ TEST_F(SweepCheckpoint, ResumingAfterAnyLayerGivesTheUninterruptedBits) {
     const std::size_t all_columns = 3 * (gradient ? 2 : 1);
     for (const Engine engine : {Engine::cpu, Engine::reference}) {
       for (const Truncation& truncation : {Truncation::coeff(1e-3), Truncation::topn(40)}) {
-        SCOPED_TRACE(std::string(gradient ? "gradient " : "") + (engine == Engine::cpu ? "cpu " : "reference ") +
-                     truncation.description());
+        SCOPED_TRACE(std::string(gradient ? "gradient " : "") +
+                     (engine == Engine::cpu ? "cpu " : "reference ") + truncation.description());
         const PropagateOptions o = options(engine, truncation);
         SweepState full;
         propagate_sweep(sweep.observable, sweep.columns, o, full, sweep.gradients);
@@ -162,7 +165,8 @@ TEST_F(SweepCheckpoint, ResumingAfterAnyLayerGivesTheUninterruptedBits) {
           const auto path = dir_ / "s.ckpt";
           write_sweep_checkpoint(path, sweep_circuit_fingerprint(sweep.columns), 42, state);
           const std::uint64_t fingerprints[] = {41, 42};
-          SweepResumePoint point = load_sweep_resume(path, sweep.columns, all_columns, kQubits, fingerprints, "sweep");
+          SweepResumePoint point =
+              load_sweep_resume(path, sweep.columns, all_columns, kQubits, fingerprints, "sweep");
           EXPECT_EQ(point.match, 1u);
           ASSERT_TRUE(SameState(point.state, state));  // the file holds the state bit for bit
           SweepState resumed = std::move(point.state);
@@ -183,7 +187,8 @@ TEST_F(SweepCheckpoint, ResumingAfterAnyLayerGivesTheUninterruptedBits) {
             for (std::size_t j = 0; j < all_columns; ++j)
               coefficients.push_back(j < 3 ? obs.coefficients()[i] : typename Obs::Coeff(0.0));
           }
-          zero.sum = AnySweepSum(SweepSum<Obs::kWidth, typename Obs::Coeff>(kQubits, all_columns, keys, coefficients));
+          zero.sum = AnySweepSum(
+              SweepSum<Obs::kWidth, typename Obs::Coeff>(kQubits, all_columns, keys, coefficients));
         });
         ASSERT_FALSE(full.sum.is_complex());
         resume_sweep(sweep.observable, sweep.columns, o, zero, sweep.gradients);
@@ -205,7 +210,8 @@ TEST_F(SweepCheckpoint, SegmentsWithCheckpointsAndAnInterruptGiveTheUninterrupte
   run.circuit_fingerprint = sweep_circuit_fingerprint(sweep.columns);
   run.task_fingerprint = 9;
   SweepState state;
-  SweepRunResult result = run_sweep_segments(sweep.observable, sweep.columns, sweep.gradients, run, state, false);
+  SweepRunResult result =
+      run_sweep_segments(sweep.observable, sweep.columns, sweep.gradients, run, state, false);
   EXPECT_FALSE(result.interrupted);
   EXPECT_TRUE(SameState(state, full));
   EXPECT_EQ(result.stats.stats.final_terms, plain.stats.final_terms);
@@ -223,7 +229,8 @@ TEST_F(SweepCheckpoint, SegmentsWithCheckpointsAndAnInterruptGiveTheUninterrupte
   EXPECT_TRUE(result.checkpoint_written);
   EXPECT_EQ(stopped.layers_done, 10u);
   const std::uint64_t fingerprint[] = {9};
-  SweepResumePoint point = load_sweep_resume(*run.checkpoint, sweep.columns, 6, kQubits, fingerprint, "sweep");
+  SweepResumePoint point =
+      load_sweep_resume(*run.checkpoint, sweep.columns, 6, kQubits, fingerprint, "sweep");
   run.interrupted = nullptr;
   result = run_sweep_segments(sweep.observable, sweep.columns, sweep.gradients, run, point.state, true);
   EXPECT_FALSE(result.interrupted);
@@ -253,7 +260,8 @@ TEST_F(SweepCheckpoint, ACheckpointOfAnotherSweepIsRefused) {
   EXPECT_NE(sweep_task_fingerprint(base, moved.columns, moved.gradients), task);  // the derivatives moved
   const std::uint64_t other[] = {sweep_task_fingerprint(base + 1, sweep.columns, sweep.gradients)};
   EXPECT_TRUE(ThrowsInvalidArgumentMentioning(
-      [&] { load_sweep_resume(path, sweep.columns, 6, kQubits, other, "sweep"); }, {"belongs to a different sweep"}));
+      [&] { load_sweep_resume(path, sweep.columns, 6, kQubits, other, "sweep"); },
+      {"belongs to a different sweep"}));
   // Another column count: said as such.
   EXPECT_TRUE(ThrowsInvalidArgumentMentioning(
       [&] { load_sweep_resume(path, plain.columns, 3, kQubits, mine, "sweep"); },

@@ -194,7 +194,8 @@ SweepStats propagate_sweep(const AnyPauliSum& observable, std::span<const Circui
   validate_sweep(observable, columns, options);
   const AnyPauliSum typed = typed_observable(observable, columns, gradients);
   return typed.visit([&](const auto& sum) {
-    return run_from(start_sum(sum, columns.size(), columns.size() * (1 + gradients.size())), 0, false, columns, gradients, options, state);
+    return run_from(start_sum(sum, columns.size(), columns.size() * (1 + gradients.size())), 0, false,
+                    columns, gradients, options, state);
   });
 }
 
@@ -218,9 +219,10 @@ SweepStats resume_sweep(const AnyPauliSum& observable, std::span<const Circuit> 
                                 " qubits but the observable on " + std::to_string(observable.num_qubits()));
   }
   if (state.sum.columns() != all_columns) {
-    throw std::invalid_argument(what + "holds " + std::to_string(state.sum.columns()) + " columns but this sweep " +
-                                std::to_string(all_columns) + " (" + std::to_string(columns.size()) +
-                                " values × (1 + " + std::to_string(gradients.size()) + " gradients))");
+    throw std::invalid_argument(what + "holds " + std::to_string(state.sum.columns()) +
+                                " columns but this sweep " + std::to_string(all_columns) + " (" +
+                                std::to_string(columns.size()) + " values × (1 + " +
+                                std::to_string(gradients.size()) + " gradients))");
   }
   if (state.layers_done > columns[0].size()) {
     throw std::invalid_argument(what + "is after " + std::to_string(state.layers_done) +
@@ -241,7 +243,8 @@ SweepStats resume_sweep(const AnyPauliSum& observable, std::span<const Circuit> 
     using Sum = std::decay_t<decltype(sum)>;
     if (state.sum.get_if<Sum::kWidth, typename Sum::Coeff>() == nullptr) {
       throw std::invalid_argument(what + "has " + (state.sum.is_complex() ? "complex" : "real") +
-                                  " coefficients but this sweep's are " + (Sum::kIsComplex ? "complex" : "real"));
+                                  " coefficients but this sweep's are " +
+                                  (Sum::kIsComplex ? "complex" : "real"));
     }
     // The engine copies the rows; the state's copy goes before the run (the state reached replaces it).
     auto start = std::move(*state.sum.get_if<Sum::kWidth, typename Sum::Coeff>());

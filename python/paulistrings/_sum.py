@@ -74,8 +74,8 @@ def _memory_guard(memory_guard):
     raise TypeError(f"memory_guard must be a bool or a byte count, got {type_name(memory_guard)}")
 
 
-def _check_sweep_options(policy, partitions, row_seed, row_blocks, row_exclude, comm, result, device, checkpoint,
-                         checkpoint_every, resume, nccl, input, route_orbits_from) -> None:
+def _check_sweep_options(policy, partitions, row_seed, row_blocks, row_exclude, comm, result, device, nccl, input,
+                         route_orbits_from) -> None:
     """ValueError naming the first option that a sweep (sweep=) cannot take."""
     refused = [
         ("device=", device is not None, "sweeps run on the CPU engines"),
@@ -88,9 +88,6 @@ def _check_sweep_options(policy, partitions, row_seed, row_blocks, row_exclude, 
         ("nccl=True", nccl is not False, "a sweep runs in one process"),
         (f"input={input!r}", input != "replicated", "a sweep runs in one process"),
         ("route_orbits_from=", route_orbits_from is not None, "a sweep runs unpartitioned"),
-        ("checkpoint=", checkpoint is not None, "a sweep writes no checkpoints"),
-        ("checkpoint_every=", checkpoint_every is not None, "a sweep writes no checkpoints"),
-        ("resume=", resume is not None, "a sweep cannot resume from a checkpoint"),
     ]
     for option, given, why in refused:
         if given:
@@ -504,8 +501,9 @@ class PauliSum:
         ``SweptPauliSum`` (``expectation`` gives K values, ``column(k)`` column k as a PauliSum).
         Without truncation each column equals its own run to rounding; a truncation keeps a Pauli string
         while any column keeps it (``topn`` ranks by the largest |c| over the columns). A sweep runs on
-        the CPU, unpartitioned: ``device=``, ``partitions=``, ``comm=``, checkpoints and ``resume=``, and
-        ``collapse_sample`` are ``ValueError``s with it. docs/python.md, "Parameter sweeps".
+        the CPU, unpartitioned: ``device=``, ``partitions=``, ``comm=`` and ``collapse_sample`` are
+        ``ValueError``s with it; ``checkpoint``/``checkpoint_every``/``resume`` work as for one observable
+        (the checkpoint holds every column). docs/python.md, "Parameter sweeps".
 
         ``gradient=["th", ...]`` (with ``sweep=``; each name a Parameter of the circuit) also propagates
         ∂O_k/∂th of every column, exactly (rotation angles and the strengths of depolarize, dephase,
@@ -586,8 +584,7 @@ class PauliSum:
                              "for one point, sweep={name: value, ...})")
         if sweep is not None:
             _check_sweep_options(policy, partitions, partition_row_seed, partition_row_blocks,
-                                 partition_row_exclude, comm, result, device, checkpoint, checkpoint_every, resume,
-                                 nccl, input, route_orbits_from)
+                                 partition_row_exclude, comm, result, device, nccl, input, route_orbits_from)
         elif circuit._p is not None:
             _require_bound(circuit, "propagate")
         ordinal, plan = _check_distribution(policy, partitions, pin_memory, partition_row_seed,
@@ -617,7 +614,8 @@ class PauliSum:
         run.keep_layer_records = keep_records
         run.auto_truncate = bool(auto_truncate)
         if sweep is not None:
-            return self._run_sweep(circuit, sweep, gradient, run, policy, memory_limit, guard, guard_bytes)
+            return self._run_sweep(circuit, sweep, gradient, run, policy, memory_limit, guard, guard_bytes,
+                                   checkpoint, every, resume)
 
         # One RunOptions for the library's run orchestration (run/orchestrate.h: resume, memory budget,
         # checkpoint schedule and parts, segments).
@@ -707,9 +705,11 @@ class PauliSum:
                       time.perf_counter() - began)
         return PauliSum._wrap(work), stats
 
-    def _run_sweep(self, circuit, sweep, gradient, options, policy, memory_limit, guard, guard_bytes):
+    def _run_sweep(self, circuit, sweep, gradient, options, policy, memory_limit, guard, guard_bytes, checkpoint,
+                   every, resume):
         """The sweep= branch of propagate (arguments checked by _run, PropagateOptions filled):
-        (SweptPauliSum, SweepStats)."""
+        (SweptPauliSum, SweepStats). checkpoint=/resume= as for an ordinary run: the library writes the
+        sweep's state (every column of every term) and resumes it bit for bit."""
         limit = _parse_size(memory_limit) if memory_limit is not None else None
         info = _log.isEnabledFor(logging.INFO)
         callback = _log_layer if _log.isEnabledFor(logging.DEBUG) else None
@@ -721,7 +721,8 @@ class PauliSum:
         out, res = run_sweep(self._s, circuit, sweep, options, memory_limit=limit, memory_guard=guard,
                              memory_guard_bytes=guard_bytes, layer_callback=callback,
                              poll_signals=threading.current_thread() is threading.main_thread(),
-                             gradient=gradient)
+                             gradient=gradient, checkpoint=os.fspath(checkpoint) if checkpoint is not None else None,
+                             checkpoint_every=every, resume=os.fspath(resume) if resume is not None else None)
         stats = _sweep_stats(res, policy, out.gradients)
         if info:
             _log.info("propagate: done, %d columns, %d terms (peak %d) in %.3f s", stats.columns, stats.final_terms,

@@ -316,16 +316,23 @@ class SweptPauliSum:
 
 
 def run_sweep(observable, circuit: Circuit, sweep, options, *, memory_limit, memory_guard, memory_guard_bytes,
-              layer_callback, poll_signals, gradient=None):
-    """Runs a sweep: ``(SweptPauliSum, the run's record dict)``; raises the exception that stopped it."""
+              layer_callback, poll_signals, gradient=None, checkpoint=None, checkpoint_every=0, resume=None):
+    """Runs a sweep: ``(SweptPauliSum, the run's record dict)``; raises the exception that stopped it (after
+    writing the checkpoint, with ``checkpoint``). ``checkpoint``/``resume``: paths (str) or None."""
     count, values = sweep_plan(circuit, sweep)
     names = gradient_plan(circuit, gradient) if gradient is not None else []
     columns = sweep_columns(circuit, count, values)
     derivatives = [(name, gradient_derivatives(circuit, name, count, values)) for name in names]
+    fingerprint = 0
+    if checkpoint is not None or resume is not None:
+        # The ordinary run's fingerprint (direction, policy, starting observable); the library adds every
+        # column's circuit and the gradients.
+        fingerprint = _core.run_fingerprint(observable, columns[0], options.direction, options.truncation)
     result, res = _core.propagate_sweep(observable, columns, options, memory_limit=memory_limit,
                                         memory_guard=memory_guard, memory_guard_bytes=memory_guard_bytes,
                                         layer_callback=layer_callback, poll_signals=poll_signals,
-                                        gradient=derivatives)
+                                        gradient=derivatives, checkpoint=checkpoint,
+                                        checkpoint_every=checkpoint_every, resume=resume, fingerprint=fingerprint)
     if res["exception"] is not None:
         raise res["exception"]
     return SweptPauliSum._wrap(result, values, names), res

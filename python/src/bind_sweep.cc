@@ -3,7 +3,8 @@
 // and calls propagate_sweep here; the result, K coefficient columns per term, is wrapped by
 // paulistrings.SweptPauliSum (_sweep.py). Circuit.substituted builds those circuits: a copy of the template
 // with the channels at some positions replaced. With gradient=, _sweep.py builds each parameterized layer's
-// LayerDerivative (sweep_derivative for angles) and propagate_sweep carries the derivative columns.
+// LayerDerivative (sweep_derivative for angles) and propagate_sweep carries the derivative columns. With
+// checkpoint= / resume= the sweep runs in segments and resumes (run/sweep_checkpoints.h).
 
 #include <pybind11/complex.h>
 #include <pybind11/functional.h>
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "paulistrings/run/memory_budget.h"
+#include "paulistrings/run/sweep_checkpoints.h"
 #include "paulistrings/sweep/propagate_sweep.h"
 #include "propagate_run.h"
 
@@ -100,7 +103,9 @@ void register_sweep(py::module_& m) {
       [](const AnyPauliSum& observable, const std::vector<Circuit>& columns, PropagateOptions options,
          std::optional<std::size_t> memory_limit, bool memory_guard,
          std::optional<std::size_t> memory_guard_bytes, py::object layer_callback, bool poll_signals,
-         const std::vector<std::pair<std::string, std::vector<std::vector<LayerDerivative>>>>& gradient) {
+         const std::vector<std::pair<std::string, std::vector<std::vector<LayerDerivative>>>>& gradient,
+         std::optional<std::string> checkpoint, std::size_t checkpoint_every,
+         std::optional<std::string> resume, std::uint64_t fingerprint) {
         if (columns.empty()) throw std::invalid_argument("a sweep needs at least one column (one circuit)");
         bool complex_coefficients = observable.is_complex();
         for (const Circuit& circuit : columns) {
@@ -132,23 +137,46 @@ void register_sweep(py::module_& m) {
           options.memory_guard.source = allowance.source;
         }
         PythonHooks hooks(columns[0], std::move(layer_callback), poll_signals);
-        options.on_layer = hooks.on_layer();
-        options.should_stop = [interrupted = hooks.interrupted()](std::size_t) { return interrupted(); };
-        AnySweepSum result;
-        SweepStats stats;
+        SweepRunOptions run;
+        run.propagate = options;
+        run.propagate.on_layer = hooks.on_layer();
+        if (checkpoint) {
+          run.checkpoint = *checkpoint;
+          run.checkpoint_every = checkpoint_every;
+        }
+        // What must match to resume: the ordinary run's fingerprint (`fingerprint`: direction, policy,
+        // observable) with every column's circuit and the gradients.
+        run.circuit_fingerprint = sweep_circuit_fingerprint(columns);
+        run.task_fingerprint = sweep_task_fingerprint(fingerprint, columns, gradients);
+        run.interrupted = hooks.interrupted();
+        SweepState state;
+        py::object resumed_from = py::none();
+        if (resume) {
+          const std::uint64_t fingerprints[] = {run.task_fingerprint};
+          SweepResumePoint point =
+              load_sweep_resume(*resume, columns, all_columns, observable.num_qubits(), fingerprints,
+                                "run (circuit, sweep values, gradient, direction, policy or starting "
+                                "observable differ)");
+          state = std::move(point.state);
+          resumed_from = py::int_(state.layers_done);
+        }
+        SweepRunResult outcome;
         {
           py::gil_scoped_release release;
-          stats = propagate_sweep(observable, columns, options, result, gradients);
+          outcome = run_sweep_segments(observable, columns, gradients, run, state, resume.has_value());
         }
-        py::dict out = stats_dict(stats.stats, columns[0]);
-        out["column_discarded_weight"] = stats.discarded_weight;
+        py::dict out = stats_dict(outcome.stats.stats, columns[0]);
+        out["column_discarded_weight"] = outcome.stats.discarded_weight;
         out["exception"] = hooks.pending();
-        return py::make_tuple(std::move(result), out);
+        out["interrupted"] = outcome.interrupted;
+        out["resumed_from_layer"] = resumed_from;
+        return py::make_tuple(std::move(state.sum), out);
       },
       py::arg("observable"), py::arg("columns"), py::arg("options"), py::kw_only(),
       py::arg("memory_limit") = py::none(), py::arg("memory_guard") = true,
       py::arg("memory_guard_bytes") = py::none(), py::arg("layer_callback") = py::none(),
-      py::arg("poll_signals") = false, py::arg("gradient") = py::list());
+      py::arg("poll_signals") = false, py::arg("gradient") = py::list(), py::arg("checkpoint") = py::none(),
+      py::arg("checkpoint_every") = 0, py::arg("resume") = py::none(), py::arg("fingerprint") = 0);
 }
 
 }  // namespace paulistrings::python

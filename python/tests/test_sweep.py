@@ -273,9 +273,6 @@ def _small():
         ({"device": 0}, "device="),
         ({"partitions": 2}, "partitions="),
         ({"comm": object()}, "comm="),
-        ({"checkpoint": "x.ckpt"}, "checkpoint="),
-        ({"checkpoint": "x.ckpt", "checkpoint_every": 1}, "checkpoint="),
-        ({"resume": "x.ckpt"}, "resume="),
         ({"partition_row_seed": 3}, "partition_row_seed="),
         ({"route_orbits_from": 4}, "route_orbits_from="),
         ({"nccl": True}, "nccl"),
@@ -366,3 +363,41 @@ def test_swept_sum_refuses_pauli_sum_operations():
         SweptPauliSum()
     e = out.expectation_stabilizer(["+ZI", "+IZ"])
     np.testing.assert_allclose(e, out.expectation("z+"), rtol=0, atol=1e-12)
+
+
+def test_checkpoints_and_resume_give_the_uninterrupted_arrays(tmp_path):
+    # A sweep with a gradient, written every 7 layers without an interruption, then resumed from the last
+    # checkpoint: the same expectation and gradient arrays, bit for bit.
+    obs = PauliSum.from_strings(OBSERVABLES["complex"], num_qubits=4)
+    c = _random_circuit()
+    policy = truncation.coeff(1e-4)
+    args = dict(direction="heisenberg", sweep=SWEEP, gradient=["th"], threads=2)
+    full, full_stats = obs.propagate_with_stats(c, policy, **args)
+    path = tmp_path / "sweep.ckpt"
+    chunked, stats = obs.propagate_with_stats(c, policy, checkpoint=path, checkpoint_every=7, **args)
+    assert path.exists()
+    assert stats.layers == len(c) and stats.terms_out == full_stats.terms_out
+    resumed, rstats = obs.propagate_with_stats(c, policy, resume=str(path), **args)
+    last = (len(c) - 1) // 7 * 7
+    assert rstats.application_index[0] == last and rstats.layers == len(c) - last
+    for out in (chunked, resumed):
+        for state in ("z+", "x+", "01+-"):
+            assert np.array_equal(out.expectation(state), full.expectation(state))
+            assert np.array_equal(out.expectation_gradient("th", state), full.expectation_gradient("th", state))
+        assert len(out) == len(full)
+    # A checkpoint refuses another sweep: other values, another policy or observable, no gradient.
+    other = dict(args, sweep={**SWEEP, "th": [0.0, 0.3, -1.1, 2.4]})
+    with pytest.raises(ValueError, match="different run"):
+        obs.propagate(c, policy, resume=path, **other)
+    with pytest.raises(ValueError, match="different run"):
+        obs.propagate(c, truncation.coeff(1e-5), resume=path, **args)
+    with pytest.raises(ValueError, match="different run"):
+        (obs * 2).propagate(c, policy, resume=path, **args)
+    with pytest.raises(ValueError, match="holds 8 coefficient columns a term but this sweep has 4"):
+        obs.propagate(c, policy, resume=path, direction="heisenberg", sweep=SWEEP)
+    with pytest.raises(ValueError, match="format version 2 holds several coefficient columns"):
+        obs.propagate(c.bind(_assignment(SWEEP, 0)), policy, direction="heisenberg", resume=path)
+    with pytest.raises(FileNotFoundError):
+        obs.propagate(c, policy, resume=tmp_path / "missing.ckpt", **args)
+    with pytest.raises(ValueError, match="checkpoint_every needs checkpoint"):
+        obs.propagate(c, policy, checkpoint_every=3, **args)

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from paulistrings import Circuit, PauliSum, _core
+from paulistrings import Circuit, Parameter, PauliSum, _core
 
 N = 10
 
@@ -118,6 +118,15 @@ def test_ctrl_c_interrupts_with_debug_logging_and_checkpoints(tmp_path):
     path = tmp_path / "interrupted.ckpt"
     assert_ctrl_c_stops_and_checkpoints(
         lambda: observable().propagate(c, direction="heisenberg", threads=1, checkpoint=path), path)
+
+
+def test_ctrl_c_stops_a_sweep_with_its_checkpoint(tmp_path):
+    c = brickwork(2000)
+    c.rx(Parameter("th"), 0)
+    path = tmp_path / "sweep.ckpt"
+    assert_ctrl_c_stops_and_checkpoints(
+        lambda: observable().propagate(c, direction="heisenberg", threads=1, checkpoint=path,
+                                       sweep={"th": [0.1, 0.2]}), path)
 
 
 def test_ctrl_c_interrupts_without_logging(tmp_path):

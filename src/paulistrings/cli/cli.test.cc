@@ -988,9 +988,6 @@ TEST_F(Cli, WhatASweepCannotHonourIsRefusedWithOneLine) {
       {"--device gpu", "device gpu"},
       {"--device 0", "device 0"},
       {"--partitions 2", "2 partitions"},
-      {"--checkpoint " + path("c.ckpt"), "--checkpoint"},
-      {"--checkpoint " + path("c.ckpt") + " --every 2", "--checkpoint"},
-      {"--resume " + path("c.ckpt"), "--resume"},
       {"--partition-rows seeded:3", "partition rows"},
   };
   for (const auto& [flags, expected] : cases) {
@@ -998,16 +995,17 @@ TEST_F(Cli, WhatASweepCannotHonourIsRefusedWithOneLine) {
     const Result r = run("run " + task_path + " -q " + flags);
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_EQ(r.err.find("paulistrings: " + expected), 0u) << r.err;
-    EXPECT_NE(r.err.find(": a sweep runs in one process on the CPU, without checkpoints"), std::string::npos)
-        << r.err;
+    EXPECT_NE(r.err.find(": a sweep runs in one process on the CPU\n"), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_EQ(r.out, "");
   }
-  // SIGINT stops a sweep after the layer (no checkpoint to write): exit 130 and no results.
+  const Result every = run("run " + task_path + " -q --every 2");
+  EXPECT_EQ(every.exit_code, 2) << every.err;
+  EXPECT_EQ(every.err, "paulistrings: --every needs --checkpoint FILE\n");
+  // SIGINT stops a sweep after the layer: exit 130 and no results.
   const Result stopped = run("run " + task_path + " -q", "PAULISTRINGS_FAULT=SIGINT@2");
   EXPECT_EQ(stopped.exit_code, 130) << stopped.err;
-  EXPECT_NE(stopped.err.find("interrupted after layer 2 of 10 (a sweep keeps no checkpoint)"),
-            std::string::npos)
+  EXPECT_NE(stopped.err.find("interrupted after layer 2 of 10 (no --checkpoint given)"), std::string::npos)
       << stopped.err;
   EXPECT_EQ(stopped.out, "");
   // Malformed sweeps in the file: one located line, exit 2.
@@ -1226,6 +1224,119 @@ TEST_F(Cli, KickedIsingGradientMatchesFiniteDifferencesAndIsWrittenToTheTask) {
   EXPECT_EQ(parse(single.out)["columns"], 1);
   EXPECT_NEAR(values_of(parse(single.out)["observables"]["Z62"]["gradients"]["theta_h"])[0].real(),
               gradient[2].real(), 1e-12);
+}
+
+// ---- sweep checkpoints (docs/cli.md, "Sweeps") -----------------------------------------------------
+
+TEST_F(Cli, ASweepResumedAfterSigkillOrSigintGivesTheUninterruptedValuesAndGradients) {
+  const std::string arguments =
+      "kicked-ising --steps 3 --theta-h 0.3:0.9:3 --gradient theta_h --coeff 1e-4 -q";
+  const Result full = run(arguments);
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  const Json expected = parse(full.out)["observables"]["Z62"];
+  for (const char* signal : {"SIGKILL", "SIGINT"}) {
+    SCOPED_TRACE(signal);
+    const std::string checkpoint = path(std::string(signal) + ".ckpt");
+    const Result killed = run(arguments + " --checkpoint " + checkpoint + " --every 100",
+                              std::string("PAULISTRINGS_FAULT=") + signal + "@450");
+    if (std::string(signal) == "SIGINT") {
+      EXPECT_EQ(killed.exit_code, 130);
+      EXPECT_EQ(killed.out, "");
+      EXPECT_NE(killed.err.find("interrupted after layer 450 of 813; checkpoint after layer 450 written to " +
+                                checkpoint + " (continue with --resume " + checkpoint + ")"),
+                std::string::npos)
+          << killed.err;
+    } else {
+      EXPECT_NE(killed.exit_code, 0);
+    }
+    const Result resumed = run(arguments + " --resume " + checkpoint);
+    ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+    const Json got = parse(resumed.out);
+    EXPECT_EQ(got["observables"]["Z62"]["values"], expected["values"]);  // bitwise
+    EXPECT_EQ(got["observables"]["Z62"]["gradients"], expected["gradients"]);
+    EXPECT_EQ(got["final_terms"], parse(full.out)["final_terms"]);
+    EXPECT_EQ(got["resumed_from_layer"], std::string(signal) == "SIGKILL" ? 400 : 450);
+  }
+  // Another sweep refuses the checkpoint with one line: other values, no gradient, one angle.
+  const std::string checkpoint = path("SIGINT.ckpt");
+  const std::vector<std::pair<std::string, std::string>> others = {
+      {"kicked-ising --steps 3 --theta-h 0.3:0.8:3 --gradient theta_h --coeff 1e-4 -q",
+       "belongs to a different sweep"},
+      {"kicked-ising --steps 3 --theta-h 0.3:0.9:3 --coeff 1e-4 -q",
+       "holds 6 coefficient columns a term but this sweep has 3"},
+      {"kicked-ising --steps 3 --theta-h 0.3:0.9:3 --gradient theta_h --coeff 1e-3 -q",
+       "belongs to a different sweep"},
+      {"kicked-ising --steps 3 --theta-h 0.3 --coeff 1e-4 -q",
+       "format version 2 holds several coefficient columns"},
+  };
+  for (const auto& [other, message] : others) {
+    SCOPED_TRACE(other);
+    const Result refused = run(other + " --resume " + checkpoint);
+    EXPECT_EQ(refused.exit_code, 2);
+    EXPECT_NE(refused.err.find(message), std::string::npos) << refused.err;
+    EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+    EXPECT_EQ(refused.out, "");
+  }
+  // A damaged checkpoint: one line naming the check.
+  const std::string good = io::read_file(checkpoint);
+  io::write_file_atomically(path("short.ckpt"), good.substr(0, good.size() - 9));
+  const Result short_file = run(arguments + " --resume " + path("short.ckpt"));
+  EXPECT_EQ(short_file.exit_code, 2);
+  EXPECT_NE(short_file.err.find("truncated or corrupted"), std::string::npos) << short_file.err;
+  const Result missing = run(arguments + " --resume " + path("none.ckpt"));
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("none.ckpt"), std::string::npos) << missing.err;
+  // The memory guard stops a sweep before a layer, with its checkpoint (exit 1, one line); resumed, the
+  // uninterrupted bits.
+  const std::string small = "kicked-ising --steps 4 --theta-h 0.3:0.9:3 --gradient theta_h --coeff 1e-6 -q";
+  const Result small_full = run(small);
+  ASSERT_EQ(small_full.exit_code, 0) << small_full.err;
+  const Result guarded = run(small + " --host-memory 200000 --checkpoint " + path("guard.ckpt"));
+  EXPECT_EQ(guarded.exit_code, 1) << guarded.err;
+  EXPECT_EQ(std::count(guarded.err.begin(), guarded.err.end(), '\n'), 1) << guarded.err;
+  const std::size_t at = guarded.err.find(" written after layer ");
+  ASSERT_NE(at, std::string::npos) << guarded.err;
+  const Result after = run(small + " --resume " + path("guard.ckpt") + " --no-memory-guard");
+  ASSERT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_EQ(parse(after.out)["observables"], parse(small_full.out)["observables"]);
+  EXPECT_EQ(parse(after.out)["resumed_from_layer"].get<std::size_t>(),
+            std::stoul(guarded.err.substr(at + 21)));
+}
+
+TEST_F(Cli, ASweepTaskResumesPerObservableAndASignalInTheLastLayerStopsIt) {
+  const std::string task_path = write("sweep.json", kSweepTask);
+  const std::string arguments = "run " + task_path + " -q";
+  const Result full = run(arguments);
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  const Json expected = parse(full.out)["observables"];
+  // Two observables ("c", then "zz"): a signal in c's layer 5 leaves its checkpoint after layer 5;
+  // resuming continues "c" and runs "zz".
+  const std::string checkpoint = path("t.ckpt");
+  Result r = run(arguments + " --checkpoint " + checkpoint + " --every 2", "PAULISTRINGS_FAULT=SIGTERM@5");
+  EXPECT_EQ(r.exit_code, 130) << r.err;
+  EXPECT_NE(r.err.find("interrupted after layer 5 of 10; checkpoint after layer 5 written"),
+            std::string::npos)
+      << r.err;
+  Result resumed = run(arguments + " --resume " + checkpoint);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_EQ(parse(resumed.out)["observables"]["c"]["values"], expected["c"]["values"]);
+  EXPECT_EQ(parse(resumed.out)["observables"]["zz"]["values"], expected["zz"]["values"]);
+  EXPECT_EQ(parse(resumed.out)["resumed_from_layer"], 5);
+  // During the last layer: exit 130 with the final state saved; resumed, the results.
+  r = run(arguments + " --checkpoint " + path("last.ckpt"), "PAULISTRINGS_FAULT=SIGINT@10");
+  EXPECT_EQ(r.exit_code, 130) << r.err;
+  EXPECT_EQ(r.out, "");
+  resumed = run(arguments + " --resume " + path("last.ckpt"));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_EQ(parse(resumed.out)["observables"]["c"]["values"], expected["c"]["values"]);
+  EXPECT_EQ(parse(resumed.out)["resumed_from_layer"], 10);
+  // Another observable: refused.
+  std::string text = kSweepTask;
+  text.replace(text.find(R"("X1": 0.5)"), 9, R"("X1": 0.6)");
+  const Result other = run("run " + write("other.json", text) + " -q --resume " + checkpoint);
+  EXPECT_EQ(other.exit_code, 2) << other.err;
+  EXPECT_NE(other.err.find("belongs to a different sweep"), std::string::npos) << other.err;
+  EXPECT_EQ(std::count(other.err.begin(), other.err.end(), '\n'), 1) << other.err;
 }
 
 }  // namespace

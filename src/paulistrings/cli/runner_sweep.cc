@@ -1,15 +1,19 @@
 // The command line's sweeps (docs/cli.md "Sweeps"): a task with a sweep through propagate_sweep, its
-// gradients, the text lines and the results JSON (run_output.h).
+// gradients, checkpoints and resume (run/sweep_checkpoints.h), the text lines and the results JSON
+// (run_output.h).
 
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "paulistrings/cli/launch.h"
 #include "paulistrings/cli/run_output.h"
+#include "paulistrings/run/checkpoints.h"
 #include "paulistrings/run/memory_budget.h"
+#include "paulistrings/run/sweep_checkpoints.h"
 #include "paulistrings/sweep/propagate_sweep.h"
 
 namespace paulistrings::cli::detail {
@@ -88,7 +92,7 @@ int execute_sweep(const RunSpec& spec, const RunControl& control) {
   const io::Task& task = spec.task;
   const std::size_t K = task.sweep.columns();
   const auto refuse = [](const std::string& what) {
-    throw BadInput(what + ": a sweep runs in one process on the CPU, without checkpoints");
+    throw BadInput(what + ": a sweep runs in one process on the CPU");
   };
   if (control.launch != nullptr && control.launch->distributed())
     refuse("mpirun -np " + std::to_string(control.launch->size()));
@@ -100,9 +104,7 @@ int execute_sweep(const RunSpec& spec, const RunControl& control) {
   if (task.nccl) refuse("NCCL (--nccl or run.nccl)");
   if (task.device != "cpu" && task.device != "auto")
     refuse("device " + task.device + " (--device or run.device)");
-  if (control.checkpoint_path) refuse("--checkpoint");
-  if (control.every > 0) refuse("--every");
-  if (control.resume_path) refuse("--resume");
+  if (control.every > 0 && !control.checkpoint_path) throw BadInput("--every needs --checkpoint FILE");
   if (task.sweep_circuits.size() != K || K == 0)
     throw BadInput(spec.source + ": the sweep lists " + std::to_string(K) + " columns but the task has " +
                    std::to_string(task.sweep_circuits.size()) + " column circuits");
@@ -122,7 +124,6 @@ int execute_sweep(const RunSpec& spec, const RunControl& control) {
   options.auto_truncate = control.auto_truncate;
   std::function<void(const LayerRecord&)> on_layer;
   options.on_layer = [&](const LayerRecord& record) { on_layer(record); };
-  options.should_stop = [](std::size_t) { return g_signal.load() != 0; };
   // The memory limit and the guard as an ordinary run sets them (run/orchestrate.h), a term holding K
   // coefficients (run/memory_budget.h: sweep_bytes_per_term).
   const std::string limit_name = "--memory-limit";
@@ -142,6 +143,27 @@ int execute_sweep(const RunSpec& spec, const RunControl& control) {
     for (const Channel& channel : column)
       complex_transfer = complex_transfer || channel.has_complex_transfer();
   }
+
+  // What must match to resume: the ordinary run's fingerprint of each observable (direction, truncation,
+  // state, observable) with every column's circuit and the gradients (run/sweep_checkpoints.h).
+  const std::uint64_t circuit_fingerprint = sweep_circuit_fingerprint(task.sweep_circuits);
+  std::vector<std::uint64_t> fingerprints;
+  for (std::size_t i = 0; i < task.observables.size(); ++i)
+    fingerprints.push_back(sweep_task_fingerprint(task_fingerprint(task, i), task.sweep_circuits, gradients));
+  std::optional<SweepResumePoint> resume;
+  if (control.resume_path) {
+    try {
+      resume = load_sweep_resume(*control.resume_path, task.sweep_circuits, K * (1 + G), task.num_qubits,
+                                 fingerprints,
+                                 "sweep (circuit, sweep values, gradients, direction, truncation, state or "
+                                 "observable differ)");
+    } catch (const std::invalid_argument&) {
+      throw;
+    } catch (const std::runtime_error& e) {
+      throw BadInput(e.what());
+    }
+  }
+  const std::size_t resumed_from = resume ? resume->state.layers_done : 0;
 
   SignalScope signals;
   Progress progress(!control.quiet, task.circuit.size(), task.observables.size());
@@ -164,7 +186,8 @@ int execute_sweep(const RunSpec& spec, const RunControl& control) {
     const io::NamedObservable& observable = task.observables[i];
     const AnyPauliSum sum = make_sum(observable);
     current = &observable;
-    progress.begin_observable(i, 0);
+    const bool resumed = resume && resume->match == i;
+    progress.begin_observable(i, resumed ? resumed_from : 0);
     const bool complex_coefficients = sum.is_complex() || complex_transfer;
     const std::size_t bytes_per_term = sweep_bytes_per_term(sum.width(), complex_coefficients, K * (1 + G));
     if (control.memory_limit_bytes) {
@@ -172,16 +195,38 @@ int execute_sweep(const RunSpec& spec, const RunControl& control) {
                                                         complex_coefficients, limit_name, K * (1 + G));
     }
     if (guard.bytes > 0) options.memory_guard = {guard.bytes, bytes_per_term, guard.source};
-    AnySweepSum result;
-    const SweepStats sweep = propagate_sweep(sum, task.sweep_circuits, options, result, gradients);
+    SweepRunOptions run;
+    run.propagate = options;
+    // Not for observables before the resumed one: that would replace the checkpoint being resumed.
+    if (control.checkpoint_path && !(resume && i < resume->match)) {
+      run.checkpoint = *control.checkpoint_path;
+      run.checkpoint_every = control.every;
+    }
+    run.circuit_fingerprint = circuit_fingerprint;
+    run.task_fingerprint = fingerprints[i];
+    run.interrupted = [] { return g_signal.load() != 0; };
+    SweepState reached;
+    if (resumed) reached = std::move(resume->state);
+    const SweepRunResult outcome =
+        run_sweep_segments(sum, task.sweep_circuits, gradients, run, reached, resumed);
+    const SweepStats& sweep = outcome.stats;
     const PropagationStats& stats = sweep.stats;
-    if (stats.stopped) {
+    if (outcome.interrupted) {
       trace.write();
-      std::fprintf(stderr,
-                   "\npaulistrings: interrupted after layer %zu of %zu (a sweep keeps no checkpoint)\n",
-                   stats.layers_done, task.circuit.size());
+      const std::string when = "interrupted after layer " + std::to_string(reached.layers_done) + " of " +
+                               std::to_string(task.circuit.size());
+      if (outcome.checkpoint_written) {
+        std::fprintf(
+            stderr,
+            "\npaulistrings: %s; checkpoint after layer %zu written to %s (continue with --resume %s)\n",
+            when.c_str(), reached.layers_done, control.checkpoint_path->c_str(),
+            control.checkpoint_path->c_str());
+      } else {
+        std::fprintf(stderr, "\npaulistrings: %s (no --checkpoint given)\n", when.c_str());
+      }
       return kExitInterrupted;
     }
+    const AnySweepSum& result = reached.sum;
     // Columns: K values, then K derivatives per gradient parameter (column K·(1 + g) + k); the discarded
     // weight in the same layout.
     values.push_back(result.expectations(state));
@@ -232,6 +277,7 @@ int execute_sweep(const RunSpec& spec, const RunControl& control) {
   results["partitions"] = 1;
   if (control.memory_limit_bytes)
     results["memory_budget"] = memory_budget_json(control, max_terms_used, budget_cuts, budget_discarded);
+  if (resume) results["resumed_from_layer"] = resumed_from;
   trace.write();
   if (!control.quiet) {
     // One line per column: its parameter values and every observable's value.

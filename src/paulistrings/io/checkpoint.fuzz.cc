@@ -1,12 +1,17 @@
-// Fuzz target "checkpoint" (testing/fuzz_target.h): checkpoint bytes through decode_checkpoint. Documented:
+// Fuzz target "checkpoint" (testing/fuzz_target.h): checkpoint bytes through decode_checkpoint and
+// decode_columns_checkpoint (format versions 1 and 2). Documented:
 // std::invalid_argument naming the check that failed. Each input is decoded twice: as given, and with its
 // last 8 bytes replaced by the right checksum (checkpoint.cc's layout), so that mutations reach the checks
 // behind the checksum instead of all stopping at it. A checkpoint the reader accepts must encode to bytes
-// that decode to the same sum and encode to themselves again (the format is canonical: terms in key order).
+// that decode to the same sum and encode to themselves again (the format is canonical: terms in key order);
+// one the columns reader accepts must encode (as version 2, rows in their order) to bytes that decode to
+// the same header and rows.
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <variant>
 
 #include "paulistrings/io/checkpoint.h"
 #include "paulistrings/testing/fuzz_target.h"
@@ -30,6 +35,34 @@ void decode_and_check(std::string_view bytes) {
   }
 }
 
+/// The columns reader: what it accepts encodes (version 2) to bytes it reads back the same.
+void decode_columns_and_check(std::string_view bytes) {
+  ColumnsCheckpoint checkpoint;
+  try {
+    checkpoint = decode_columns_checkpoint(bytes, "fuzz");
+  } catch (const std::invalid_argument&) {
+    return;
+  }
+  std::visit(
+      [&](const auto& rows) {
+        using Rows = std::decay_t<decltype(rows)>;
+        constexpr int W = Rows::kWidth;
+        using C = typename Rows::Coeff;
+        const std::string encoded =
+            encode_columns_checkpoint<W, C>(checkpoint.header, rows.keys, rows.coefficients);
+        const ColumnsCheckpoint again = decode_columns_checkpoint(encoded, "re-encoded");
+        const auto* same = std::get_if<Rows>(&again.rows);
+        if (same == nullptr || same->keys != rows.keys ||
+            again.header.light_cone != checkpoint.header.light_cone ||
+            again.header.columns != checkpoint.header.columns ||
+            again.header.layers_done != checkpoint.header.layers_done ||
+            encode_columns_checkpoint<W, C>(again.header, same->keys, same->coefficients) != encoded) {
+          throw std::logic_error("a decoded columns checkpoint does not encode and decode back to itself");
+        }
+      },
+      checkpoint.rows);
+}
+
 // The header's bucket bits (checkpoint.cc: offset 20) are honoured up to 2^30 buckets, an 8 GiB index, as a
 // run with --min-buckets near 2^30 had: a resumed run is bitwise the saved one only with the same bucket
 // count. That allocation is the format's, not a bug, so the target caps the field at 2^20 buckets and the
@@ -47,6 +80,7 @@ void fuzz_checkpoint(std::string_view given) {
   }
   const std::string_view input = capped;
   decode_and_check(input);
+  decode_columns_and_check(input);
   if (input.size() < 8) return;
   std::string fixed(input);
   std::uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a 64 of every byte before the checksum
@@ -55,7 +89,10 @@ void fuzz_checkpoint(std::string_view given) {
     hash *= 0x100000001b3ULL;
   }
   for (int i = 0; i < 8; ++i) fixed[fixed.size() - 8 + i] = static_cast<char>((hash >> (8 * i)) & 0xff);
-  if (fixed != input) decode_and_check(fixed);
+  if (fixed != input) {
+    decode_and_check(fixed);
+    decode_columns_and_check(fixed);
+  }
 }
 
 }  // namespace

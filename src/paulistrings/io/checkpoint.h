@@ -6,11 +6,17 @@
 // number of layers already applied, term count, then the columns (x words, z words, coefficients) and an
 // FNV-1a 64 checksum of everything before it. Written with write_file_atomically; read back with every field
 // validated, so a truncated, corrupted or foreign file is refused with a message saying which check failed.
+// Format version 2 (ColumnsCheckpoint) holds C ≥ 1 coefficient columns a term — a sweep's state
+// (docs/design.md §7.8): the same header plus the column count and the engine's light cone, the rows in the
+// order the writer gives them (the order is part of the state). The byte layouts: checkpoint.cc.
 
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <span>
 #include <string>
+#include <variant>
+#include <vector>
 
 #include "paulistrings/core/any_pauli_sum.h"
 
@@ -38,6 +44,59 @@ void save_checkpoint(const std::filesystem::path& path, std::uint64_t circuit_fi
 /// decode_checkpoint of the file, read in 1 MiB pieces straight into the sum's columns: the load holds
 /// the sum once (plus 24 bytes a term while it is put in canonical order), not the file's bytes.
 Checkpoint load_checkpoint(const std::filesystem::path& path);
+
+// ---- checkpoints of several coefficient columns (format version 2) ----
+// What a sweep stopped at a layer boundary holds (sweep/propagate_sweep.h, SweepState): every term's key
+// and its C coefficients (a sweep's K values and K derivatives per gradient parameter), the rows in the
+// engine's order — its sums depend on that order, so a resumed sweep gives the uninterrupted one's bits —
+// and what else the engine needs to continue as it would have: its bucket count and its light cone.
+
+/// Everything but the rows.
+struct ColumnsHeader {
+  std::uint64_t circuit_fingerprint = 0;
+  std::uint64_t task_fingerprint = 0;
+  std::uint64_t layers_done = 0;
+  int bucket_bits = 0;  ///< 0..30: the engine had 2^bucket_bits buckets
+  std::size_t num_qubits = 0;
+  std::size_t columns = 1;  ///< C ≥ 1 coefficients a term
+  /// W words, bit q % 64 of word q / 64: a superset of the qubits the terms act on (the engine skips a
+  /// layer outside it). Writing, empty stands for the keys' supports; loaded, always W words.
+  std::vector<std::uint64_t> light_cone;
+};
+
+/// The rows of a ColumnsCheckpoint: keys (distinct), coefficients row-major (keys.size() × columns; a row
+/// may hold zeros, never only zeros).
+template <int W, Coefficient C>
+struct ColumnRows {
+  static constexpr int kWidth = W;
+  using Coeff = C;
+  std::vector<PauliString<W>> keys;
+  std::vector<C> coefficients;
+};
+using AnyColumnRows =
+    std::variant<ColumnRows<1, double>, ColumnRows<2, double>, ColumnRows<4, double>, ColumnRows<8, double>,
+                 ColumnRows<16, double>, ColumnRows<1, Complex>, ColumnRows<2, Complex>,
+                 ColumnRows<4, Complex>, ColumnRows<8, Complex>, ColumnRows<16, Complex>>;
+
+struct ColumnsCheckpoint {
+  ColumnsHeader header;
+  AnyColumnRows rows;  ///< at the width of header.num_qubits
+};
+
+/// The bytes of a version-2 file (the rows in the order given). Throws std::invalid_argument when the
+/// sizes disagree (coefficients ≠ keys × columns, columns = 0, W not the width of num_qubits).
+template <int W, Coefficient C>
+std::string encode_columns_checkpoint(const ColumnsHeader& header, std::span<const PauliString<W>> keys,
+                                      std::span<const C> coefficients);
+/// encode_columns_checkpoint + write_file_atomically, streamed from the rows (no copy of them).
+template <int W, Coefficient C>
+void save_columns_checkpoint(const std::filesystem::path& path, const ColumnsHeader& header,
+                             std::span<const PauliString<W>> keys, std::span<const C> coefficients);
+/// Parses a version-2 file, or a version-1 file as one column (rows in key order, the keys' supports as
+/// the light cone); throws std::invalid_argument("checkpoint <name>: <which check failed>").
+ColumnsCheckpoint decode_columns_checkpoint(std::string_view bytes, const std::string& name = "<checkpoint>");
+/// decode_columns_checkpoint of the file, read in 1 MiB pieces straight into the rows.
+ColumnsCheckpoint load_columns_checkpoint(const std::filesystem::path& path);
 
 // ---- checkpoints in parts ----
 // A distributed run (K MPI ranks) checkpoints without gathering: rank r writes its share of the sum,

@@ -23,46 +23,15 @@
 #include <vector>
 
 #include "paulistrings/io/atomic_file.h"
+#include "paulistrings/io/checkpoint_bytes.test.h"
 #include "paulistrings/testing/assertions.h"
 
 namespace paulistrings::io {
 namespace {
 
 namespace fs = std::filesystem;
+using namespace test_bytes;
 using testing::ThrowsInvalidArgumentMentioning;
-
-// ---- byte helpers, written independently of the implementation ----
-
-std::uint64_t Fnv1a64(std::string_view bytes) {
-  std::uint64_t hash = 14695981039346656037ULL;
-  for (unsigned char c : bytes) {
-    hash ^= c;
-    hash *= 1099511628211ULL;
-  }
-  return hash;
-}
-
-std::uint64_t GetU64(const std::string& bytes, std::size_t at) {
-  std::uint64_t value = 0;
-  for (int i = 7; i >= 0; --i) value = (value << 8) | static_cast<unsigned char>(bytes[at + i]);
-  return value;
-}
-std::uint32_t GetU32(const std::string& bytes, std::size_t at) {
-  std::uint32_t value = 0;
-  for (int i = 3; i >= 0; --i) value = (value << 8) | static_cast<unsigned char>(bytes[at + i]);
-  return value;
-}
-void PutU64(std::string& bytes, std::size_t at, std::uint64_t value) {
-  for (int i = 0; i < 8; ++i) bytes[at + i] = static_cast<char>(value >> (8 * i));
-}
-void PutU32(std::string& bytes, std::size_t at, std::uint32_t value) {
-  for (int i = 0; i < 4; ++i) bytes[at + i] = static_cast<char>(value >> (8 * i));
-}
-
-// Rewrites the trailing checksum so a deliberate corruption reaches the checks after it.
-void Reseal(std::string& bytes) {
-  PutU64(bytes, bytes.size() - 8, Fnv1a64(std::string_view(bytes).substr(0, bytes.size() - 8)));
-}
 
 // Header offsets (the layout documented in checkpoint.cc).
 constexpr std::size_t kVersion = 8, kWidth = 12, kType = 16, kReserved = 20, kQubits = 24, kCircuit = 32,

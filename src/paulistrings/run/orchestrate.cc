@@ -39,18 +39,8 @@ void merge_partition_stats(PartitionStats& run, PartitionStats&& segment, bool f
 
 /// Adds a segment (one propagate call) to the run's result.
 void add_segment(RunResult& result, Propagation&& segment, bool first) {
-  PropagationStats& run = result.stats;
-  PropagationStats& part = segment.stats;
-  run.layers.insert(run.layers.end(), std::make_move_iterator(part.layers.begin()),
-                    std::make_move_iterator(part.layers.end()));
-  run.layers_done = part.layers_done;
-  run.stopped = part.stopped;
-  run.budget_truncations += part.budget_truncations;
-  run.budget_discarded_weight += part.budget_discarded_weight;
-  run.peak_terms = std::max(run.peak_terms, part.peak_terms);
-  run.final_terms = part.final_terms;  // over every partition (a local result holds only this rank's)
-  run.discarded_weight += part.discarded_weight;
-  run.collapses += part.collapses;
+  // final_terms: over every partition (a local result holds only this rank's).
+  add_segment_stats(result.stats, std::move(segment.stats));
   result.engine = segment.engine;
   if (segment.engine == EngineKind::partitioned || segment.engine == EngineKind::distributed) {
     merge_partition_stats(result.partitions, std::move(segment.partitions), first);
@@ -77,6 +67,19 @@ std::size_t distinct_devices(const RunOptions& options) {
 }
 
 }  // namespace
+
+void add_segment_stats(PropagationStats& run, PropagationStats&& part) {
+  run.layers.insert(run.layers.end(), std::make_move_iterator(part.layers.begin()),
+                    std::make_move_iterator(part.layers.end()));
+  run.layers_done = part.layers_done;
+  run.stopped = part.stopped;
+  run.budget_truncations += part.budget_truncations;
+  run.budget_discarded_weight += part.budget_discarded_weight;
+  run.peak_terms = std::max(run.peak_terms, part.peak_terms);
+  run.final_terms = part.final_terms;
+  run.discarded_weight += part.discarded_weight;
+  run.collapses += part.collapses;
+}
 
 Orchestration::Orchestration(const Circuit& circuit, std::size_t num_qubits, RunOptions options,
                              std::vector<std::uint64_t> fingerprints, std::size_t rank, std::size_t ranks)

@@ -3,7 +3,9 @@
 #include "paulistrings/sweep/propagate_sweep.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <new>
 #include <numbers>
 #include <stdexcept>
 #include <string>
@@ -79,7 +81,8 @@ void validate_sweep(const AnyPauliSum& observable, std::span<const Circuit> colu
   if (options.device >= 0) {
     throw std::invalid_argument("sweeps run on the CPU engines; a GPU sweep is not available yet");
   }
-  if (options.start_layer != 0) throw std::invalid_argument("a sweep cannot resume from a layer");
+  if (options.start_layer != 0)
+    throw std::invalid_argument("a sweep continues from a layer through resume_sweep, not start_layer");
   if (options.truncation.contains(Truncation::Kind::collapse_sample)) {
     throw std::invalid_argument(
         "collapse_sample has no meaning in a sweep (each column would collapse differently)");
@@ -98,15 +101,31 @@ SweepSum<W, C> start_sum(const PauliSum<W, C>& observable, std::size_t K, std::s
   return SweepSum<W, C>(observable.num_qubits(), all_columns, std::move(keys), std::move(coefficients));
 }
 
+/// The light cone of a state as the engine's words (zeros where the state has none: the engine's own,
+/// from the keys, stands).
+template <int W>
+std::array<std::uint64_t, W> cone_words(const std::vector<std::uint64_t>& cone) {
+  std::array<std::uint64_t, W> words{};
+  std::copy_n(cone.begin(), std::min<std::size_t>(cone.size(), W), words.begin());
+  return words;
+}
+
+/// Runs the sweep from `start` (the state after `start_layer` steps; `restored`: a state handed back or
+/// loaded, whose engine layout and light cone `state` holds) and leaves the state reached in `state`.
+/// `start` is let go once the engine holds its copy.
 template <int W, Coefficient C>
-SweepStats run_typed(const PauliSum<W, C>& observable, std::span<const Circuit> columns,
-                     std::span<const SweepGradient> gradients, const PropagateOptions& options,
-                     AnySweepSum& result) {
-  const SweepSum<W, C> start = start_sum(observable, columns.size(), columns.size() * (1 + gradients.size()));
+SweepStats run_from(SweepSum<W, C> start, std::size_t start_layer, bool restored,
+                    std::span<const Circuit> columns, std::span<const SweepGradient> gradients,
+                    const PropagateOptions& options, SweepState& state) {
+  const std::size_t K = columns.size();
   if (options.engine == Engine::reference) {
-    ReferenceSweepEngine<W, C> engine(start, columns.size());
-    SweepStats stats = run_sweep<W>(engine, columns, gradients, options);
-    result = AnySweepSum(engine.result());
+    ReferenceSweepEngine<W, C> engine(start, K);
+    start = SweepSum<W, C>();
+    SweepStats stats = run_sweep<W>(engine, columns, gradients, options, start_layer);
+    state.sum = AnySweepSum(engine.result());
+    state.layers_done = stats.stats.layers_done;
+    state.bucket_bits = 0;
+    state.light_cone.clear();
     return stats;
   }
   SweepEngineOptions engine_options;
@@ -115,18 +134,41 @@ SweepStats run_typed(const PauliSum<W, C>& observable, std::span<const Circuit> 
   // (its index, its flags) outweighs cache misses at shorter buckets (docs/PERFORMANCE.md "Sweeps").
   engine_options.target_bucket_len = options.target_bucket_len;
   engine_options.parallel_threshold = options.parallel_threshold;
-  SweepEngine<W, C> engine(start, columns.size(), engine_options);
-  SweepStats stats = run_sweep<W>(engine, columns, gradients, options);
-  result = AnySweepSum(engine.result());
+  SweepEngine<W, C> engine(start, K, engine_options, restored ? state.bucket_bits : -1);
+  if (restored) {
+    // After a layer every term has passed the per-term test (the first layer always tests them all).
+    engine.restore(cone_words<W>(state.light_cone), start_layer > 0 ? &options.truncation : nullptr);
+  }
+  start = SweepSum<W, C>();
+  SweepStats stats;
+  try {
+    stats = run_sweep<W>(engine, columns, gradients, options, start_layer);
+  } catch (const HostMemoryExceeded& e) {
+    // The guard stops before a layer: the state before it is handed back (when there is room to copy it
+    // out), so that a checkpoint can keep the work.
+    if (e.details().state_kept) {
+      try {
+        state.sum = AnySweepSum(engine.result());
+        state.layers_done = e.details().layers_done;
+        state.bucket_bits = engine.bucket_bits();
+        state.light_cone.assign(engine.light_cone().begin(), engine.light_cone().end());
+      } catch (const std::bad_alloc&) {
+        state = SweepState{};
+      }
+    }
+    throw;
+  }
+  state.sum = AnySweepSum(engine.result());
+  state.layers_done = stats.stats.layers_done;
+  state.bucket_bits = engine.bucket_bits();
+  state.light_cone.assign(engine.light_cone().begin(), engine.light_cone().end());
   return stats;
 }
 
-}  // namespace
-
-SweepStats propagate_sweep(const AnyPauliSum& observable, std::span<const Circuit> columns,
-                           const PropagateOptions& options, AnySweepSum& result,
-                           std::span<const SweepGradient> gradients) {
-  validate_sweep(observable, columns, options);
+/// The observable at the sweep's coefficient type: complex when it is, or when some channel of a column
+/// or of a gradient has complex transfer amplitudes.
+AnyPauliSum typed_observable(const AnyPauliSum& observable, std::span<const Circuit> columns,
+                             std::span<const SweepGradient> gradients) {
   AnyPauliSum typed = observable;
   for (const Circuit& circuit : columns) {
     for (const Channel& channel : circuit) {
@@ -141,7 +183,74 @@ SweepStats propagate_sweep(const AnyPauliSum& observable, std::span<const Circui
       }
     }
   }
-  return typed.visit([&](const auto& sum) { return run_typed(sum, columns, gradients, options, result); });
+  return typed;
+}
+
+}  // namespace
+
+SweepStats propagate_sweep(const AnyPauliSum& observable, std::span<const Circuit> columns,
+                           const PropagateOptions& options, SweepState& state,
+                           std::span<const SweepGradient> gradients) {
+  validate_sweep(observable, columns, options);
+  const AnyPauliSum typed = typed_observable(observable, columns, gradients);
+  return typed.visit([&](const auto& sum) {
+    return run_from(start_sum(sum, columns.size(), columns.size() * (1 + gradients.size())), 0, false,
+                    columns, gradients, options, state);
+  });
+}
+
+SweepStats propagate_sweep(const AnyPauliSum& observable, std::span<const Circuit> columns,
+                           const PropagateOptions& options, AnySweepSum& result,
+                           std::span<const SweepGradient> gradients) {
+  SweepState state;
+  SweepStats stats = propagate_sweep(observable, columns, options, state, gradients);
+  result = std::move(state.sum);
+  return stats;
+}
+
+SweepStats resume_sweep(const AnyPauliSum& observable, std::span<const Circuit> columns,
+                        const PropagateOptions& options, SweepState& state,
+                        std::span<const SweepGradient> gradients) {
+  validate_sweep(observable, columns, options);
+  const std::size_t all_columns = columns.size() * (1 + gradients.size());
+  const std::string what = "resume_sweep: the state ";
+  if (state.sum.num_qubits() != observable.num_qubits()) {
+    throw std::invalid_argument(what + "is on " + std::to_string(state.sum.num_qubits()) +
+                                " qubits but the observable on " + std::to_string(observable.num_qubits()));
+  }
+  if (state.sum.columns() != all_columns) {
+    throw std::invalid_argument(what + "holds " + std::to_string(state.sum.columns()) +
+                                " columns but this sweep " + std::to_string(all_columns) + " (" +
+                                std::to_string(columns.size()) + " values × (1 + " +
+                                std::to_string(gradients.size()) + " gradients))");
+  }
+  if (state.layers_done > columns[0].size()) {
+    throw std::invalid_argument(what + "is after " + std::to_string(state.layers_done) +
+                                " layers but the circuits have " + std::to_string(columns[0].size()));
+  }
+  const auto words = static_cast<std::size_t>(width_for_qubits(observable.num_qubits()));
+  if (!state.light_cone.empty() && state.light_cone.size() != words) {
+    throw std::invalid_argument(what + "has a light cone of " + std::to_string(state.light_cone.size()) +
+                                " words; " + std::to_string(observable.num_qubits()) + " qubits take " +
+                                std::to_string(words));
+  }
+  if (state.bucket_bits < 0 || state.bucket_bits > kMaxBucketBits) {
+    throw std::invalid_argument(what + "has bucket bits " + std::to_string(state.bucket_bits) + " (0 to " +
+                                std::to_string(kMaxBucketBits) + ")");
+  }
+  const AnyPauliSum typed = typed_observable(observable, columns, gradients);
+  return typed.visit([&](const auto& sum) {
+    using Sum = std::decay_t<decltype(sum)>;
+    if (state.sum.get_if<Sum::kWidth, typename Sum::Coeff>() == nullptr) {
+      throw std::invalid_argument(what + "has " + (state.sum.is_complex() ? "complex" : "real") +
+                                  " coefficients but this sweep's are " +
+                                  (Sum::kIsComplex ? "complex" : "real"));
+    }
+    // The engine copies the rows; the state's copy goes before the run (the state reached replaces it).
+    auto start = std::move(*state.sum.get_if<Sum::kWidth, typename Sum::Coeff>());
+    state.sum = AnySweepSum();
+    return run_from(std::move(start), state.layers_done, true, columns, gradients, options, state);
+  });
 }
 
 LayerDerivative sweep_derivative(std::size_t layer, const std::function<Channel(double)>& make, double value,

@@ -17,6 +17,7 @@
 
 #include <complex>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <span>
 #include <string>
@@ -59,6 +60,15 @@ class AnySweepSum {
   decltype(auto) visit(F&& f) const {
     return std::visit(std::forward<F>(f), sum_);
   }
+  /// The sum at width W and coefficient type C, or null when it has another.
+  template <int W, Coefficient C>
+  const SweepSum<W, C>* get_if() const {
+    return std::get_if<SweepSum<W, C>>(&sum_);
+  }
+  template <int W, Coefficient C>
+  SweepSum<W, C>* get_if() {
+    return std::get_if<SweepSum<W, C>>(&sum_);
+  }
 
  private:
   Variant sum_;
@@ -99,12 +109,27 @@ struct SweepStats {
   std::vector<double> discarded_weight;
 };
 
+/// A sweep at a layer boundary: what propagate_sweep and resume_sweep hand back — after every layer, or
+/// where options.should_stop stopped them — and what resume_sweep continues from. Checkpoints save it
+/// (run/sweep_checkpoints.h). With the same observable, circuits, gradients and options, resuming a state
+/// gives the bits of the uninterrupted run: the rows keep the engine's order and the engine gets back its
+/// bucket count and light cone.
+struct SweepState {
+  AnySweepSum sum;              ///< every column (rows in the engine's order)
+  std::size_t layers_done = 0;  ///< application steps applied
+  int bucket_bits = 0;          ///< SweepEngine's 2^bucket_bits buckets (0 from the reference engine)
+  /// The engine's light cone, num_qubits rounded up to 64-bit words (bit q % 64 of word q / 64); empty: the
+  /// qubits the terms act on.
+  std::vector<std::uint64_t> light_cone;
+};
+
 /// Propagates `observable` through `columns` (K ≥ 1 circuits of one structure, each on the observable's
 /// qubits) under `options`: direction, truncation (no collapse_sample), threads, should_stop, on_layer,
 /// keep_layer_records, max_terms / auto_truncate (cuts rank by the largest |c| over the columns),
 /// memory_guard. The CPU runs sweeps: options.device ≥ 0 and options.start_layer > 0 are refused
-/// (std::invalid_argument). Coefficients are complex when the observable is or some channel has complex
-/// transfer amplitudes. Throws what run_layers throws (HostMemoryExceeded, MemoryBudgetExceeded).
+/// (std::invalid_argument; resume_sweep continues from a layer). Coefficients are complex when the
+/// observable is or some channel has complex transfer amplitudes. Throws what run_layers throws
+/// (HostMemoryExceeded, MemoryBudgetExceeded).
 ///
 /// Gradients: for every SweepGradient g, K derivative columns follow the K value columns (column
 /// K·(1 + g) + k is ∂O_k/∂(g.name)): each propagates as D' = A·D + A'·C (the product rule over every layer
@@ -116,5 +141,22 @@ struct SweepStats {
 SweepStats propagate_sweep(const AnyPauliSum& observable, std::span<const Circuit> columns,
                            const PropagateOptions& options, AnySweepSum& result,
                            std::span<const SweepGradient> gradients = {});
+/// The same, handing back the state reached (stats.stats.stopped: where should_stop stopped it). When the
+/// memory guard stops the sweep before a layer (HostMemoryExceeded, details().state_kept), `state` holds
+/// the state before that layer if there was room to copy it out (state.layers_done ==
+/// details().layers_done; otherwise `state` is empty).
+SweepStats propagate_sweep(const AnyPauliSum& observable, std::span<const Circuit> columns,
+                           const PropagateOptions& options, SweepState& state,
+                           std::span<const SweepGradient> gradients = {});
+/// Continues the sweep of `observable` from `state` (taken after state.layers_done steps, by
+/// propagate_sweep or resume_sweep, or read from a checkpoint) and leaves the state reached in it; the
+/// statistics count the layers run here (a memory-guard stop hands back the state as propagate_sweep
+/// does). Throws std::invalid_argument when the state cannot be this
+/// sweep's: another qubit count, column count (K values × (1 + gradients)) or coefficient type, more
+/// layers done than the circuits have, a light cone of the wrong size. That the state comes from the same
+/// circuits, gradients, direction and truncation is the caller's to know (checkpoints: fingerprints).
+SweepStats resume_sweep(const AnyPauliSum& observable, std::span<const Circuit> columns,
+                        const PropagateOptions& options, SweepState& state,
+                        std::span<const SweepGradient> gradients = {});
 
 }  // namespace paulistrings

@@ -5,6 +5,7 @@
 // under the memory budget, checks the host memory guard, lets the engine apply the layer and its
 // truncation, and records the layer. A sweep engine provides size(), apply_layer(SweepLayer, truncation,
 // dropped) and finalize_layer(truncation, dropped), adding each column's dropped Σ|c|² to dropped[k].
+// A resumed sweep (SweepState) starts at step `start_layer`, the engine holding the state after it.
 
 #include <algorithm>
 #include <chrono>
@@ -71,7 +72,7 @@ inline void check_gradients(std::span<const SweepGradient> gradients, std::size_
 
 template <int W, class E>
 SweepStats run_sweep(E& engine, std::span<const Circuit> columns, std::span<const SweepGradient> gradients,
-                     const PropagateOptions& options) {
+                     const PropagateOptions& options, std::size_t start_layer = 0) {
   using Clock = std::chrono::steady_clock;
   const std::size_t K = columns.size();
   const Circuit& circuit = columns[0];
@@ -92,7 +93,8 @@ SweepStats run_sweep(E& engine, std::span<const Circuit> columns, std::span<cons
   result.discarded_weight.assign(all_columns, 0.0);
   PropagationStats& stats = result.stats;
   stats.peak_terms = engine.size();
-  if (options.keep_layer_records) stats.layers.reserve(layers);
+  stats.layers_done = start_layer;
+  if (options.keep_layer_records) stats.layers.reserve(layers - std::min(start_layer, layers));
   const MemoryGuard& guard = options.memory_guard;
   const std::size_t guard_terms = guard.allowed_terms();
   std::vector<PreparedChannel<W>> tables(K);
@@ -118,7 +120,7 @@ SweepStats run_sweep(E& engine, std::span<const Circuit> columns, std::span<cons
     engine_detail::release_free_memory();
     ++stats.budget_truncations;
   };
-  for (std::size_t step = 0; step < layers; ++step) {
+  for (std::size_t step = start_layer; step < layers; ++step) {
     const std::size_t index = engine_detail::circuit_index(options.direction, layers, step);
     const Channel& channel = circuit[index];
     const auto start = Clock::now();

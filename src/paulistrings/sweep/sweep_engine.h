@@ -38,11 +38,21 @@ template <int W, Coefficient C>
 class SweepEngine {
  public:
   /// `values`: the value columns (the first ones; the rest are derivative columns, sweep/propagate_sweep.h).
-  SweepEngine(const SweepSum<W, C>& sum, std::size_t values, const SweepEngineOptions& options);
+  /// `bucket_bits` ≥ 0: a state this engine handed back (SweepState) — its 2^bucket_bits buckets, the rows
+  /// in each bucket in `sum`'s order, so the layout is the one the engine had (the sums of a local table
+  /// and the ranks of a layer pass follow it); refinement waits for the next layer, as it would have.
+  SweepEngine(const SweepSum<W, C>& sum, std::size_t values, const SweepEngineOptions& options,
+              int bucket_bits = -1);
 
   std::size_t size() const { return size_; }
   std::size_t columns() const { return columns_; }
   int bucket_bits() const { return bits_; }
+  /// A superset of the qubits the terms act on (bit q % 64 of word q / 64); a layer outside it is skipped.
+  const std::array<std::uint64_t, W>& light_cone() const { return cone_; }
+  /// Continuing a state (SweepState): the light cone the engine had, and — after a layer — the per-term
+  /// truncation every term has passed, so the next layers are skipped or retested exactly as the
+  /// uninterrupted run's are.
+  void restore(const std::array<std::uint64_t, W>& cone, const Truncation* tested);
 
   /// Applies the layer (column j under layer.table_of(j), plus its source term) with the sweep's per-term
   /// truncation; adds each column's dropped Σ|c|² to dropped[j].

@@ -70,16 +70,16 @@ struct SweepEngine<W, C>::Scratch {
 
 template <int W, Coefficient C>
 SweepEngine<W, C>::SweepEngine(const SweepSum<W, C>& sum, std::size_t values,
-                               const SweepEngineOptions& options)
+                               const SweepEngineOptions& options, int bucket_bits)
     : options_(options),
       num_qubits_(sum.num_qubits()),
       columns_(sum.columns()),
       values_(values),
       threads_(std::max(1, options.threads)),
       scratch_(static_cast<std::size_t>(std::max(1, options.threads))) {
-  bits_ = 0;
+  bits_ = std::clamp(bucket_bits, 0, kMaxBucketBits);
   while ((std::size_t{1} << bits_) < options_.min_buckets ||
-         (sum.size() >> bits_) > options_.target_bucket_len) {
+         (bucket_bits < 0 && (sum.size() >> bits_) > options_.target_bucket_len)) {
     if (bits_ >= kMaxBucketBits) break;
     ++bits_;
   }
@@ -94,6 +94,12 @@ SweepEngine<W, C>::SweepEngine(const SweepSum<W, C>& sum, std::size_t values,
   for (const PauliString<W>& key : sum.keys()) {
     for (int w = 0; w < W; ++w) cone_[w] |= key.x[w] | key.z[w];
   }
+}
+
+template <int W, Coefficient C>
+void SweepEngine<W, C>::restore(const std::array<std::uint64_t, W>& cone, const Truncation* tested) {
+  for (int w = 0; w < W; ++w) cone_[w] |= cone[w];
+  if (tested != nullptr) tested_.remember(*tested);
 }
 
 template <int W, Coefficient C>

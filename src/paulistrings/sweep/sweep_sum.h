@@ -19,6 +19,8 @@ template <int W, Coefficient C>
 class SweepSum {
  public:
   using Key = PauliString<W>;
+  using Coeff = C;
+  static constexpr int kWidth = W;
   static constexpr bool kIsComplex = std::same_as<C, Complex>;
 
   SweepSum() = default;
@@ -50,6 +52,8 @@ class SweepSum {
   std::size_t columns() const { return columns_; }
   std::size_t size() const { return keys_.size(); }
   std::span<const Key> keys() const { return keys_; }
+  /// Every row's coefficients, row-major (size() × columns()).
+  std::span<const C> coefficients() const { return coefficients_; }
   /// Row i's K coefficients.
   std::span<const C> row(std::size_t i) const {
     return std::span<const C>(coefficients_).subspan(i * columns_, columns_);

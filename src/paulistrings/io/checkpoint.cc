@@ -82,190 +82,13 @@
 #include "paulistrings/core/text.h"
 #include "paulistrings/io/atomic_file.h"
 
+#include "paulistrings/io/checkpoint_format.h"
+
 namespace paulistrings::io {
+
+using namespace checkpoint_format;
+
 namespace {
-
-constexpr std::string_view kMagic = "PSCKPT01";
-constexpr std::uint32_t kFormatVersion = 1;
-constexpr std::uint32_t kColumnsVersion = 2;  // C coefficient columns a term (ColumnsCheckpoint)
-constexpr std::uint32_t kRealCoefficients = 0;
-constexpr std::uint32_t kComplexCoefficients = 1;
-constexpr std::size_t kMaxQubits = 1024;
-constexpr std::size_t kHeaderBytes = 64;
-constexpr std::size_t kChecksumBytes = 8;
-
-constexpr std::size_t kVersionOffset = 8;
-constexpr std::size_t kWidthOffset = 12;
-constexpr std::size_t kCoefficientTypeOffset = 16;
-constexpr std::size_t kReservedOffset = 20;  // bucket bits
-// A sum never has more than 2^30 buckets (core/bucket_hash.h), so no checkpoint records more.
-constexpr std::uint32_t kMaxBucketBits = paulistrings::kMaxBucketBits;
-constexpr std::size_t kQubitsOffset = 24;
-constexpr std::size_t kCircuitFingerprintOffset = 32;
-constexpr std::size_t kTaskFingerprintOffset = 40;
-constexpr std::size_t kLayersOffset = 48;
-constexpr std::size_t kCountOffset = 56;
-constexpr std::size_t kColumnsOffset = 64;  // version 2: u64 column count, then the light cone
-constexpr std::size_t kColumnsHeaderBytes = 72;
-// A bound that keeps every size computation far from overflow (no sweep comes near it).
-constexpr std::uint64_t kMaxColumns = std::uint64_t{1} << 32;
-
-/// FNV-1a 64 of `bytes`, continuing from `hash` (the offset basis for a fresh one).
-std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t hash = 0xcbf29ce484222325ULL) {
-  for (const char c : bytes) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 0x100000001b3ULL;
-  }
-  return hash;
-}
-
-// Explicit little-endian byte order, whatever the host's (compilers turn these into plain loads
-// and stores on little-endian machines); ChunkWriter below writes the same way.
-std::uint32_t get_u32(std::string_view in, std::size_t at) {
-  std::uint32_t value = 0;
-  for (int i = 0; i < 4; ++i) value |= std::uint32_t{static_cast<unsigned char>(in[at + i])} << (8 * i);
-  return value;
-}
-std::uint64_t get_u64(std::string_view in, std::size_t at) {
-  std::uint64_t value = 0;
-  for (int i = 0; i < 8; ++i) value |= std::uint64_t{static_cast<unsigned char>(in[at + i])} << (8 * i);
-  return value;
-}
-double get_f64(std::string_view in, std::size_t at) { return std::bit_cast<double>(get_u64(in, at)); }
-
-std::size_t coefficient_doubles(bool complex) { return complex ? 2 : 1; }
-
-template <Coefficient C>
-C get_coefficient(std::string_view in, std::size_t at) {
-  if constexpr (std::same_as<C, double>) {
-    return get_f64(in, at);
-  } else {
-    return C(get_f64(in, at), get_f64(in, at + 8));
-  }
-}
-
-template <Coefficient C>
-bool is_finite(const C& value) {
-  if constexpr (std::same_as<C, double>) {
-    return std::isfinite(value);
-  } else {
-    return std::isfinite(value.real()) && std::isfinite(value.imag());
-  }
-}
-
-template <Coefficient C>
-std::string describe(const C& value) {
-  std::ostringstream text;
-  text.precision(17);
-  text << value;  // a complex prints as (re,im)
-  return text.str();
-}
-
-// Appends one piece of a message: text as is, integers in decimal.
-void append_piece(std::string& out, std::string_view text) { out.append(text); }
-template <std::integral I>
-void append_piece(std::string& out, I value) {
-  out.append(std::to_string(value));
-}
-
-// Throws std::invalid_argument("checkpoint NAME: " + the pieces concatenated).
-template <class... Pieces>
-[[noreturn]] void fail(const std::string& name, const Pieces&... pieces) {
-  std::string message = "checkpoint ";
-  message.append(name).append(": ");
-  (append_piece(message, pieces), ...);
-  throw std::invalid_argument(message);
-}
-
-constexpr std::size_t kPieceBytes = std::size_t{1} << 20;
-
-// The body of a checkpoint whose header and size are valid, read piece by piece from `read` (read(out, n)
-// fills n bytes) after the header (`header_bytes`, already read, and `more_words` words after it —
-// version 2's light cone — handed to store_more), straight into the key columns and `per_term`
-// coefficients a term: a load holds the columns once plus a 1 MiB piece, never the file's bytes. Then,
-// as before any term is looked at, the checksum.
-template <int W, Coefficient C, class Read, class StoreMore>
-void read_body(Read&& read, std::string_view header_bytes, std::size_t more_words, StoreMore&& store_more,
-               std::vector<PauliString<W>>& keys, std::vector<C>& coefficients, std::size_t per_term,
-               const std::string& name) {
-  const std::size_t count = keys.size();
-  std::uint64_t hash = fnv1a64(header_bytes);
-  std::string piece(kPieceBytes, '\0');
-  // `words` little-endian 64-bit words, handed to store(index, word) in order.
-  const auto column = [&](std::size_t words, auto&& store) {
-    for (std::size_t done = 0; done < words;) {
-      const std::size_t n = std::min(words - done, kPieceBytes / 8);
-      read(piece.data(), 8 * n);
-      const std::string_view bytes(piece.data(), 8 * n);
-      hash = fnv1a64(bytes, hash);
-      for (std::size_t i = 0; i < n; ++i) store(done + i, get_u64(bytes, 8 * i));
-      done += n;
-    }
-  };
-  column(more_words, store_more);
-  column(count * W, [&](std::size_t i, std::uint64_t word) { keys[i / W].x[i % W] = word; });
-  column(count * W, [&](std::size_t i, std::uint64_t word) { keys[i / W].z[i % W] = word; });
-  if constexpr (std::same_as<C, Complex>) {
-    column(2 * count * per_term, [&](std::size_t i, std::uint64_t word) {
-      const double value = std::bit_cast<double>(word);
-      Complex& c = coefficients[i / 2];
-      c = i % 2 == 0 ? Complex(value, c.imag()) : Complex(c.real(), value);
-    });
-  } else {
-    column(count * per_term,
-           [&](std::size_t i, std::uint64_t word) { coefficients[i] = std::bit_cast<double>(word); });
-  }
-  read(piece.data(), kChecksumBytes);
-  if (hash != get_u64(std::string_view(piece.data(), kChecksumBytes), 0)) {
-    fail(name, "checksum mismatch: the file is corrupted or truncated");
-  }
-}
-
-/// The bits each word of a key may set: the qubits of word w below num_qubits.
-template <int W>
-std::array<std::uint64_t, W> qubit_masks(std::size_t num_qubits) {
-  std::array<std::uint64_t, W> allowed{};
-  for (int w = 0; w < W; ++w) {
-    const std::size_t first = 64 * static_cast<std::size_t>(w);
-    allowed[w] = num_qubits >= first + 64 ? ~std::uint64_t{0}
-                 : num_qubits <= first    ? std::uint64_t{0}
-                                          : (std::uint64_t{1} << (num_qubits - first)) - 1;
-  }
-  return allowed;
-}
-
-/// Refuses term t's key when it sets a bit at a qubit ≥ num_qubits.
-template <int W>
-void check_key_bits(const PauliString<W>& key, const std::array<std::uint64_t, W>& allowed, std::size_t t,
-                    std::size_t num_qubits, const std::string& name) {
-  for (int w = 0; w < W; ++w) {
-    const std::uint64_t stray = (key.x[w] | key.z[w]) & ~allowed[w];
-    if (stray != 0) {
-      const std::size_t qubit = 64 * static_cast<std::size_t>(w) + std::countr_zero(stray);
-      const std::uint64_t lowest = stray & (~stray + 1);
-      const std::string_view which = (key.x[w] & lowest) != 0 ? "x" : "z";
-      fail(name, "term ", t, " sets the ", which, " bit of qubit ", qubit, ", beyond the ", num_qubits,
-           " qubits");
-    }
-  }
-}
-
-/// Refuses repeated keys, found through a sorted index (keys in any order).
-template <int W>
-void check_distinct(const std::vector<PauliString<W>>& keys, const std::string& name) {
-  std::vector<std::size_t> order(keys.size());
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    if (keys[a] != keys[b]) return keys[a] < keys[b];
-    return a < b;
-  });
-  for (std::size_t i = 1; i < keys.size(); ++i) {
-    if (keys[order[i - 1]] == keys[order[i]]) {
-      fail(name, "terms ", order[i - 1], " and ", order[i], " have the same key ",
-           keys[order[i]].to_sparse_label(), " (duplicate keys)");
-    }
-  }
-}
 
 // The columns of a version-1 checkpoint whose header and size are valid (read_body), every term checked,
 // then the sum in canonical order (in place, with the bucket count of the file).
@@ -317,42 +140,6 @@ AnyPauliSum decode_columns_of_width(std::uint32_t width, Read&& read, std::strin
       return decode_columns<16, C>(read, header_bytes, num_qubits, count, bucket_bits, name);
   }
 }
-
-/// Collects a file's bytes in chunks of ~1 MiB for a sink, with the FNV-1a 64 of everything passed.
-class ChunkWriter {
- public:
-  explicit ChunkWriter(const ByteSink& sink) : sink_(sink) { buffer_.reserve(kChunk + 64); }
-  void u32(std::uint32_t value) { put(value, 4); }
-  void u64(std::uint64_t value) { put(value, 8); }
-  void f64(double value) { u64(std::bit_cast<std::uint64_t>(value)); }
-  void bytes(std::string_view data) {
-    buffer_.append(data);
-    if (buffer_.size() >= kChunk) flush();
-  }
-  /// Passes what is buffered, then the checksum of everything (not itself checksummed).
-  void finish() {
-    flush();
-    const std::uint64_t checksum = hash_;
-    put(checksum, 8);
-    sink_(buffer_);
-    buffer_.clear();
-  }
-
- private:
-  static constexpr std::size_t kChunk = std::size_t{1} << 20;
-  void put(std::uint64_t value, int size) {
-    for (int i = 0; i < size; ++i) buffer_.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
-    if (buffer_.size() >= kChunk) flush();
-  }
-  void flush() {
-    hash_ = fnv1a64(buffer_, hash_);
-    sink_(buffer_);
-    buffer_.clear();
-  }
-  const ByteSink& sink_;
-  std::string buffer_;
-  std::uint64_t hash_ = fnv1a64({});
-};
 
 /// The file's bytes, streamed: the terms in ascending key order through an index sorted beside the
 /// sum (4 or 8 bytes a term), never a copy of the terms.
@@ -418,21 +205,9 @@ std::string encode_checkpoint(const Checkpoint& checkpoint) {
   return out;
 }
 
-namespace {
+namespace checkpoint_format {
 
-/// The 64-byte header's fields, checked as decode_checkpoint checks them.
-struct Header {
-  std::uint32_t version = 0;
-  std::uint32_t width = 0;
-  std::uint64_t num_qubits = 0;
-  bool complex = false;
-  std::uint32_t bucket_bits = 0;
-  std::uint64_t count = 0;
-  std::uint64_t circuit_fingerprint = 0, task_fingerprint = 0, layers_done = 0;
-};
-
-/// `columns_reader`: read for load_columns_checkpoint (versions 1 and 2), else for load_checkpoint (1).
-Header decode_header(std::string_view bytes, const std::string& name, bool columns_reader = false) {
+Header decode_header(std::string_view bytes, const std::string& name, bool columns_reader) {
   if (bytes.size() < kHeaderBytes) {
     fail(name, "truncated: the file has ", bytes.size(), " bytes, less than the ", kHeaderBytes,
          "-byte header");
@@ -483,22 +258,6 @@ Header decode_header(std::string_view bytes, const std::string& name, bool colum
   return header;
 }
 
-/// A checkpoint file's header alone (the first 64 bytes read), with an empty sum of its qubit count and
-/// coefficient type: what a rank that resumes no part needs.
-Checkpoint load_header_only(const std::filesystem::path& path) {
-  const Header header = decode_header(read_file(path, kHeaderBytes), path.string());
-  Checkpoint checkpoint;
-  checkpoint.circuit_fingerprint = header.circuit_fingerprint;
-  checkpoint.task_fingerprint = header.task_fingerprint;
-  checkpoint.layers_done = header.layers_done;
-  checkpoint.sum = AnyPauliSum(static_cast<std::size_t>(header.num_qubits), header.complex);
-  return checkpoint;
-}
-
-}  // namespace
-
-namespace {
-
 /// Refuses a file of `size` bytes unless it is `fixed` bytes plus `count` terms of `bytes_per_term` (the
 /// product guarded against overflow).
 void check_size(std::uint64_t count, std::uint64_t bytes_per_term, std::uint64_t fixed, std::uint64_t size,
@@ -512,6 +271,22 @@ void check_size(std::uint64_t count, std::uint64_t bytes_per_term, std::uint64_t
     fail(name, "term count ", count, " needs a file of ", expected_size, " bytes but it has ", size,
          " (truncated or corrupted)");
   }
+}
+
+}  // namespace checkpoint_format
+
+namespace {
+
+/// A checkpoint file's header alone (the first 64 bytes read), with an empty sum of its qubit count and
+/// coefficient type: what a rank that resumes no part needs.
+Checkpoint load_header_only(const std::filesystem::path& path) {
+  const Header header = decode_header(read_file(path, kHeaderBytes), path.string());
+  Checkpoint checkpoint;
+  checkpoint.circuit_fingerprint = header.circuit_fingerprint;
+  checkpoint.task_fingerprint = header.task_fingerprint;
+  checkpoint.layers_done = header.layers_done;
+  checkpoint.sum = AnyPauliSum(static_cast<std::size_t>(header.num_qubits), header.complex);
+  return checkpoint;
 }
 
 /// A checkpoint of `size` bytes whose 64-byte header is `header_bytes`, its columns from `read` (the
@@ -567,232 +342,6 @@ Checkpoint load_checkpoint(const std::filesystem::path& path) {
   file.read(header.data(), header.size());
   return decode_from(header, file.size(), [&](char* out, std::size_t n) { file.read(out, n); }, path.string());
 }
-
-// ---- version 2: C coefficient columns a term (ColumnsCheckpoint) ----
-
-namespace {
-
-/// Every word a version-2 file holds after its header and light cone, written in the rows' order.
-template <int W, Coefficient C>
-void write_columns_checkpoint(const ByteSink& sink, const ColumnsHeader& header,
-                              std::span<const PauliString<W>> keys, std::span<const C> coefficients) {
-  const std::string what = "save_columns_checkpoint: ";
-  if (header.columns == 0) throw std::invalid_argument(what + "a checkpoint holds at least one column");
-  if (header.columns > kMaxColumns || coefficients.size() / header.columns != keys.size() ||
-      coefficients.size() % header.columns != 0) {
-    throw std::invalid_argument(what + std::to_string(coefficients.size()) + " coefficients for " +
-                                std::to_string(keys.size()) + " keys × " + std::to_string(header.columns) +
-                                " columns");
-  }
-  if (header.num_qubits > kMaxQubits || width_for_qubits(header.num_qubits) != W)
-    throw std::invalid_argument(what + "word width " + std::to_string(W) + " does not match " +
-                                std::to_string(header.num_qubits) + " qubits");
-  if (header.bucket_bits < 0 || header.bucket_bits > static_cast<int>(kMaxBucketBits))
-    throw std::invalid_argument(what + "bucket bits " + std::to_string(header.bucket_bits) + " out of range");
-  if (!header.light_cone.empty() && header.light_cone.size() != W)
-    throw std::invalid_argument(what + "the light cone has " + std::to_string(header.light_cone.size()) +
-                                " words, not " + std::to_string(W));
-  std::array<std::uint64_t, W> cone{};
-  if (header.light_cone.empty()) {
-    for (const PauliString<W>& key : keys) {
-      for (int w = 0; w < W; ++w) cone[w] |= key.x[w] | key.z[w];
-    }
-  } else {
-    std::copy(header.light_cone.begin(), header.light_cone.end(), cone.begin());
-  }
-  ChunkWriter out(sink);
-  out.bytes(kMagic);
-  out.u32(kColumnsVersion);
-  out.u32(static_cast<std::uint32_t>(W));
-  out.u32(std::same_as<C, Complex> ? kComplexCoefficients : kRealCoefficients);
-  out.u32(static_cast<std::uint32_t>(header.bucket_bits));
-  out.u64(header.num_qubits);
-  out.u64(header.circuit_fingerprint);
-  out.u64(header.task_fingerprint);
-  out.u64(header.layers_done);
-  out.u64(keys.size());
-  out.u64(header.columns);
-  for (const std::uint64_t word : cone) out.u64(word);
-  for (const PauliString<W>& key : keys) {
-    for (int w = 0; w < W; ++w) out.u64(key.x[w]);
-  }
-  for (const PauliString<W>& key : keys) {
-    for (int w = 0; w < W; ++w) out.u64(key.z[w]);
-  }
-  for (const C& c : coefficients) {
-    if constexpr (std::same_as<C, Complex>) {
-      out.f64(c.real());
-      out.f64(c.imag());
-    } else {
-      out.f64(c);
-    }
-  }
-  out.finish();
-}
-
-/// The rows of a version-1 or -2 file whose header and size are valid (read_body), every term checked; a
-/// version-1 file (no light cone) gets its keys' supports as its light cone.
-template <int W, Coefficient C, class Read>
-void decode_rows(Read&& read, std::string_view header_bytes, std::size_t num_qubits, std::size_t count,
-                 std::size_t columns, bool has_cone, ColumnsCheckpoint& out, const std::string& name) {
-  ColumnRows<W, C> rows;
-  rows.keys.resize(count);
-  rows.coefficients.resize(count * columns);
-  std::array<std::uint64_t, W> cone{};
-  read_body<W, C>(
-      read, header_bytes, has_cone ? W : 0, [&](std::size_t i, std::uint64_t word) { cone[i] = word; },
-      rows.keys, rows.coefficients, columns, name);
-  const std::array<std::uint64_t, W> allowed = qubit_masks<W>(num_qubits);
-  for (int w = 0; w < W; ++w) {
-    if (const std::uint64_t stray = cone[w] & ~allowed[w]; stray != 0) {
-      fail(name, "the light cone names qubit ", 64 * static_cast<std::size_t>(w) + std::countr_zero(stray),
-           ", beyond the ", num_qubits, " qubits");
-    }
-  }
-  bool ascending = true;
-  for (std::size_t t = 0; t < count; ++t) {
-    const PauliString<W>& key = rows.keys[t];
-    check_key_bits<W>(key, allowed, t, num_qubits, name);
-    bool any = false;
-    for (std::size_t j = 0; j < columns; ++j) {
-      const C& c = rows.coefficients[t * columns + j];
-      if (!is_finite(c)) {
-        fail(name, "term ", t, ", column ", j, " has a coefficient that is not finite: ", describe(c));
-      }
-      any = any || c != C(0.0);
-    }
-    if (!any)
-      fail(name, "term ", t, " has every coefficient zero (a checkpoint holds only terms some column has)");
-    for (int w = 0; w < W; ++w) {
-      const std::uint64_t support = key.x[w] | key.z[w];
-      if (!has_cone) {
-        cone[w] |= support;
-      } else if ((support & ~cone[w]) != 0) {
-        fail(name, "term ", t, " acts on qubit ",
-             64 * static_cast<std::size_t>(w) + std::countr_zero(support & ~cone[w]),
-             ", outside the light cone");
-      }
-    }
-    if (t > 0 && !(rows.keys[t - 1] < key)) ascending = false;
-  }
-  if (!ascending) check_distinct<W>(rows.keys, name);
-  out.header.light_cone.assign(cone.begin(), cone.end());
-  out.rows = std::move(rows);
-}
-
-template <Coefficient C, class Read>
-void decode_rows_of_width(std::uint32_t width, Read&& read, std::string_view header_bytes,
-                          std::size_t num_qubits, std::size_t count, std::size_t columns, bool has_cone,
-                          ColumnsCheckpoint& out, const std::string& name) {
-  switch (width) {
-    case 1:
-      return decode_rows<1, C>(read, header_bytes, num_qubits, count, columns, has_cone, out, name);
-    case 2:
-      return decode_rows<2, C>(read, header_bytes, num_qubits, count, columns, has_cone, out, name);
-    case 4:
-      return decode_rows<4, C>(read, header_bytes, num_qubits, count, columns, has_cone, out, name);
-    case 8:
-      return decode_rows<8, C>(read, header_bytes, num_qubits, count, columns, has_cone, out, name);
-    default:
-      return decode_rows<16, C>(read, header_bytes, num_qubits, count, columns, has_cone, out, name);
-  }
-}
-
-/// A version-1 or -2 checkpoint of `size` bytes whose first 64 bytes are `header_bytes`, the rest from
-/// `read` in order: the header (and version 2's column count) checked, the size against the term count,
-/// then the rows (decode_rows).
-template <class Read>
-ColumnsCheckpoint decode_columns_from(std::string header_bytes, std::uint64_t size, Read&& read,
-                                      const std::string& name) {
-  const Header header = decode_header(header_bytes, name, true);
-  const bool version2 = header.version == kColumnsVersion;
-  std::uint64_t columns = 1;
-  if (version2) {
-    if (size < kColumnsHeaderBytes) {
-      fail(name, "truncated: the file has ", size, " bytes, less than the ", kColumnsHeaderBytes,
-           "-byte header of format version 2");
-    }
-    header_bytes.resize(kColumnsHeaderBytes);
-    read(header_bytes.data() + kHeaderBytes, kColumnsHeaderBytes - kHeaderBytes);
-    columns = get_u64(header_bytes, kColumnsOffset);
-    if (columns == 0) fail(name, "column count 0: a checkpoint holds at least one coefficient column");
-    if (columns > kMaxColumns) fail(name, "column count ", columns, " exceeds the maximum ", kMaxColumns);
-  }
-  const std::uint64_t width = header.width, count = header.count;
-  check_size(count, 8 * (2 * width + columns * coefficient_doubles(header.complex)),
-             header_bytes.size() + (version2 ? 8 * width : 0) + kChecksumBytes, size, name);
-  ColumnsCheckpoint checkpoint;
-  ColumnsHeader& h = checkpoint.header;
-  h.circuit_fingerprint = header.circuit_fingerprint;
-  h.task_fingerprint = header.task_fingerprint;
-  h.layers_done = header.layers_done;
-  h.bucket_bits = static_cast<int>(header.bucket_bits);
-  h.num_qubits = static_cast<std::size_t>(header.num_qubits);
-  h.columns = static_cast<std::size_t>(columns);
-  const auto terms = static_cast<std::size_t>(count);
-  if (header.complex) {
-    decode_rows_of_width<Complex>(header.width, read, header_bytes, h.num_qubits, terms, h.columns, version2,
-                                  checkpoint, name);
-  } else {
-    decode_rows_of_width<double>(header.width, read, header_bytes, h.num_qubits, terms, h.columns, version2,
-                                 checkpoint, name);
-  }
-  return checkpoint;
-}
-
-}  // namespace
-
-template <int W, Coefficient C>
-std::string encode_columns_checkpoint(const ColumnsHeader& header, std::span<const PauliString<W>> keys,
-                                      std::span<const C> coefficients) {
-  std::string out;
-  write_columns_checkpoint<W, C>([&](std::string_view bytes) { out.append(bytes); }, header, keys,
-                                 coefficients);
-  return out;
-}
-
-template <int W, Coefficient C>
-void save_columns_checkpoint(const std::filesystem::path& path, const ColumnsHeader& header,
-                             std::span<const PauliString<W>> keys, std::span<const C> coefficients) {
-  write_file_atomically(
-      path, [&](const ByteSink& sink) { write_columns_checkpoint<W, C>(sink, header, keys, coefficients); });
-}
-
-ColumnsCheckpoint decode_columns_checkpoint(std::string_view bytes, const std::string& name) {
-  std::size_t at = std::min(bytes.size(), kHeaderBytes);
-  return decode_columns_from(
-      std::string(bytes.substr(0, at)), bytes.size(),
-      [&](char* out, std::size_t n) {
-        std::memcpy(out, bytes.data() + at, n);  // within the size checked
-        at += n;
-      },
-      name);
-}
-
-ColumnsCheckpoint load_columns_checkpoint(const std::filesystem::path& path) {
-  FileSource file(path);
-  std::string header(static_cast<std::size_t>(std::min<std::uint64_t>(file.size(), kHeaderBytes)), '\0');
-  file.read(header.data(), header.size());
-  return decode_columns_from(
-      std::move(header), file.size(), [&](char* out, std::size_t n) { file.read(out, n); }, path.string());
-}
-
-#define PAULISTRINGS_COLUMNS_CHECKPOINT(W, C)                                                                \
-  template std::string encode_columns_checkpoint<W, C>(const ColumnsHeader&,                                 \
-                                                       std::span<const PauliString<W>>, std::span<const C>); \
-  template void save_columns_checkpoint<W, C>(const std::filesystem::path&, const ColumnsHeader&,            \
-                                              std::span<const PauliString<W>>, std::span<const C>);
-PAULISTRINGS_COLUMNS_CHECKPOINT(1, double)
-PAULISTRINGS_COLUMNS_CHECKPOINT(2, double)
-PAULISTRINGS_COLUMNS_CHECKPOINT(4, double)
-PAULISTRINGS_COLUMNS_CHECKPOINT(8, double)
-PAULISTRINGS_COLUMNS_CHECKPOINT(16, double)
-PAULISTRINGS_COLUMNS_CHECKPOINT(1, Complex)
-PAULISTRINGS_COLUMNS_CHECKPOINT(2, Complex)
-PAULISTRINGS_COLUMNS_CHECKPOINT(4, Complex)
-PAULISTRINGS_COLUMNS_CHECKPOINT(8, Complex)
-PAULISTRINGS_COLUMNS_CHECKPOINT(16, Complex)
-#undef PAULISTRINGS_COLUMNS_CHECKPOINT
 
 namespace {
 

@@ -483,41 +483,41 @@ double ColumnEngine<W, C>::local_layer(const PreparedChannel<W>& table, const Tr
   }
   std::array<PauliString<W>, 16> masks;
   for (int p = 0; p < dim; ++p) masks[p] = table.pattern_mask(p);
-  // An orbit's rows and inputs live in two flat arrays, `dim` slots per orbit: a layer of many small
-  // orbits then costs a few dozen bytes per row it reads (the layer's transient peak: the memory budget
-  // counts it, docs/design.md §7.5). The arrays are reserved for every row read, so they never copy.
+  // An orbit keeps its members as a list of entries (row, pattern, input) threaded through one array:
+  // a layer costs a few dozen bytes per row it reads whatever the support's size (the layer's transient
+  // peak, which the memory budget counts: docs/design.md §7.5). Both arrays are reserved for every row
+  // read, so they never copy.
+  constexpr std::uint32_t kEnd = ~std::uint32_t{0};
   struct Orbit {
     PauliString<W> base;
     std::uint32_t present = 0;
+    std::uint32_t first = kEnd;  // its first entry
+  };
+  struct Entry {
+    std::uint32_t row;
+    std::uint32_t next;  // the orbit's next entry, or kEnd
+    C in;
+    int pattern;
   };
   std::size_t flagged = 0;
   for (std::uint64_t word : flags_) flagged += static_cast<std::size_t>(std::popcount(word));
   std::vector<Orbit> orbits;
-  std::vector<std::uint32_t> orbit_rows;
-  std::vector<C> orbit_in;
+  std::vector<Entry> entries;
   orbits.reserve(flagged);
-  orbit_rows.reserve(flagged * static_cast<std::size_t>(dim));
-  orbit_in.reserve(flagged * static_cast<std::size_t>(dim));
+  entries.reserve(flagged);
   std::unordered_map<PauliString<W>, std::uint32_t> orbit_of;
   orbit_of.reserve(flagged);
-  auto slot = [dim](std::size_t orbit, int p) {
-    return orbit * static_cast<std::size_t>(dim) + static_cast<std::size_t>(p);
-  };
-  auto orbit_for = [&](const PauliString<W>& base) -> std::size_t {
-    const auto [it, inserted] = orbit_of.try_emplace(base, static_cast<std::uint32_t>(orbits.size()));
-    if (inserted) {
-      orbits.push_back(Orbit{base});
-      orbit_rows.resize(orbit_rows.size() + static_cast<std::size_t>(dim), 0);
-      orbit_in.resize(orbit_in.size() + static_cast<std::size_t>(dim), C(0.0));
-    }
-    return it->second;
+  auto join = [&](Orbit& orbit, std::size_t r, int p) {
+    orbit.present |= 1u << p;
+    entries.push_back({static_cast<std::uint32_t>(r), orbit.first, coefficients_[r], p});
+    orbit.first = static_cast<std::uint32_t>(entries.size() - 1);
   };
   column_detail::for_each_row(flags_, words, [&](std::size_t r) {
     const int p = table.pattern_of(keys_[r]);
-    const std::size_t o = orbit_for(keys_[r] ^ masks[p]);
-    orbits[o].present |= 1u << p;
-    orbit_rows[slot(o, p)] = static_cast<std::uint32_t>(r);
-    orbit_in[slot(o, p)] = coefficients_[r];
+    const auto [it, inserted] =
+        orbit_of.try_emplace(keys_[r] ^ masks[p], static_cast<std::uint32_t>(orbits.size()));
+    if (inserted) orbits.push_back(Orbit{keys_[r] ^ masks[p]});
+    join(orbits[it->second], r, p);
   });
   // Rows that are I on the support join their orbit when another pattern feeds I (a non-unital
   // channel): found by one pass over the rows the columns did not flag.
@@ -529,27 +529,30 @@ double ColumnEngine<W, C>::local_layer(const PreparedChannel<W>& table, const Tr
         const std::size_t r = 64 * w + static_cast<std::size_t>(std::countr_zero(word));
         const auto it = orbit_of.find(keys_[r]);
         if (it == orbit_of.end()) continue;
-        orbits[it->second].present |= 1u;
-        orbit_rows[slot(it->second, 0)] = static_cast<std::uint32_t>(r);
-        orbit_in[slot(it->second, 0)] = coefficients_[r];
+        join(orbits[it->second], r, 0);
         flags_[w] |= std::uint64_t{1} << (r % 64);
       }
     }
   }
   if (test_unchanged) dropped += test_unchanged_rows(flags_, truncation);
-  for (std::size_t o = 0; o < orbits.size(); ++o) {
-    const Orbit& orbit = orbits[o];
+  std::array<std::uint32_t, 16> rows{};
+  std::array<C, 16> in{};
+  for (const Orbit& orbit : orbits) {
+    for (std::uint32_t e = orbit.first; e != kEnd; e = entries[e].next) {
+      rows[entries[e].pattern] = entries[e].row;
+      in[entries[e].pattern] = entries[e].in;
+    }
     for (int q = 0; q < dim; ++q) {
       C total = C(0.0);
       bool reached = false;
       for (const Incoming& from : incoming[q]) {
         if (!((orbit.present >> from.pattern) & 1)) continue;
-        const C term = orbit_in[slot(o, from.pattern)] * from.amplitude;
+        const C term = in[from.pattern] * from.amplitude;
         total = reached ? total + term : term;
         reached = true;
       }
       if ((orbit.present >> q) & 1) {
-        store(orbit_rows[slot(o, q)], total);  // zero when nothing reaches q: removed, not counted
+        store(rows[q], total);  // zero when nothing reaches q: removed, not counted
       } else if (reached && total != C(0.0)) {
         const PauliString<W> key = orbit.base ^ masks[q];
         if (test_terms && !truncation.keep(key, total)) {

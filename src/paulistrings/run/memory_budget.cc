@@ -67,7 +67,8 @@ std::size_t column_bytes_per_budget_term(int width, bool complex_coefficients) {
   const std::size_t key = 16 * static_cast<std::size_t>(width);
   const std::size_t coefficient = complex_coefficients ? 16 : 8;
   const std::size_t column_bits = 16 * static_cast<std::size_t>(width);  // 2 bits × 64 qubits a key word
-  return 6 * (key + coefficient) + 6 * column_bits + 96;
+  // The orbit path's entry, orbit and hash-map node per row it reads: about two keys and a coefficient.
+  return 6 * (key + coefficient) + 6 * column_bits + 2 * key + coefficient + 96;
 }
 
 std::size_t column_host_bytes_per_term(int width, bool complex_coefficients) {

@@ -40,8 +40,9 @@ std::size_t column_budget_terms(std::size_t limit, std::size_t baseline, int wid
 /// coefficient) reach 3B — B live and up to B holes before a layer, B appended in it — in vectors that
 /// grow by doubling and copy on growth (6B touched at the worst moment); its x/z column bitsets, at
 /// 2 bits per row and qubit (16 bytes a row at 64 qubits per key word), grow by doubling zero-filled (6B
-/// rows); the layer's scratch (row lists, the pairing table, the layer pass's order and magnitudes) and
-/// the export add under 96 bytes.
+/// rows); the orbit path's per-row entries, orbits and hash-map nodes (two keys and a coefficient) and
+/// the other scratch (row lists, the pairing table, the layer pass's order and magnitudes) and the export
+/// add 2 × key + coefficient + 96 bytes.
 std::size_t column_bytes_per_budget_term(int width, bool complex_coefficients);
 
 /// Bytes one term of a sweep of `columns` columns (sweep/propagate_sweep.h) costs at the working-set factor

@@ -99,8 +99,8 @@ TEST(PropagateColumn, IsRefusedInASweep) {
 
 TEST(PropagateColumn, ATermCostsMoreThanOnTheCpuEngine) {
   // Rows up to 3 budget terms, growing by doubling, and the column bitsets (memory_budget.h).
-  EXPECT_EQ(column_bytes_per_budget_term(1, false), 6u * 24 + 6u * 16 + 96);
-  EXPECT_EQ(column_bytes_per_budget_term(2, true), 6u * 48 + 6u * 32 + 96);
+  EXPECT_EQ(column_bytes_per_budget_term(1, false), 6u * 24 + 6u * 16 + 2 * 16 + 8 + 96);
+  EXPECT_EQ(column_bytes_per_budget_term(2, true), 6u * 48 + 6u * 32 + 2 * 32 + 16 + 96);
   EXPECT_EQ(column_host_bytes_per_term(1, false), column_bytes_per_budget_term(1, false) / 2);
   const std::size_t limit = std::size_t{64} << 20, baseline = std::size_t{8} << 20;
   EXPECT_EQ(column_budget_terms(limit, baseline, 1, false, "--memory-limit"),

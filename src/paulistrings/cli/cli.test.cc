@@ -1002,6 +1002,25 @@ TEST_F(Cli, TheMemoryGuardStopsBeforeALayerWithOneLineAndTheCheckpoint) {
   }
 }
 
+TEST_F(Cli, TheMemoryGuardCountsTheColumnEnginesBytesPerTerm) {
+  // The last rx layers grow 1.07·10^6 terms to 2.1·10^6: about 343 MB at the CPU engine's 80 bytes an
+  // output term, 614 MiB at the column engine's 300 (W = 2, real). With 600 MB allowed the CPU engine
+  // finishes and the column engine stops there, writing its checkpoint, which resumes to its result.
+  const std::string arguments = "kicked-ising --steps 5 --theta-h 0.9 --coeff 1e-7 -q --host-memory 600M";
+  const Result cpu = run(arguments);
+  ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
+  const Result stopped = run(arguments + " --engine column --checkpoint " + path("run.ckpt"));
+  ASSERT_EQ(stopped.exit_code, 1) << stopped.err;
+  EXPECT_NE(stopped.err.find("memory guard: layer "), std::string::npos) << stopped.err;
+  const Result resumed =
+      run("kicked-ising --steps 5 --theta-h 0.9 --coeff 1e-7 -q --engine column --no-memory-guard --resume " +
+          path("run.ckpt"));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NEAR(value_of(parse(resumed.out)["observables"]["Z62"]["value"]).real(),
+              value_of(parse(cpu.out)["observables"]["Z62"]["value"]).real(), 1e-12);
+  EXPECT_EQ(parse(resumed.out)["final_terms"], parse(cpu.out)["final_terms"]);
+}
+
 TEST_F(Cli, AnAddressSpaceLimitEndsInTheMemoryErrorNeverASignal) {
 #if defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP()

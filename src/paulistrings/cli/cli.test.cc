@@ -931,7 +931,8 @@ TEST_F(Cli, TheColumnEngineStaysUnderTheMemoryLimit) {
   // memory (ExpectUnderTheLimit does not compare the resident memory there) the start includes.
   const Result idle = run("kicked-ising --steps 1 --theta-h 0.3 -q");
   ASSERT_EQ(idle.exit_code, 0) << idle.err;
-  const std::size_t limit = parse(idle.out)["peak_resident_bytes"].get<std::size_t>() + (std::size_t{32} << 20);
+  const std::size_t limit =
+      parse(idle.out)["peak_resident_bytes"].get<std::size_t>() + (std::size_t{32} << 20);
   const std::string local = write("local.json", LocalLayersTask(40, 12));
   const std::string kicked = "kicked-ising --steps 5 --theta-h 0.9 --coeff 1e-7 -q";
   const std::string limited_column = " --engine column --memory-limit " + std::to_string(limit);

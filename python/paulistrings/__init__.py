@@ -52,7 +52,8 @@ __version__ = _core.__version__
 HostMemoryExceeded = _core.HostMemoryExceeded
 
 #: Kept for the original's API (its hash-map "direct" engine threshold, removed there later);
-#: this engine picks its small-sum path on its own and ignores ``engine=``/``small_sum_threshold=``.
+#: this engine picks its small-sum path on its own and ignores ``small_sum_threshold=`` and the original's
+#: ``engine=`` values (``engine="column"`` chooses the column-index engine: docs/python.md).
 DEFAULT_SMALL_SUM_THRESHOLD = 2048
 
 

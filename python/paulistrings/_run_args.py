@@ -66,13 +66,17 @@ def _axis(axis) -> str:
     return axis
 
 
-def _check_engine(engine, small_sum_threshold) -> None:
-    # The original's early engine= / small_sum_threshold= knobs (removed there later): accepted and
-    # validated for old scripts; this engine chooses its small-sum path by itself.
-    if engine is not None and engine not in ("sorted", "auto", "direct"):
-        raise ValueError(f"engine must be 'sorted', 'auto' or 'direct', got {engine!r}")
+def _check_engine(engine, small_sum_threshold) -> bool:
+    """True for engine="column" (the single-threaded column-index engine, docs/design.md §7.5). The
+    original's early engine= values "sorted", "auto", "direct" and small_sum_threshold= (removed there
+    later) are accepted and validated for old scripts and mean the default engine, as "cpu" does."""
+    if engine is not None and engine not in ("cpu", "column", "sorted", "auto", "direct"):
+        raise ValueError(
+            f"engine must be 'cpu', 'column' (or the original's 'sorted', 'auto', 'direct'), got {engine!r}"
+        )
     if small_sum_threshold is not None:
         index(small_sum_threshold, "small_sum_threshold")
+    return engine == "column"
 
 
 def _power_of_two(n: int) -> bool:

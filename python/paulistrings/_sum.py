@@ -448,7 +448,9 @@ class PauliSum:
         ``memory_guard`` (default True: a run on the CPU stops with ``HostMemoryExceeded``, a
         ``MemoryError``, before a layer that could outgrow the memory the process may use, writing its
         checkpoint when one is asked for; False turns the guard off; a byte count, such as 4_000_000
-        or ``"8G"``, is the memory the guard lets the run use instead of what the host has free).
+        or ``"8G"``, is the memory the guard lets the run use instead of what the host has free);
+        ``engine="column"``: the single-threaded column-index engine (docs/design.md §7.5; one thread
+        whatever ``threads`` says; not with devices, partitions, ``comm=`` or ``sweep=``).
 
         Partitioned runs (the library's ``propagate_partitioned``): ``partitions=P`` (a power of two
         up to 64) splits the sum into P partitions run as threads of this process, each with
@@ -578,7 +580,7 @@ class PauliSum:
             )
         target_bucket_len = 1024 if target_bucket_len is None else _positive(target_bucket_len, "target_bucket_len")
         min_buckets = 128 if min_buckets is None else _positive(min_buckets, "min_buckets")
-        _check_engine(engine, small_sum_threshold)
+        column = _check_engine(engine, small_sum_threshold)
         if gradient is not None and sweep is None:
             raise ValueError("propagate: gradient= needs sweep= (the parameter values to differentiate at; "
                              "for one point, sweep={name: value, ...})")
@@ -611,6 +613,7 @@ class PauliSum:
         run.target_bucket_len = target_bucket_len
         run.min_buckets = min_buckets
         run.threads = threads
+        run.column_engine = column  # one thread, whatever threads= says; refused with devices, partitions, sweeps
         run.keep_layer_records = keep_records
         run.auto_truncate = bool(auto_truncate)
         if sweep is not None:

@@ -169,6 +169,9 @@ void register_options(py::module_& m) {
       .def_readwrite("min_buckets", &PropagateOptions::min_buckets)
       .def_readwrite("threads", &PropagateOptions::threads)
       .def_readwrite("device", &PropagateOptions::device)
+      .def_property(
+          "column_engine", [](const PropagateOptions& o) { return o.engine == Engine::column; },
+          [](PropagateOptions& o, bool column) { o.engine = column ? Engine::column : Engine::cpu; })
       .def_readwrite("keep_layer_records", &PropagateOptions::keep_layer_records)
       .def_readwrite("auto_truncate", &PropagateOptions::auto_truncate);
 

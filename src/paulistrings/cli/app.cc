@@ -67,7 +67,7 @@ constexpr std::uint64_t kMaxInt = std::numeric_limits<int>::max();
 
 /// Options shared by every subcommand that runs something.
 struct CommonOptions {
-  std::optional<std::string> out, trace, checkpoint, resume, memory_limit, host_memory, device;
+  std::optional<std::string> out, trace, checkpoint, resume, memory_limit, host_memory, device, engine;
   std::size_t every = 0;
   std::optional<int> threads;
   std::optional<std::size_t> partitions;
@@ -85,6 +85,9 @@ void add_common(CLI::App& command, CommonOptions& o) {
   command.add_option("--threads", o.threads, "CPU threads (0 = every core allowed)")
       ->transform(count_value(kMaxInt));
   command.add_option("--device", o.device, "cpu | gpu | auto | N (GPU index)");
+  command.add_option("--engine", o.engine,
+                     "host engine: cpu (default, multi-threaded) | column (one thread; for many light gates "
+                     "that each touch few terms; docs/design.md 7.5)");
   command
       .add_option("--partitions", o.partitions,
                   "in-process partitions (a power of two; on GPUs with --device gpu | N)")
@@ -202,6 +205,11 @@ void apply_overrides(io::Task& task, const CommonOptions& o) {
   if (o.partition_rows) task.partition_rows = parse_partition_rows(*o.partition_rows);
   if (o.nccl) task.nccl = true;
   if (o.route_orbits_from) task.route_orbits_from = *o.route_orbits_from;
+  if (o.engine) {
+    if (*o.engine != "cpu" && *o.engine != "column")
+      throw BadInput("--engine: unknown engine '" + *o.engine + "' (expected cpu or column)");
+    task.engine = *o.engine;
+  }
   if (o.device) {
     const std::string& d = *o.device;
     if (d == "cpu" || d == "gpu" || d == "auto") {

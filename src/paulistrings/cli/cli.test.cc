@@ -67,6 +67,18 @@ class Cli : public ::testing::Test {
     return r;
   }
   static Json parse(const std::string& text) { return Json::parse(text); }
+  /// `arguments` with a checkpoint every 100 layers, stopped by `signal` (PAULISTRINGS_FAULT) at step
+  /// `at`, then resumed from `checkpoint`: the resumed run's results (null when a step failed).
+  Json KilledAndResumed(const std::string& arguments, const std::string& checkpoint, const char* signal,
+                        int at) const {
+    const Result killed = run(arguments + " --checkpoint " + checkpoint + " --every 100",
+                              std::string("PAULISTRINGS_FAULT=") + signal + "@" + std::to_string(at));
+    EXPECT_NE(killed.exit_code, 0);
+    EXPECT_TRUE(fs::exists(checkpoint));
+    const Result resumed = run(arguments + " --resume " + checkpoint);
+    EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
+    return resumed.exit_code == 0 ? parse(resumed.out) : Json();
+  }
 
   fs::path dir_;
 };
@@ -713,13 +725,7 @@ TEST_F(Cli, ResumeAfterSigkillOrSigintGivesTheUninterruptedResult) {
   for (const char* signal : {"SIGKILL", "SIGINT"}) {
     SCOPED_TRACE(signal);
     const std::string checkpoint = path(std::string(signal) + ".ckpt");
-    const Result killed = run(arguments + " --checkpoint " + checkpoint + " --every 100",
-                              std::string("PAULISTRINGS_FAULT=") + signal + "@450");
-    EXPECT_NE(killed.exit_code, 0);
-    ASSERT_TRUE(fs::exists(checkpoint));
-    const Result resumed = run(arguments + " --resume " + checkpoint);
-    ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
-    const Json got = parse(resumed.out);
+    const Json got = KilledAndResumed(arguments, checkpoint, signal, 450);
     EXPECT_EQ(got["observables"]["Z62"]["value"], expected["observables"]["Z62"]["value"]);  // bitwise
     EXPECT_EQ(got["final_terms"], expected["final_terms"]);
     EXPECT_EQ(got["resumed_from_layer"], std::string(signal) == "SIGKILL" ? 400 : 450);
@@ -788,6 +794,28 @@ TEST_F(Cli, SignalsInsideALayerAndInTheLastLayerStopTheRun) {
   EXPECT_EQ(parse(resumed.out)["resumed_from_layer"], 8);
 }
 
+/// A run under --memory-limit: the budget cut the sum, no layer passed the budget's terms and (outside
+/// AddressSanitizer, whose shadow memory the limit does not count) the process peaked under `limit` bytes.
+void ExpectUnderTheLimit(const Json& j, std::size_t limit) {
+  EXPECT_GT(j["memory_budget"]["truncations"].get<std::size_t>(), 0u);
+  EXPECT_GT(j["memory_budget"]["discarded_weight"].get<double>(), 0.0);
+  EXPECT_LE(j["peak_terms"].get<std::size_t>(), j["memory_budget"]["max_terms"].get<std::size_t>());
+#if defined(__SANITIZE_ADDRESS__)
+  (void)limit;
+  std::printf("[  NOTE    ] peak resident memory not compared under AddressSanitizer (shadow memory)\n");
+#else
+  EXPECT_LE(j["peak_resident_bytes"].get<std::size_t>(), limit);
+#endif
+}
+
+/// The same run with --no-auto-truncate stops with the budget's message.
+template <class Run>
+void ExpectTheStrictLimitStops(const Run& run, const std::string& arguments) {
+  const Result strict = run(arguments + " --no-auto-truncate");
+  EXPECT_EQ(strict.exit_code, 1);
+  EXPECT_NE(strict.err.find("memory budget"), std::string::npos) << strict.err;
+}
+
 TEST_F(Cli, MemoryLimitKeepsTheRunUnderItOrStops) {
   // Unbounded, this run grows to 2.1·10^6 terms (≈ 260 MB resident); the limit is 48 MiB. Under
   // AddressSanitizer the process starts at ≈ 50 MB of shadow memory, so the limit grows by 112 MiB
@@ -803,20 +831,144 @@ TEST_F(Cli, MemoryLimitKeepsTheRunUnderItOrStops) {
     SCOPED_TRACE(threads);
     const Result limited = run(arguments + threads + " --memory-limit " + limit);
     ASSERT_EQ(limited.exit_code, 0) << limited.err;
-    const Json j = parse(limited.out);
-    EXPECT_GT(j["memory_budget"]["truncations"].get<std::size_t>(), 0u);
-    EXPECT_GT(j["memory_budget"]["discarded_weight"].get<double>(), 0.0);
-    EXPECT_LE(j["peak_terms"].get<std::size_t>(), j["memory_budget"]["max_terms"].get<std::size_t>());
-#if !defined(__SANITIZE_ADDRESS__)
-    EXPECT_LE(j["peak_resident_bytes"].get<std::size_t>(), std::size_t{48} << 20);
-#endif
+    ExpectUnderTheLimit(parse(limited.out), std::size_t{48} << 20);
   }
-#if defined(__SANITIZE_ADDRESS__)
-  std::printf("[  NOTE    ] peak resident memory not compared under AddressSanitizer (shadow memory)\n");
-#endif
-  const Result strict = run(arguments + " --memory-limit " + limit + " --no-auto-truncate");
-  EXPECT_EQ(strict.exit_code, 1);
-  EXPECT_NE(strict.err.find("memory budget"), std::string::npos) << strict.err;
+  ExpectTheStrictLimitStops([&](const std::string& a) { return run(a); },
+                            arguments + " --memory-limit " + limit);
+}
+
+/// A task of `steps` steps on `n` qubits whose layers are mostly the column engine's orbit path:
+/// rotations, two-qubit depolarizing noise, amplitude damping (non-unital: the I rows join their orbits)
+/// and CNOTs, with angles fixed by the qubit.
+std::string LocalLayersTask(int n, int steps) {
+  Json gates = Json::array();
+  for (int s = 0; s < steps; ++s) {
+    for (int q = 0; q < n; ++q)
+      gates.push_back({{"name", "rx"}, {"qubits", {q}}, {"theta", 0.3 + 0.01 * (q % 7)}});
+    for (int q = 0; q + 1 < n; ++q) {
+      const char* names[] = {"rxx", "ryy", "rzz"};
+      gates.push_back({{"name", names[(q + s) % 3]}, {"qubits", {q, q + 1}}, {"theta", 0.05 * (q % 9)}});
+    }
+    for (int q = 0; q < n; q += 3)
+      gates.push_back({{"name", "depolarize2"}, {"qubits", {q, (q + 1) % n}}, {"p", 0.01}});
+    for (int q = 1; q < n; q += 4)
+      gates.push_back({{"name", "amplitude_damping"}, {"qubits", {q}}, {"gamma", 0.02}});
+    for (int q = 2; q + 1 < n; q += 6) gates.push_back({{"name", "cnot"}, {"qubits", {q, q + 1}}});
+  }
+  Json task = {{"version", 1},
+               {"n_qubits", n},
+               {"circuit", {{"gates", gates}}},
+               {"observable",
+                {{"Z" + std::to_string(n / 2), 1.0},
+                 {"X" + std::to_string(n / 2 - 1) + " X" + std::to_string(n / 2), 0.5}}},
+               {"truncation", {{"min_abs_coeff", 1e-9}}},
+               {"run", {{"direction", "heisenberg"}, {"threads", 1}, {"state", "z+"}}}};
+  return task.dump();
+}
+
+TEST_F(Cli, TheColumnEngineGivesTheCpuResultAndIsRefusedWhereItCannotRun) {
+  const std::string kicked = "kicked-ising --steps 2 --theta-h 0.6 --coeff 1e-5 -q";
+  const Result cpu = run(kicked);
+  const Result column = run(kicked + " --engine column --threads 2");
+  ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
+  ASSERT_EQ(column.exit_code, 0) << column.err;
+  EXPECT_NEAR(value_of(parse(column.out)["observables"]["Z62"]["value"]).real(),
+              value_of(parse(cpu.out)["observables"]["Z62"]["value"]).real(), 1e-12);
+  EXPECT_EQ(parse(column.out)["final_terms"], parse(cpu.out)["final_terms"]);
+  EXPECT_EQ(parse(column.out)["engine"], "column");
+  EXPECT_EQ(parse(column.out)["threads"], 1);  // one thread, whatever --threads says
+  EXPECT_EQ(parse(run(kicked + " --engine cpu").out)["engine"], "cpu");
+
+  // A task file that names it, both directions, against the library.
+  for (const char* direction : {"heisenberg", "forward"}) {
+    SCOPED_TRACE(direction);
+    std::string text = kEveryV1Gate;
+    text.replace(text.find("\"heisenberg\""), 12, std::string("\"") + direction + "\"");
+    text.replace(text.find("\"threads\": 1"), 12, "\"threads\": 1, \"engine\": \"column\"");
+    const std::string task_path = write("task.json", text);
+    const Result r = run("run " + task_path + " -q");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const Json j = parse(r.out);
+    const Complex expected = library_values(io::load_task(task_path))[0];
+    EXPECT_NEAR(value_of(j["observables"]["observable"]["value"]).real(), expected.real(), 1e-12);
+    EXPECT_NEAR(value_of(j["observables"]["observable"]["value"]).imag(), expected.imag(), 1e-12);
+    EXPECT_EQ(j["engine"], "column");
+  }
+  // The orbit path, and a QASM file.
+  const std::string local = write("local.json", LocalLayersTask(12, 2));
+  const Result local_cpu = run("run " + local + " -q");
+  const Result local_column = run("run " + local + " -q --engine column");
+  ASSERT_EQ(local_column.exit_code, 0) << local_column.err;
+  EXPECT_NEAR(value_of(parse(local_column.out)["observables"]["observable"]["value"]).real(),
+              value_of(parse(local_cpu.out)["observables"]["observable"]["value"]).real(), 1e-12);
+  EXPECT_EQ(parse(local_column.out)["final_terms"], parse(local_cpu.out)["final_terms"]);
+
+  // Refused, one line each, exit 2.
+  auto refused = [&](const std::string& arguments, const std::string& needle) {
+    SCOPED_TRACE(arguments);
+    const Result r = run(arguments);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  };
+  refused(kicked + " --engine bogus", "--engine: unknown engine 'bogus' (expected cpu or column)");
+  refused(kicked + " --engine column --partitions 2",
+          "the column engine (--engine column or run.engine) runs in one "
+          "process on the host: not with 2 partitions");
+  refused(kicked + " --engine column --device 0", "not with device 0");
+  refused("kicked-ising --steps 2 --theta-h 0:0.5:2 -q --engine column",
+          "the column engine (--engine column or run.engine)");
+  std::string bad = kEveryV1Gate;
+  bad.replace(bad.find("\"threads\": 1"), 12, "\"threads\": 1, \"engine\": \"gpu\"");
+  refused("run " + write("bad.json", bad) + " -q", "run.engine");
+}
+
+TEST_F(Cli, TheColumnEngineStaysUnderTheMemoryLimit) {
+  // As MemoryLimitKeepsTheRunUnderItOrStops, on one thread: the rotation path (kicked Ising, 2.1·10^6
+  // terms unbounded) and the orbit path (LocalLayersTask, 2.5·10^5 terms), whose per-row scratch the
+  // budget counts (docs/design.md §7.5). The limits are 32 MiB above what the process holds at its start
+  // (measured by a run of one step), so the orbit path is cut under AddressSanitizer too, whose shadow
+  // memory (ExpectUnderTheLimit does not compare the resident memory there) the start includes.
+  const Result idle = run("kicked-ising --steps 1 --theta-h 0.3 -q");
+  ASSERT_EQ(idle.exit_code, 0) << idle.err;
+  const std::size_t limit =
+      parse(idle.out)["peak_resident_bytes"].get<std::size_t>() + (std::size_t{32} << 20);
+  const std::string local = write("local.json", LocalLayersTask(40, 12));
+  const std::string kicked = "kicked-ising --steps 5 --theta-h 0.9 --coeff 1e-7 -q";
+  const std::string limited_column = " --engine column --memory-limit " + std::to_string(limit);
+  for (const std::string& arguments : {kicked, "run " + local + " -q"}) {
+    SCOPED_TRACE(arguments);
+    const Result limited = run(arguments + limited_column);
+    ASSERT_EQ(limited.exit_code, 0) << limited.err;
+    EXPECT_EQ(parse(limited.out)["engine"], "column");
+    ExpectUnderTheLimit(parse(limited.out), limit);
+  }
+  ExpectTheStrictLimitStops([&](const std::string& a) { return run(a); }, kicked + limited_column);
+}
+
+TEST_F(Cli, TheColumnEngineResumesToTheUninterruptedBits) {
+  // The resumed engine holds its rows in the checkpoint's order, not the uninterrupted run's: every
+  // output is summed in the same order regardless (docs/design.md §7.5), so the bits agree.
+  const std::string local = write("local.json", LocalLayersTask(24, 4));
+  for (const std::string& arguments :
+       {std::string("kicked-ising --steps 3 --theta-h 0.6 --coeff 1e-6 -q"), "run " + local + " -q"}) {
+    SCOPED_TRACE(arguments);
+    const std::string column = arguments + " --engine column";
+    const Result full = run(column);
+    ASSERT_EQ(full.exit_code, 0) << full.err;
+    const Json expected = parse(full.out);
+    const std::string observable = expected["observables"].begin().key();
+    for (const char* signal : {"SIGKILL", "SIGINT"}) {
+      SCOPED_TRACE(signal);
+      const std::string checkpoint = path(std::string(signal) + ".ckpt");
+      fs::remove(checkpoint);
+      const Json got = KilledAndResumed(column, checkpoint, signal, 250);
+      EXPECT_EQ(got["observables"][observable]["value"],
+                expected["observables"][observable]["value"]);  // bitwise
+      EXPECT_EQ(got["final_terms"], expected["final_terms"]);
+      EXPECT_EQ(got["resumed_from_layer"], std::string(signal) == "SIGKILL" ? 200 : 250);
+    }
+  }
 }
 
 TEST_F(Cli, TheMemoryGuardStopsBeforeALayerWithOneLineAndTheCheckpoint) {
@@ -847,6 +999,25 @@ TEST_F(Cli, TheMemoryGuardStopsBeforeALayerWithOneLineAndTheCheckpoint) {
     EXPECT_EQ(refused.exit_code, 2) << bad << ": " << refused.err;
     EXPECT_NE(refused.err.find("--host-memory"), std::string::npos) << bad << ": " << refused.err;
   }
+}
+
+TEST_F(Cli, TheMemoryGuardCountsTheColumnEnginesBytesPerTerm) {
+  // The last rx layers grow 1.07·10^6 terms to 2.1·10^6: about 343 MB at the CPU engine's 80 bytes an
+  // output term, 614 MiB at the column engine's 300 (W = 2, real). With 600 MB allowed the CPU engine
+  // finishes and the column engine stops there, writing its checkpoint, which resumes to its result.
+  const std::string arguments = "kicked-ising --steps 5 --theta-h 0.9 --coeff 1e-7 -q --host-memory 600M";
+  const Result cpu = run(arguments);
+  ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
+  const Result stopped = run(arguments + " --engine column --checkpoint " + path("run.ckpt"));
+  ASSERT_EQ(stopped.exit_code, 1) << stopped.err;
+  EXPECT_NE(stopped.err.find("memory guard: layer "), std::string::npos) << stopped.err;
+  const Result resumed =
+      run("kicked-ising --steps 5 --theta-h 0.9 --coeff 1e-7 -q --engine column --no-memory-guard --resume " +
+          path("run.ckpt"));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NEAR(value_of(parse(resumed.out)["observables"]["Z62"]["value"]).real(),
+              value_of(parse(cpu.out)["observables"]["Z62"]["value"]).real(), 1e-12);
+  EXPECT_EQ(parse(resumed.out)["final_terms"], parse(cpu.out)["final_terms"]);
 }
 
 TEST_F(Cli, AnAddressSpaceLimitEndsInTheMemoryErrorNeverASignal) {

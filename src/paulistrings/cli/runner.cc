@@ -128,7 +128,14 @@ int execute(const RunSpec& spec, const RunControl& control) {
   if (!task.sweep.empty()) return execute_sweep(spec, control);
   const std::vector<int> devices =
       partitions > 1 ? partition_devices(task.device, partitions, launch) : std::vector<int>{};
-  const int device = partitions > 1 ? -1 : resolve_device(task.device);
+  const bool column = task.engine == "column";
+  if (column && (partitions > 1 || (task.device != "cpu" && task.device != "auto"))) {
+    throw BadInput(
+        "the column engine (--engine column or run.engine) runs in one process on the host: not with " +
+        (partitions > 1 ? std::to_string(partitions) + " partitions" : "device " + task.device));
+  }
+  // "auto" picks a GPU when there is one; the column engine takes the host.
+  const int device = partitions > 1 || column ? -1 : resolve_device(task.device);
   if (partitions == 1 && task.partition_rows != io::TaskPartitionRows{}) {
     throw BadInput(
         "partition rows (--partition-rows or run.partition_rows) need a partitioned run "
@@ -149,7 +156,8 @@ int execute(const RunSpec& spec, const RunControl& control) {
   if (control.every > 0 && !control.checkpoint_path) throw BadInput("--every needs --checkpoint FILE");
   const ProductState state = task_state(task);
 
-  const int threads = task.threads == 0 ? available_cpus() : task.threads;
+  // The column engine runs on one thread (docs/design.md §7.5).
+  const int threads = column ? 1 : task.threads == 0 ? available_cpus() : task.threads;
   const bool tracing = writer && control.trace_path.has_value();
   // Set once the progress bar and the trace exist (after the ranks have joined).
   std::function<void(const LayerRecord&)> on_layer;
@@ -159,6 +167,7 @@ int execute(const RunSpec& spec, const RunControl& control) {
   options.propagate.truncation = task.truncation.policy();
   options.propagate.threads = threads;
   options.propagate.device = device;
+  options.propagate.engine = column ? Engine::column : Engine::cpu;
   // Partition statistics per layer are kept only for the trace (the layer records come with them).
   options.propagate.keep_layer_records = partitions > 1 && tracing;
   options.propagate.auto_truncate = control.auto_truncate;
@@ -326,7 +335,7 @@ int execute(const RunSpec& spec, const RunControl& control) {
 
   Json results = results_head(spec);
   add_totals(results, std::move(observables), total_final, peak, discarded, wall);
-  results["engine"] = device >= 0 || !devices.empty() ? "gpu" : "cpu";
+  results["engine"] = device >= 0 || !devices.empty() ? "gpu" : column ? "column" : "cpu";
   results["device"] = device >= 0 ? gpu::describe_device(device) : "cpu";
   results["threads"] = threads;  // per rank in a distributed run
   results["partitions"] = partitions;

@@ -102,6 +102,7 @@ int execute_sweep(const RunSpec& spec, const RunControl& control) {
     refuse("partition rows (--partition-rows or run.partition_rows)");
   if (task.route_orbits_from) refuse("orbit routing (--route-orbits-from or run.route_orbits_from)");
   if (task.nccl) refuse("NCCL (--nccl or run.nccl)");
+  if (task.engine == "column") refuse("the column engine (--engine column or run.engine)");
   if (task.device != "cpu" && task.device != "auto")
     refuse("device " + task.device + " (--device or run.device)");
   if (control.every > 0 && !control.checkpoint_path) throw BadInput("--every needs --checkpoint FILE");

@@ -483,25 +483,41 @@ double ColumnEngine<W, C>::local_layer(const PreparedChannel<W>& table, const Tr
   }
   std::array<PauliString<W>, 16> masks;
   for (int p = 0; p < dim; ++p) masks[p] = table.pattern_mask(p);
+  // An orbit keeps its members as a list of entries (row, pattern, input) threaded through one array:
+  // a layer costs a few dozen bytes per row it reads whatever the support's size (the layer's transient
+  // peak, which the memory budget counts: docs/design.md §7.5). Both arrays are reserved for every row
+  // read, so they never copy.
+  constexpr std::uint32_t kEnd = ~std::uint32_t{0};
   struct Orbit {
     PauliString<W> base;
     std::uint32_t present = 0;
-    std::array<std::uint32_t, 16> rows{};
-    std::array<C, 16> in{};
+    std::uint32_t first = kEnd;  // its first entry
   };
+  struct Entry {
+    std::uint32_t row;
+    std::uint32_t next;  // the orbit's next entry, or kEnd
+    C in;
+    int pattern;
+  };
+  std::size_t flagged = 0;
+  for (std::uint64_t word : flags_) flagged += static_cast<std::size_t>(std::popcount(word));
   std::vector<Orbit> orbits;
+  std::vector<Entry> entries;
+  orbits.reserve(flagged);
+  entries.reserve(flagged);
   std::unordered_map<PauliString<W>, std::uint32_t> orbit_of;
-  auto orbit_for = [&](const PauliString<W>& base) -> Orbit& {
-    const auto [it, inserted] = orbit_of.try_emplace(base, static_cast<std::uint32_t>(orbits.size()));
-    if (inserted) orbits.push_back(Orbit{base});
-    return orbits[it->second];
+  orbit_of.reserve(flagged);
+  auto join = [&](Orbit& orbit, std::size_t r, int p) {
+    orbit.present |= 1u << p;
+    entries.push_back({static_cast<std::uint32_t>(r), orbit.first, coefficients_[r], p});
+    orbit.first = static_cast<std::uint32_t>(entries.size() - 1);
   };
   column_detail::for_each_row(flags_, words, [&](std::size_t r) {
     const int p = table.pattern_of(keys_[r]);
-    Orbit& orbit = orbit_for(keys_[r] ^ masks[p]);
-    orbit.present |= 1u << p;
-    orbit.rows[p] = static_cast<std::uint32_t>(r);
-    orbit.in[p] = coefficients_[r];
+    const auto [it, inserted] =
+        orbit_of.try_emplace(keys_[r] ^ masks[p], static_cast<std::uint32_t>(orbits.size()));
+    if (inserted) orbits.push_back(Orbit{keys_[r] ^ masks[p]});
+    join(orbits[it->second], r, p);
   });
   // Rows that are I on the support join their orbit when another pattern feeds I (a non-unital
   // channel): found by one pass over the rows the columns did not flag.
@@ -513,27 +529,30 @@ double ColumnEngine<W, C>::local_layer(const PreparedChannel<W>& table, const Tr
         const std::size_t r = 64 * w + static_cast<std::size_t>(std::countr_zero(word));
         const auto it = orbit_of.find(keys_[r]);
         if (it == orbit_of.end()) continue;
-        Orbit& orbit = orbits[it->second];
-        orbit.present |= 1u;
-        orbit.rows[0] = static_cast<std::uint32_t>(r);
-        orbit.in[0] = coefficients_[r];
+        join(orbits[it->second], r, 0);
         flags_[w] |= std::uint64_t{1} << (r % 64);
       }
     }
   }
   if (test_unchanged) dropped += test_unchanged_rows(flags_, truncation);
+  std::array<std::uint32_t, 16> rows{};
+  std::array<C, 16> in{};
   for (const Orbit& orbit : orbits) {
+    for (std::uint32_t e = orbit.first; e != kEnd; e = entries[e].next) {
+      rows[entries[e].pattern] = entries[e].row;
+      in[entries[e].pattern] = entries[e].in;
+    }
     for (int q = 0; q < dim; ++q) {
       C total = C(0.0);
       bool reached = false;
       for (const Incoming& from : incoming[q]) {
         if (!((orbit.present >> from.pattern) & 1)) continue;
-        const C term = orbit.in[from.pattern] * from.amplitude;
+        const C term = in[from.pattern] * from.amplitude;
         total = reached ? total + term : term;
         reached = true;
       }
       if ((orbit.present >> q) & 1) {
-        store(orbit.rows[q], total);  // zero when nothing reaches q: removed, not counted
+        store(rows[q], total);  // zero when nothing reaches q: removed, not counted
       } else if (reached && total != C(0.0)) {
         const PauliString<W> key = orbit.base ^ masks[q];
         if (test_terms && !truncation.keep(key, total)) {

@@ -19,8 +19,12 @@ struct LayerRecord;
 
 /// Which single-process engine applies the layers when no device is named: `cpu` is the fast
 /// multi-threaded coset engine (cpu/); `reference` is the simple single-threaded engine every faster
-/// engine is checked against (engine/reference_engine.h).
-enum class Engine : std::uint8_t { cpu, reference };
+/// engine is checked against (engine/reference_engine.h); `column` is the single-threaded column-index
+/// engine (cpu/column_engine.h, docs/design.md §7.5) — one thread whatever `threads` says, faster than
+/// `cpu` on circuits of many light gates that each touch a small fraction of the terms, slower where
+/// many terms anticommute with each gate. `column` runs on the host only: with a device, partitions or
+/// in a sweep it is refused (std::invalid_argument).
+enum class Engine : std::uint8_t { cpu, reference, column };
 
 /// Formulation of the CPU engine's general (non-rotation, non-permutation) layers: `orbit` — inputs
 /// grouped by orbit representative, a small matrix-vector product per orbit, no sort or merge — or

@@ -24,6 +24,9 @@ std::string run_problem(std::size_t sum_qubits, bool complex_coefficients, const
   if (options.device < -1) {
     return "device must be −1 (CPU) or a CUDA device ordinal ≥ 0, got " + std::to_string(options.device);
   }
+  if (options.engine == Engine::column && options.device >= 0) {
+    return "the column engine runs on the host; it cannot run on device " + std::to_string(options.device);
+  }
   if (options.start_layer > circuit.size()) {
     return "start_layer " + std::to_string(options.start_layer) + " is past the circuit's " +
            std::to_string(circuit.size()) + " layers";

@@ -12,7 +12,8 @@ namespace paulistrings {
 
 /// What is wrong with propagating a sum of `sum_qubits` qubits (complex coefficients or real) through
 /// `circuit` with `options`: qubit counts differ, a real sum meets complex transfer amplitudes, a
-/// negative thread count, a device ordinal below −1, a start layer past the circuit. Empty when
+/// negative thread count, a device ordinal below −1, the column engine with a device, a start layer past
+/// the circuit. Empty when
 /// nothing is. (Partitioned runs agree on this text across ranks before they throw.)
 std::string run_problem(std::size_t sum_qubits, bool complex_coefficients, const Circuit& circuit,
                         const PropagateOptions& options);

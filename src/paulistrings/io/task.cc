@@ -726,8 +726,9 @@ class TaskReader {
 
   void read_run(const Json& value, Task& task) const {
     expect_object(value, "run", "an object {\"direction\": ..., \"threads\": ..., \"state\": ...}");
-    check_keys(value, "run", {"direction", "threads", "state", "device", "partitions", "partition_rows", "nccl",
-                                 "route_orbits_from", "ignore_measure"},
+    check_keys(value, "run",
+               {"direction", "threads", "state", "device", "engine", "partitions", "partition_rows", "nccl",
+                "route_orbits_from", "ignore_measure"},
                "the run object");
     const Json& direction = require(value, "run", "direction", "\"forward\" or \"heisenberg\"");
     if (direction == "forward") {
@@ -764,6 +765,13 @@ class TaskReader {
     if (const Json* from = find(value, "route_orbits_from")) {
       task.route_orbits_from =
           read_unsigned(*from, "run.route_orbits_from", "a non-negative term count (0 = route every orbit)");
+    }
+    if (const Json* engine = find(value, "engine")) {
+      if (*engine == "cpu" || *engine == "column") {
+        task.engine = engine->get<std::string>();
+      } else {
+        fail("run.engine", std::string("expected \"cpu\" or \"column\"") + got(*engine));
+      }
     }
     if (const Json* device = find(value, "device")) {
       const char* what = "\"cpu\", \"gpu\", \"auto\" or a device index (a non-negative integer)";

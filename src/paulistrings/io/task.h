@@ -5,7 +5,7 @@
 //                                                    v1's "observable", which is named "observable")
 //   sparse labels ("Z62", "X13 Y9 Z8") wherever a label is accepted
 //   "truncation": {"top_n": int, "approx_top_n": int} beside v1's max_weight / min_abs_coeff
-//   "run": {"threads": int (0 = all cores), "device": "cpu"|"gpu"|"auto"|int,
+//   "run": {"threads": int (0 = all cores), "device": "cpu"|"gpu"|"auto"|int, "engine": "cpu"|"column",
 //           "partitions": int (a power of two: in-process partitions, partition/),
 //           "partition_rows": {"policy": "seeded" | "seeded_excluding" | "cut", "seed": int,
 //                              "excluded_qubits": [q, …] (seeded_excluding), "blocks": [[q, …], …]
@@ -104,6 +104,7 @@ struct Task {
   Direction direction = Direction::heisenberg;  ///< required in the file (v1 has no default)
   int threads = 1;                              ///< v1 default 1; 0 = every allowed core
   std::string device = "cpu";                   ///< "cpu", "gpu", "auto" or a device index
+  std::string engine = "cpu";                   ///< the host engine: "cpu" or "column" (docs/design.md §7.5)
   std::size_t partitions = 1;                   ///< in-process partitions (a power of two)
   TaskPartitionRows partition_rows;             ///< rows of a partitioned run (seeded by default)
   bool nccl = false;                            ///< GPU ranks swap rows with NCCL

@@ -341,6 +341,26 @@ TEST(TaskJson, RunExtensionsThreadsDeviceAndStateForms) {
   EXPECT_EQ(run(R"({"direction": "heisenberg"})").direction, Direction::heisenberg);
 }
 
+TEST(TaskJson, RunEngineIsCpuOrColumnAndRoundTrips) {
+  auto run = [](const std::string& run_json) { return parse_task(WrapGates("[]", 4, run_json)); };
+  EXPECT_EQ(run(R"({"direction": "forward"})").engine, "cpu");
+  EXPECT_EQ(run(R"({"direction": "forward", "engine": "cpu"})").engine, "cpu");
+  const Task column = run(R"({"direction": "forward", "engine": "column"})");
+  EXPECT_EQ(column.engine, "column");
+  EXPECT_EQ(parse_task(task_to_json(column)).engine, "column");
+  EXPECT_EQ(task_to_json(run(R"({"direction": "forward"})")).find("engine"), std::string::npos);
+  for (const char* bad : {R"("gpu")", "1", R"("Column")"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_TRUE(testing::ThrowsInvalidArgumentMentioning(
+        [&] { run(std::string(R"({"direction": "forward", "engine": )") + bad + "}"); },
+        {"run.engine", "expected \"cpu\" or \"column\""}));
+  }
+  Task unwritable = column;
+  unwritable.engine = "sorted";
+  EXPECT_TRUE(
+      testing::ThrowsInvalidArgumentMentioning([&] { task_to_json(unwritable); }, {"engine", "sorted"}));
+}
+
 TEST(TaskJson, TruncationExtensionsCombineInOrder) {
   auto policy = [](const std::string& truncation) {
     const std::string text = R"({"version": 1, "n_qubits": 2, "circuit": {"gates": []}, "truncation": )" +

@@ -343,6 +343,11 @@ std::string task_to_json(const Task& task) {
                    quote(task.device));
     run["device"] = std::stoull(task.device);
   }
+  if (task.engine == "column") {
+    run["engine"] = task.engine;
+  } else if (task.engine != "cpu") {
+    cannot_write(std::string("engine must be \"cpu\" or \"column\", got ") + quote(task.engine));
+  }
   if (task.partitions != 1) run["partitions"] = task.partitions;
   if (task.partition_rows != TaskPartitionRows{}) {
     const TaskPartitionRows& rows = task.partition_rows;

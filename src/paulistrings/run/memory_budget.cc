@@ -56,6 +56,25 @@ std::size_t budget_terms(std::size_t limit, std::size_t baseline, int width, boo
   return std::max<std::size_t>(1, static_cast<std::size_t>(static_cast<double>(limit - baseline) / per_term));
 }
 
+std::size_t column_budget_terms(std::size_t limit, std::size_t baseline, int width, bool complex_coefficients,
+                                const std::string& option_name) {
+  const double per_term = static_cast<double>(column_bytes_per_budget_term(width, complex_coefficients));
+  check_budget_room(limit, baseline, option_name);
+  return std::max<std::size_t>(1, static_cast<std::size_t>(static_cast<double>(limit - baseline) / per_term));
+}
+
+std::size_t column_bytes_per_budget_term(int width, bool complex_coefficients) {
+  const std::size_t key = 16 * static_cast<std::size_t>(width);
+  const std::size_t coefficient = complex_coefficients ? 16 : 8;
+  const std::size_t column_bits = 16 * static_cast<std::size_t>(width);  // 2 bits × 64 qubits a key word
+  // The orbit path's entry, orbit and hash-map node per row it reads: about two keys and a coefficient.
+  return 6 * (key + coefficient) + 6 * column_bits + 2 * key + coefficient + 96;
+}
+
+std::size_t column_host_bytes_per_term(int width, bool complex_coefficients) {
+  return column_bytes_per_budget_term(width, complex_coefficients) / 2;
+}
+
 std::size_t sweep_bytes_per_term(int width, bool complex_coefficients, std::size_t columns) {
   const std::size_t key = 16 * static_cast<std::size_t>(width);
   const std::size_t coefficient = complex_coefficients ? 16 : 8;

@@ -31,6 +31,20 @@ void check_budget_room(std::size_t limit, std::size_t baseline, const std::strin
 std::size_t budget_terms(std::size_t limit, std::size_t baseline, int width, bool complex_coefficients,
                          const std::string& option_name, std::size_t columns = 1);
 
+/// budget_terms for the column engine (cpu/column_engine.h): the room over
+/// column_bytes_per_budget_term.
+std::size_t column_budget_terms(std::size_t limit, std::size_t baseline, int width, bool complex_coefficients,
+                                const std::string& option_name);
+
+/// Bytes one budget term B costs the column engine at its peak (docs/design.md §7.5): its rows (key and
+/// coefficient) reach 3B — B live and up to B holes before a layer, B appended in it — in vectors that
+/// grow by doubling and copy on growth (6B touched at the worst moment); its x/z column bitsets, at
+/// 2 bits per row and qubit (16 bytes a row at 64 qubits per key word), grow by doubling zero-filled (6B
+/// rows); the orbit path's per-row entries, orbits and hash-map nodes (two keys and a coefficient) and
+/// the other scratch (row lists, the pairing table, the layer pass's order and magnitudes) and the export
+/// add 2 × key + coefficient + 96 bytes.
+std::size_t column_bytes_per_budget_term(int width, bool complex_coefficients);
+
 /// Bytes one term of a sweep of `columns` columns (sweep/propagate_sweep.h) costs at the working-set factor
 /// of budget_terms: its key and one coefficient per column. A sweep's term budget is the limit's room over
 /// this, and its memory guard's bytes_per_term.
@@ -80,5 +94,8 @@ HostAllowance host_allowance_now();
 /// writes its outputs into vectors that grow by doubling — 2 × (key + coefficient); the reference
 /// engine keeps its output records, the merged terms and the new sum — 4 × (key + coefficient).
 std::size_t host_bytes_per_term(int width, bool complex_coefficients, bool reference_engine);
+/// host_bytes_per_term for the column engine: half its budget term's bytes (a layer's output of 2B terms
+/// peaks at column_bytes_per_budget_term × B).
+std::size_t column_host_bytes_per_term(int width, bool complex_coefficients);
 
 }  // namespace paulistrings

@@ -132,12 +132,18 @@ std::size_t Orchestration::start_layer(std::size_t index) const {
 
 std::size_t Orchestration::term_budget(const AnyPauliSum& sum) const {
   const bool complex_coefficients = sum.is_complex() || has_complex_transfer(circuit_);
-  std::size_t terms = on_devices(options_)
-                          ? device_budget_terms(*options_.memory_limit, sum.width(), complex_coefficients,
-                                                options_.memory_limit_name) *
-                                distinct_devices(options_)
-                          : budget_terms(*options_.memory_limit, baseline_, sum.width(), complex_coefficients,
-                                         options_.memory_limit_name);
+  std::size_t terms = 0;
+  if (on_devices(options_)) {
+    terms = device_budget_terms(*options_.memory_limit, sum.width(), complex_coefficients,
+                                options_.memory_limit_name) *
+            distinct_devices(options_);
+  } else if (choose_engine(options_.propagate, options_.partition) == EngineKind::column) {
+    terms = column_budget_terms(*options_.memory_limit, baseline_, sum.width(), complex_coefficients,
+                                options_.memory_limit_name);
+  } else {
+    terms = budget_terms(*options_.memory_limit, baseline_, sum.width(), complex_coefficients,
+                         options_.memory_limit_name);
+  }
   // A global count: per_rank lets every rank hold a limit's worth.
   if (options_.partition.transport != nullptr && options_.distributed_budget == DistributedBudget::per_rank) {
     terms *= ranks_;
@@ -163,11 +169,14 @@ RunResult Orchestration::propagate(std::size_t index, AnyPauliSum& sum) {
   RunResult result;
   if (options_.memory_limit) options.max_terms = result.max_terms = term_budget(sum);
   const EngineKind engine = choose_engine(options, partition);
-  if (guard_.bytes > 0 && (engine == EngineKind::cpu || engine == EngineKind::reference)) {
+  if (guard_.bytes > 0 &&
+      (engine == EngineKind::cpu || engine == EngineKind::reference || engine == EngineKind::column)) {
     const bool complex_coefficients = sum.is_complex() || has_complex_transfer(circuit_);
     options.memory_guard.allowed_bytes = guard_.bytes;
     options.memory_guard.bytes_per_term =
-        host_bytes_per_term(sum.width(), complex_coefficients, engine == EngineKind::reference);
+        engine == EngineKind::column
+            ? column_host_bytes_per_term(sum.width(), complex_coefficients)
+            : host_bytes_per_term(sum.width(), complex_coefficients, engine == EngineKind::reference);
     options.memory_guard.source = guard_.source;
   }
   // The latest checkpoint of this observable and its layer (named when memory runs out and the state

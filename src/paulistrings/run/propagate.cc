@@ -3,9 +3,11 @@
 #include "paulistrings/run/propagate.h"
 
 #include <new>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
+#include "paulistrings/cpu/column_engine.h"
 #include "paulistrings/cpu/cpu_engine.h"
 #include "paulistrings/cpu/narrow_engine.h"
 #include "paulistrings/engine/driver.h"
@@ -27,6 +29,8 @@ const char* engine_kind_name(EngineKind kind) {
       return "partitioned";
     case EngineKind::distributed:
       return "distributed";
+    case EngineKind::column:
+      return "column";
   }
   return "unknown";
 }
@@ -37,7 +41,15 @@ EngineKind choose_engine(const PropagateOptions& options, const PartitionOptions
     return EngineKind::partitioned;
   }
   if (options.device >= 0) return EngineKind::gpu;
-  return options.engine == Engine::reference ? EngineKind::reference : EngineKind::cpu;
+  switch (options.engine) {
+    case Engine::reference:
+      return EngineKind::reference;
+    case Engine::column:
+      return EngineKind::column;
+    case Engine::cpu:
+      break;
+  }
+  return EngineKind::cpu;
 }
 
 namespace {
@@ -102,6 +114,11 @@ PropagationStats propagate(PauliSum<W, C>& sum, const Circuit& circuit, const Pr
       ReferenceEngine<W, C> engine(sum, options.target_bucket_len, options.min_buckets);
       return run_layers<W>(engine, circuit, options);
     }
+    case EngineKind::column: {
+      // Single-threaded: options.threads does not apply (docs/design.md §7.5).
+      ColumnEngine<W, C> engine(sum, ColumnEngineOptions{options.target_bucket_len, options.min_buckets});
+      return run_on_host<W>(engine, sum, circuit, options);
+    }
     default:
       if constexpr (W > 1) {
         if (options.narrow_keys && narrowable(options)) {
@@ -119,6 +136,10 @@ Propagation propagate(PauliSum<W, C>& sum, const Circuit& circuit, const Propaga
                       const PartitionOptions& partition) {
   Propagation result;
   result.engine = choose_engine(options, partition);
+  if (options.engine == Engine::column && result.engine != EngineKind::column) {
+    throw std::invalid_argument(
+        "the column engine runs in one process on one partition; it cannot run partitioned or distributed");
+  }
   if (result.engine == EngineKind::partitioned || result.engine == EngineKind::distributed) {
     PartitionedPropagation run = propagate_partitioned(sum, circuit, options, partition);
     result.stats = std::move(run.stats);

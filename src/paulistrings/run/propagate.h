@@ -15,21 +15,23 @@
 
 namespace paulistrings {
 
-enum class EngineKind : std::uint8_t { reference, cpu, gpu, partitioned, distributed };
+enum class EngineKind : std::uint8_t { reference, cpu, gpu, partitioned, distributed, column };
 
-/// "reference", "cpu", "gpu", "partitioned" or "distributed".
+/// "reference", "cpu", "gpu", "partitioned", "distributed" or "column".
 const char* engine_kind_name(EngineKind kind);
 
 /// The engine a run with these options uses: `distributed` when partition.transport is set;
 /// `partitioned` when it asks for more than one partition, lists devices or pins CPU lists; `gpu` when
-/// options.device ≥ 0; otherwise options.engine (`cpu` or `reference`).
+/// options.device ≥ 0; otherwise options.engine (`cpu`, `reference` or `column`). (propagate() refuses
+/// Engine::column with a device or partitions.)
 EngineKind choose_engine(const PropagateOptions& options, const PartitionOptions& partition = {});
 
-/// Evolves `sum` in place through `circuit` on the engine choose_engine(options) names (reference, CPU
-/// or GPU: a device run uploads, propagates and downloads). Throws std::invalid_argument for a bad run
-/// (validate_run: qubit counts differ, a real sum meets a channel with complex amplitudes, …), and
-/// HostMemoryExceeded when host memory runs out (engine/driver.h): with Details::state_kept, `sum` then
-/// holds the state after Details::layers_done layers; without, it is not to be used.
+/// Evolves `sum` in place through `circuit` on the engine choose_engine(options) names (reference, CPU,
+/// column or GPU: a device run uploads, propagates and downloads; the column engine runs on one thread).
+/// Throws std::invalid_argument for a bad run (validate_run: qubit counts differ, a real sum meets a channel
+/// with complex amplitudes, …), and HostMemoryExceeded when host memory runs out (engine/driver.h): with
+/// Details::state_kept, `sum` then holds the state after Details::layers_done layers; without, it is not to
+/// be used.
 template <int W, Coefficient C>
 PropagationStats propagate(PauliSum<W, C>& sum, const Circuit& circuit, const PropagateOptions& options = {});
 

@@ -81,6 +81,9 @@ void validate_sweep(const AnyPauliSum& observable, std::span<const Circuit> colu
   if (options.device >= 0) {
     throw std::invalid_argument("sweeps run on the CPU engines; a GPU sweep is not available yet");
   }
+  if (options.engine == Engine::column) {
+    throw std::invalid_argument("sweeps run on the cpu or reference engine; the column engine has no sweep");
+  }
   if (options.start_layer != 0)
     throw std::invalid_argument("a sweep continues from a layer through resume_sweep, not start_layer");
   if (options.truncation.contains(Truncation::Kind::collapse_sample)) {

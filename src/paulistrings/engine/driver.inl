@@ -53,7 +53,6 @@ double budget_cut(E& engine, std::size_t limit, std::size_t next_fanout, const P
   return cut.discarded_weight;
 }
 
-
 /// "layer 38 of 120 (rz)".
 inline std::string layer_name(std::size_t step, std::size_t layers, const Channel& channel) {
   return "layer " + std::to_string(step + 1) + " of " + std::to_string(layers) + " (" + channel.name() + ")";

@@ -47,20 +47,26 @@ namespace {
 // reaches 4.3 × on 8–16 threads (docs/PERFORMANCE.md, "Memory budget (CLI)"); 5 × bounds it.
 constexpr std::size_t kWorkingSetFactor = 5;
 
+/// The room above `baseline` under `limit` over `bytes_per_term`, at least 1, the room checked first.
+std::size_t terms_in_room(std::size_t limit, std::size_t baseline, std::size_t bytes_per_term,
+                          const std::string& option_name) {
+  check_budget_room(limit, baseline, option_name);
+  return std::max<std::size_t>(1, static_cast<std::size_t>(static_cast<double>(limit - baseline) /
+                                                           static_cast<double>(bytes_per_term)));
+}
+
 }  // namespace
 
 std::size_t budget_terms(std::size_t limit, std::size_t baseline, int width, bool complex_coefficients,
                          const std::string& option_name, std::size_t columns) {
-  const double per_term = static_cast<double>(sweep_bytes_per_term(width, complex_coefficients, columns));
-  check_budget_room(limit, baseline, option_name);
-  return std::max<std::size_t>(1, static_cast<std::size_t>(static_cast<double>(limit - baseline) / per_term));
+  return terms_in_room(limit, baseline, sweep_bytes_per_term(width, complex_coefficients, columns),
+                       option_name);
 }
 
 std::size_t column_budget_terms(std::size_t limit, std::size_t baseline, int width, bool complex_coefficients,
                                 const std::string& option_name) {
-  const double per_term = static_cast<double>(column_bytes_per_budget_term(width, complex_coefficients));
-  check_budget_room(limit, baseline, option_name);
-  return std::max<std::size_t>(1, static_cast<std::size_t>(static_cast<double>(limit - baseline) / per_term));
+  return terms_in_room(limit, baseline, column_bytes_per_budget_term(width, complex_coefficients),
+                       option_name);
 }
 
 std::size_t column_bytes_per_budget_term(int width, bool complex_coefficients) {

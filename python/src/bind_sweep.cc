@@ -107,19 +107,10 @@ void register_sweep(py::module_& m) {
          std::optional<std::string> checkpoint, std::size_t checkpoint_every,
          std::optional<std::string> resume, std::uint64_t fingerprint) {
         if (columns.empty()) throw std::invalid_argument("a sweep needs at least one column (one circuit)");
-        bool complex_coefficients = observable.is_complex();
-        for (const Circuit& circuit : columns) {
-          for (const Channel& channel : circuit) complex_coefficients |= channel.has_complex_transfer();
-        }
         std::vector<SweepGradient> gradients;
-        for (const auto& [name, derivatives] : gradient) {
-          for (const auto& column : derivatives) {
-            for (const LayerDerivative& d : column) {
-              complex_coefficients |= d.plus.has_complex_transfer() || d.minus.has_complex_transfer();
-            }
-          }
+        for (const auto& [name, derivatives] : gradient)
           gradients.push_back(SweepGradient{name, derivatives});
-        }
+        const bool complex_coefficients = sweep_is_complex(observable, columns, gradients);
         // Each gradient parameter adds K derivative columns to every term (run/memory_budget.h).
         const std::size_t all_columns = columns.size() * (1 + gradients.size());
         const std::size_t bytes_per_term =

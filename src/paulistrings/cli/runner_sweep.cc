@@ -139,12 +139,6 @@ int execute_sweep(const RunSpec& spec, const RunControl& control) {
                 ? HostAllowance{*control.memory_guard_bytes, "the memory guard's allowance"}
                 : host_allowance_now();
   }
-  bool complex_transfer = false;
-  for (const Circuit& column : task.sweep_circuits) {
-    for (const Channel& channel : column)
-      complex_transfer = complex_transfer || channel.has_complex_transfer();
-  }
-
   // What must match to resume: the ordinary run's fingerprint of each observable (direction, truncation,
   // state, observable) with every column's circuit and the gradients (run/sweep_checkpoints.h).
   const std::uint64_t circuit_fingerprint = sweep_circuit_fingerprint(task.sweep_circuits);
@@ -189,7 +183,7 @@ int execute_sweep(const RunSpec& spec, const RunControl& control) {
     current = &observable;
     const bool resumed = resume && resume->match == i;
     progress.begin_observable(i, resumed ? resumed_from : 0);
-    const bool complex_coefficients = sum.is_complex() || complex_transfer;
+    const bool complex_coefficients = sweep_is_complex(sum, task.sweep_circuits, gradients);
     const std::size_t bytes_per_term = sweep_bytes_per_term(sum.width(), complex_coefficients, K * (1 + G));
     if (control.memory_limit_bytes) {
       options.max_terms = max_terms_used = budget_terms(*control.memory_limit_bytes, baseline, sum.width(),

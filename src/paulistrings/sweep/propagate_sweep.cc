@@ -143,6 +143,12 @@ SweepStats run_from(SweepSum<W, C> start, std::size_t start_layer, bool restored
     engine.restore(cone_words<W>(state.light_cone), start_layer > 0 ? &options.truncation : nullptr);
   }
   start = SweepSum<W, C>();
+  const auto hand_back = [&](std::size_t layers_done) {
+    state.sum = AnySweepSum(engine.result());
+    state.layers_done = layers_done;
+    state.bucket_bits = engine.bucket_bits();
+    state.light_cone.assign(engine.light_cone().begin(), engine.light_cone().end());
+  };
   SweepStats stats;
   try {
     stats = run_sweep<W>(engine, columns, gradients, options, start_layer);
@@ -151,45 +157,42 @@ SweepStats run_from(SweepSum<W, C> start, std::size_t start_layer, bool restored
     // out), so that a checkpoint can keep the work.
     if (e.details().state_kept) {
       try {
-        state.sum = AnySweepSum(engine.result());
-        state.layers_done = e.details().layers_done;
-        state.bucket_bits = engine.bucket_bits();
-        state.light_cone.assign(engine.light_cone().begin(), engine.light_cone().end());
+        hand_back(e.details().layers_done);
       } catch (const std::bad_alloc&) {
         state = SweepState{};
       }
     }
     throw;
   }
-  state.sum = AnySweepSum(engine.result());
-  state.layers_done = stats.stats.layers_done;
-  state.bucket_bits = engine.bucket_bits();
-  state.light_cone.assign(engine.light_cone().begin(), engine.light_cone().end());
+  hand_back(stats.stats.layers_done);
   return stats;
 }
 
-/// The observable at the sweep's coefficient type: complex when it is, or when some channel of a column
-/// or of a gradient has complex transfer amplitudes.
+/// The observable at the sweep's coefficient type (sweep_is_complex).
 AnyPauliSum typed_observable(const AnyPauliSum& observable, std::span<const Circuit> columns,
                              std::span<const SweepGradient> gradients) {
   AnyPauliSum typed = observable;
-  for (const Circuit& circuit : columns) {
-    for (const Channel& channel : circuit) {
-      if (channel.has_complex_transfer()) typed.make_complex();
-    }
-    if (typed.is_complex()) break;
-  }
-  for (const SweepGradient& gradient : gradients) {
-    for (const auto& column : gradient.derivatives) {
-      for (const LayerDerivative& d : column) {
-        if (d.plus.has_complex_transfer() || d.minus.has_complex_transfer()) typed.make_complex();
-      }
-    }
-  }
+  if (sweep_is_complex(observable, columns, gradients)) typed.make_complex();
   return typed;
 }
 
 }  // namespace
+
+bool sweep_is_complex(const AnyPauliSum& observable, std::span<const Circuit> columns,
+                      std::span<const SweepGradient> gradients) {
+  const auto complex_channel = [](const Channel& channel) { return channel.has_complex_transfer(); };
+  const auto complex_derivative = [](const LayerDerivative& d) {
+    return d.plus.has_complex_transfer() || d.minus.has_complex_transfer();
+  };
+  return observable.is_complex() ||
+         std::any_of(columns.begin(), columns.end(),
+                     [&](const Circuit& c) { return std::any_of(c.begin(), c.end(), complex_channel); }) ||
+         std::any_of(gradients.begin(), gradients.end(), [&](const SweepGradient& g) {
+           return std::any_of(g.derivatives.begin(), g.derivatives.end(), [&](const auto& column) {
+             return std::any_of(column.begin(), column.end(), complex_derivative);
+           });
+         });
+}
 
 SweepStats propagate_sweep(const AnyPauliSum& observable, std::span<const Circuit> columns,
                            const PropagateOptions& options, SweepState& state,

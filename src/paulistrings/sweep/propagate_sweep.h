@@ -109,6 +109,12 @@ struct SweepStats {
   std::vector<double> discarded_weight;
 };
 
+/// Whether a sweep of `observable` through `columns` (with `gradients`) carries complex coefficients: the
+/// observable's are, or some channel of a column or of a gradient has complex transfer amplitudes. The
+/// engine's coefficient type, and so what a term costs the memory budget (run/memory_budget.h).
+bool sweep_is_complex(const AnyPauliSum& observable, std::span<const Circuit> columns,
+                      std::span<const SweepGradient> gradients = {});
+
 /// A sweep at a layer boundary: what propagate_sweep and resume_sweep hand back — after every layer, or
 /// where options.should_stop stopped them — and what resume_sweep continues from. Checkpoints save it
 /// (run/sweep_checkpoints.h). With the same observable, circuits, gradients and options, resuming a state

@@ -486,7 +486,7 @@ double ColumnEngine<W, C>::local_layer(const PreparedChannel<W>& table, const Tr
   // An orbit keeps its members as a list of entries (row, pattern, input) threaded through one array:
   // a layer costs a few dozen bytes per row it reads whatever the support's size (the layer's transient
   // peak, which the memory budget counts: docs/design.md §7.5). Both arrays are reserved for every row
-  // read, so they never copy.
+  // the columns flag, so they copy only when a non-unital channel's pass adds the rows that are I there.
   constexpr std::uint32_t kEnd = ~std::uint32_t{0};
   struct Orbit {
     PauliString<W> base;

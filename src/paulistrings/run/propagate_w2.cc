@@ -1,0 +1,7 @@
+// propagate()'s compiled instances of width 2 (real and complex coefficients): propagate.inl.
+
+#include "paulistrings/run/propagate.inl"
+
+namespace paulistrings {
+PAULISTRINGS_INSTANTIATE_PROPAGATE_WIDTH(2)
+}  // namespace paulistrings

@@ -47,7 +47,7 @@
 #   oom       — out of device memory: the fault-injection tests (GpuOutOfMemory*, AllocationFaults*), one of
 #               them under compute-sanitizer memcheck, Python's test_memory.py, and the repro
 #               scripts/repro/kicked_ising_w17_grows_past_gpu_memory.json (or OOM_REPRO) through the
-#               command: plain (expected: exit 1, one line) and under --memory-limit OOM_LIMIT (default 100G of
+#               command: plain (expected: exit 1, one line) and under --memory-limit OOM_LIMIT (default 60G of
 #               device memory; expected: completes with its cuts reported) (oom.txt)
 #   probe     — variants of a crashing Python case in subprocesses with a SIGSEGV backtrace (scripts/probe)
 #   profile   — where the time of tfim_2d L = 18 and the kicked Ising goes, per phase of a layer
@@ -198,7 +198,26 @@ if has oom; then
   note "oom"
   repro=${OOM_REPRO:-scripts/repro/kicked_ising_w17_grows_past_gpu_memory.json}
   {
-    timeout 600 build-gpu/paulistrings-tests --gtest_filter='GpuOutOfMemory.*:AllocationFaults.*' --gtest_brief=1 2>&1 | tail -20
+    echo "# host memory as the guard reads it"
+    grep -E "MemTotal|MemAvailable" /proc/meminfo
+    cat /proc/self/cgroup
+    grep cgroup /proc/self/mountinfo
+    # One test at a time under its own limit (OOM_TEST_TIMEOUT, 240 s), with the GPU's utilization when
+    # one runs out of it (busy: a kernel that does not end; idle: the host).
+    build-gpu/paulistrings-tests --gtest_filter='AllocationFaults.*:GpuOutOfMemoryRun.*' --gtest_brief=1 2>&1 | tail -3
+    for t in $(build-gpu/paulistrings-tests --gtest_list_tests --gtest_filter='GpuOutOfMemory.*' | awk '/^ /{print s $1} /^[^ ]/{s=$1}'); do
+      started=$(date +%s)
+      build-gpu/paulistrings-tests --gtest_filter="$t" > "$out/oom_test.txt" 2>&1 &
+      pid=$!
+      while kill -0 $pid 2> /dev/null && (( $(date +%s) - started < ${OOM_TEST_TIMEOUT:-240} )); do sleep 1; done
+      if kill -0 $pid 2> /dev/null; then
+        echo "$t: still running after $(( $(date +%s) - started )) s; GPU: $(nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader)"
+        kill -9 $pid
+      fi
+      wait $pid
+      echo "$t: exit $? after $(( $(date +%s) - started )) s"
+      grep -E "^\[ faults|Failure|FAILED|error" "$out/oom_test.txt" | head -12
+    done
     echo "# memcheck"
     timeout 400 compute-sanitizer --tool memcheck --error-exitcode 3 build-gpu/paulistrings-tests \
       --gtest_filter='GpuOutOfMemory.TheHostEntryPointNamesTheLayerAndLeavesTheHostSum' --gtest_brief=1 2>&1 | tail -8
@@ -210,9 +229,9 @@ if has oom; then
       /usr/bin/time -f "%e s wall, %M KiB peak host" timeout 300 build-gpu/paulistrings run "$repro" --device gpu -q \
         --out "$out/oom_repro.json"
       echo "exit $?"
-      echo "# repro under --memory-limit ${OOM_LIMIT:-100G} (expected: completes, cuts reported)"
+      echo "# repro under --memory-limit ${OOM_LIMIT:-60G} (expected: completes, cuts reported)"
       /usr/bin/time -f "%e s wall, %M KiB peak host" timeout 400 build-gpu/paulistrings run "$repro" --device gpu -q \
-        --memory-limit "${OOM_LIMIT:-100G}" --out "$out/oom_repro_limited.json"
+        --memory-limit "${OOM_LIMIT:-60G}" --out "$out/oom_repro_limited.json"
       echo "exit $?"
     else
       echo "# no repro file at $repro"

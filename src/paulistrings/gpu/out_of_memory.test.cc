@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstdio>
+#include <limits>
 #include <optional>
 #include <random>
 #include <string>
@@ -30,7 +32,7 @@ namespace {
 constexpr std::size_t kQubits = 12;
 constexpr Qubit kFirst = 60;  // qubits 60…71: the keys straddle the word boundary of W = 2
 
-/// A circuit whose sum grows from a few hundred to several thousand terms (and is cut back at the end,
+/// A circuit whose sum grows from a few hundred to tens of thousands of terms (and is cut back at the end,
 /// so that holes pile up and compaction gives memory back), with every kind of layer the engine treats
 /// apart: rotations, dense and sparse general tables, Cliffords, a permutation that makes terms vanish,
 /// noise.
@@ -60,9 +62,10 @@ PauliSum<2, double> starting_sum() {
   return testing::random_window_sum<2, double>(rng, 300, 128, kFirst, kQubits);
 }
 
-/// The run of the tests: keep terms above 1e-7 (so the sum grows), then keep the 500 largest after the
-/// last layers (cuts that leave holes).
-Truncation policy() { return Truncation::coeff(1e-7); }
+/// The run of the tests: keep terms above 0.03 (the sum grows from 300 to tens of thousands of terms; at
+/// 1e-7 it grew to all 16.6 million keys of 12 qubits, and every allocation k is a run of its own), then
+/// keep the 500 largest after the last layers (cuts that leave holes).
+Truncation policy() { return Truncation::coeff(0.03); }
 
 /// Layer by layer on a resident sum, as run_layers does, from `start` on; returns the layer that threw
 /// GpuOutOfMemory (or circuit.size() when none did), with `before` the sum before that layer.
@@ -91,6 +94,17 @@ void expect_names_bytes_and_terms(const std::string& message) {
   EXPECT_NE(message.find("terms"), std::string::npos) << message;
 }
 
+/// The device allocations (and pinned host ones) of a fault-free upload and run, counted by arming a
+/// fault that never comes.
+std::uint64_t allocations_of_a_run(const Circuit& circuit, const PauliSum<2, double>& start) {
+  gpu::ScopedAllocationFault counting(std::numeric_limits<std::uint64_t>::max());
+  gpu::DeviceSum<2, double> sum(start, 0);
+  PauliSum<2, double> before;
+  std::string message;
+  EXPECT_EQ(run_until_failure(sum, circuit, 0, before, message), circuit.size()) << message;
+  return gpu::AllocationFaults::seen();
+}
+
 /// For every k in both modes: the failure, the unchanged sum, the same sum finishing the run to the
 /// fault-free result, a fresh run afterwards.
 void every_failing_allocation(bool sticky) {
@@ -105,6 +119,8 @@ void every_failing_allocation(bool sticky) {
     expected = sum.download();
   }
   ASSERT_GT(expected.size(), 500u / 2);
+  const std::uint64_t allocations = allocations_of_a_run(circuit, start);
+  ASSERT_GT(allocations, 4u);
   std::size_t failures = 0;
   for (std::uint64_t k = 1;; ++k) {
     SCOPED_TRACE("allocation " + std::to_string(k) + (sticky ? " and every later one" : " alone"));
@@ -131,16 +147,34 @@ void every_failing_allocation(bool sticky) {
       ASSERT_EQ(run_until_failure(*sum, circuit, failed, before, message), circuit.size()) << message;
     }
     EXPECT_TRUE(testing::SumsMatch(sum->download(), expected));
-    if (!fired) break;  // k is past the run's last allocation
-    ASSERT_LT(k, 10000u) << "the run does not end";
+    // The run's allocations are the same each time: the k-th fires exactly while k is one of them.
+    ASSERT_EQ(fired, k <= allocations);
+    if (!fired) break;
   }
   EXPECT_GT(failures, 0u);
+  std::printf("[ faults   ] %llu allocations in the run, each failed%s: %zu runs ended in GpuOutOfMemory\n",
+              static_cast<unsigned long long>(allocations), sticky ? " with every later one" : " alone",
+              failures);
   // And a fresh upload and run afterwards.
   gpu::DeviceSum<2, double> fresh(start, 0);
   PauliSum<2, double> before;
   std::string message;
   ASSERT_EQ(run_until_failure(fresh, circuit, 0, before, message), circuit.size()) << message;
   EXPECT_TRUE(testing::SumsMatch(fresh.download(), expected));
+}
+
+// The size of the tests' run, on the CPU engine (no GPU needed): big enough for the device sum to grow
+// its arrays and join table several times, small enough that a run for every allocation stays cheap.
+TEST(GpuOutOfMemoryRun, GrowsFromHundredsToTensOfThousandsAndIsCutBack) {
+  const Circuit circuit = growing_circuit();
+  PauliSum<2, double> sum = starting_sum();
+  PropagateOptions options;
+  options.truncation = policy();
+  options.threads = 1;
+  const PropagationStats stats = propagate(sum, circuit, options);
+  EXPECT_GE(stats.peak_terms, 20 * starting_sum().size());
+  EXPECT_LE(stats.peak_terms, 100000u);
+  EXPECT_LT(sum.size(), stats.peak_terms / 4);
 }
 
 TEST(GpuOutOfMemory, EveryAllocationFailingFromThereOnLeavesTheSumAsItWas) {

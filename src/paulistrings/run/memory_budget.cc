@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "paulistrings/core/text.h"
+
 namespace paulistrings {
 
 std::size_t resident_bytes() {
@@ -274,7 +276,7 @@ HostAllowance host_allowance(const HostMemory& memory) {
   constexpr std::size_t kMarginFloor = std::size_t{64} << 20;
   const std::size_t margin = *room / 10 + kMarginFloor;
   allowance.bytes = *room > margin ? *room - margin : 1;  // 1: no room at all, yet a guard
-  allowance.source += ", less a margin";
+  allowance.source += ", " + format_bytes(*room) + ", less a margin";
   return allowance;
 }
 

@@ -79,7 +79,7 @@ HostMemory read_host_memory(const std::filesystem::path& root = "/");
 /// The bytes a run may add to the process, and which limit they come from.
 struct HostAllowance {
   std::size_t bytes = 0;  ///< 0: nothing known (no guard)
-  std::string source;     ///< "the memory available at the start", "the cgroup's limit", …, "less a margin"
+  std::string source;  ///< "the memory available at the start, 22.88 GiB, less a margin" (or the cgroup's, …)
 };
 
 /// The smallest room in `memory` less a margin (a tenth of it and 64 MiB: other processes, and what

@@ -69,7 +69,7 @@ TEST(MemoryGuard, TheAllowanceIsTheSmallestRoomLessATenthAnd64MiB) {
   memory.available = 10240 * kMiB;
   HostAllowance a = host_allowance(memory);
   EXPECT_EQ(a.bytes, 10240 * kMiB - 1024 * kMiB - 64 * kMiB);
-  EXPECT_EQ(a.source, "the memory available at the start, less a margin");
+  EXPECT_EQ(a.source, "the memory available at the start, 10.00 GiB, less a margin");
   memory.cgroup_room = 2048 * kMiB;
   a = host_allowance(memory);
   EXPECT_EQ(a.bytes, 2048 * kMiB - 2048 * kMiB / 10 - 64 * kMiB);
@@ -153,7 +153,7 @@ TEST_F(HostMemoryFiles, CgroupV1ReadsTheMemoryControllerAndIgnoresItsNoLimitValu
   Write("sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");
   HostMemory m = read_host_memory(dir_);
   EXPECT_FALSE(m.cgroup_room.has_value());  // no limit anywhere: MemAvailable decides
-  EXPECT_EQ(host_allowance(m).source, "the memory available at the start, less a margin");
+  EXPECT_EQ(host_allowance(m).source, "the memory available at the start, 8.00 GiB, less a margin");
   Write("sys/fs/cgroup/memory/process_api/abc/memory.limit_in_bytes", "1073741824\n");
   Write("sys/fs/cgroup/memory/process_api/abc/memory.stat",
         "cache 298594304\ntotal_inactive_file 126259200\n");

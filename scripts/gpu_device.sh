@@ -202,6 +202,9 @@ if has oom; then
     grep -E "MemTotal|MemAvailable" /proc/meminfo
     cat /proc/self/cgroup
     grep cgroup /proc/self/mountinfo
+    build-gpu/paulistrings-tests --gtest_filter='MemoryGuard.*:HostMemory*:MemoryBudget.*' --gtest_brief=1 2>&1 | tail -3
+    echo "# a small host run with the default guard (expected: exit 0)"
+    build-gpu/paulistrings kicked-ising --steps 2 --theta-h 0.7 -q --threads 4 > /dev/null; echo "exit $?"
     # One test at a time under its own limit (OOM_TEST_TIMEOUT, 240 s), with the GPU's utilization when
     # one runs out of it (busy: a kernel that does not end; idle: the host).
     build-gpu/paulistrings-tests --gtest_filter='AllocationFaults.*:GpuOutOfMemoryRun.*' --gtest_brief=1 2>&1 | tail -3

@@ -102,9 +102,11 @@ class ColumnEngine {
 
  private:
   class PassTarget;
-  /// An entry of the per-layer pairing table: an index into flipped_ and 32 bits of its key's hash.
+  /// An entry of the per-layer pairing table: a flipped row (+ 1; 0 is an empty slot) and 32 bits of
+  /// its partner's hash. The row itself, not its place in flipped_: a lookup then loads one key, not
+  /// flipped_ first.
   struct Slot {
-    std::int32_t index = -1;
+    std::uint32_t row_plus_one = 0;
     std::uint32_t tag = 0;
   };
 
@@ -137,7 +139,7 @@ class ColumnEngine {
   std::vector<std::uint32_t> unflipped_, flipped_;  // anticommuting rows by the side of g's pivot bit
   std::vector<Slot> pairing_;                       // flipped_ by the key of their partner
   std::vector<std::uint64_t> hashes_;
-  std::vector<char> paired_;
+  std::vector<char> paired_;  // by row: a flipped row found by its partner (all 0 between layers)
   /// The policy every live row is known to pass (held, so its identity stays unique).
   TestedPolicy tested_;
 };

@@ -356,10 +356,10 @@ double ColumnEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const
   for (std::size_t i = 0; i < flipped_.size(); ++i) {
     if (i + kAhead < flipped_.size()) __builtin_prefetch(&pairing_[hashes_[i + kAhead] & mask], 1);
     std::size_t j = hashes_[i] & mask;
-    while (pairing_[j].index >= 0) j = (j + 1) & mask;
-    pairing_[j] = {static_cast<std::int32_t>(i), static_cast<std::uint32_t>(hashes_[i] >> 32)};
+    while (pairing_[j].row_plus_one != 0) j = (j + 1) & mask;
+    pairing_[j] = {flipped_[i] + 1, static_cast<std::uint32_t>(hashes_[i] >> 32)};
   }
-  paired_.assign(flipped_.size(), 0);
+  if (paired_.size() < keys_.size()) paired_.resize(keys_.size(), 0);
   const bool permutation = cos_theta == 0.0;
   // A row whose partner is absent: it keeps cos θ of its coefficient and the partner appears.
   auto alone = [&](std::size_t r) {
@@ -383,27 +383,27 @@ double ColumnEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const
     if (i + kAhead < unflipped_.size()) __builtin_prefetch(&pairing_[hashes_[i + kAhead] & mask]);
     if (i + kAhead / 2 < unflipped_.size()) {
       const Slot ahead = pairing_[hashes_[i + kAhead / 2] & mask];
-      if (ahead.index >= 0) __builtin_prefetch(&keys_[flipped_[static_cast<std::size_t>(ahead.index)]]);
+      if (ahead.row_plus_one != 0) __builtin_prefetch(&keys_[ahead.row_plus_one - 1]);
     }
     const std::size_t r = unflipped_[i];
     const PauliString<W> v = keys_[r];
     const std::uint64_t h = hashes_[i];
     const auto tag = static_cast<std::uint32_t>(h >> 32);
-    std::int32_t found = -1;
-    for (std::size_t j = h & mask; pairing_[j].index >= 0; j = (j + 1) & mask) {
+    std::uint32_t found = 0;  // the partner's row + 1
+    for (std::size_t j = h & mask; pairing_[j].row_plus_one != 0; j = (j + 1) & mask) {
       const Slot slot = pairing_[j];
-      if (slot.tag == tag && (keys_[flipped_[static_cast<std::size_t>(slot.index)]] ^ generator) == v) {
-        found = slot.index;
+      if (slot.tag == tag && (keys_[slot.row_plus_one - 1] ^ generator) == v) {
+        found = slot.row_plus_one;
         break;
       }
     }
-    if (found < 0) {
+    if (found == 0) {
       alone(r);
       continue;
     }
-    paired_[static_cast<std::size_t>(found)] = 1;
+    const std::size_t s = found - 1;
+    paired_[s] = 1;
     // v = key, w = partner: out_v = cos·c_v + σ(w)·sin·c_w, out_w = cos·c_w + σ(v)·sin·c_v.
-    const std::size_t s = flipped_[static_cast<std::size_t>(found)];
     const double sign = product_phase(generator, v) == 3 ? 1.0 : -1.0;
     const C c = coefficients_[r], c_w = coefficients_[s];
     C out_v = C(0.0), out_w = C(0.0);
@@ -414,8 +414,12 @@ double ColumnEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const
     store(r, out_v);
     store(s, out_w);
   }
-  for (std::size_t i = 0; i < flipped_.size(); ++i) {
-    if (!paired_[i]) alone(flipped_[i]);
+  for (const std::uint32_t r : flipped_) {
+    if (paired_[r]) {
+      paired_[r] = 0;
+    } else {
+      alone(r);
+    }
   }
   return dropped;
 }

@@ -383,7 +383,10 @@ double ColumnEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const
     if (i + kAhead < unflipped_.size()) __builtin_prefetch(&pairing_[hashes_[i + kAhead] & mask]);
     if (i + kAhead / 2 < unflipped_.size()) {
       const Slot ahead = pairing_[hashes_[i + kAhead / 2] & mask];
-      if (ahead.row_plus_one != 0) __builtin_prefetch(&keys_[ahead.row_plus_one - 1]);
+      if (ahead.row_plus_one != 0) {
+        __builtin_prefetch(&keys_[ahead.row_plus_one - 1]);
+        __builtin_prefetch(&coefficients_[ahead.row_plus_one - 1]);
+      }
     }
     const std::size_t r = unflipped_[i];
     const PauliString<W> v = keys_[r];

@@ -138,7 +138,7 @@ class ColumnEngine {
   std::vector<std::uint32_t> to_erase_;             // rows removed at the end of a layer
   std::vector<std::uint32_t> unflipped_, flipped_;  // anticommuting rows by the side of g's pivot bit
   std::vector<Slot> pairing_;                       // flipped_ by the key of their partner
-  std::vector<std::uint64_t> hashes_;
+  std::vector<std::uint64_t> hashes_, unflipped_hashes_;  // of flipped_'s partners, of unflipped_'s keys
   std::vector<char> paired_;  // by row: a flipped row found by its partner (all 0 between layers)
   /// The policy every live row is known to pass (held, so its identity stays unique).
   TestedPolicy tested_;

@@ -337,22 +337,28 @@ double ColumnEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const
   }
   // Both members of a pair anticommute with g, so the pairs are found among the rows just read: the
   // flipped side (with g's pivot bit) indexed by its partner v, then looked up from the unflipped side.
+  // Each key is hashed as it is read here (the flipped ones as their partner), not in a second pass.
   unflipped_.clear();
   flipped_.clear();
+  hashes_.clear();
+  unflipped_hashes_.clear();
   column_detail::for_each_row(flags_, words, [&](std::size_t r) {
     const PauliString<W>& key = keys_[r];
-    const bool flipped = ((pivot_on_z ? key.z[pivot_word] : key.x[pivot_word]) & pivot_bit) != 0;
-    (flipped ? flipped_ : unflipped_).push_back(static_cast<std::uint32_t>(r));
+    if (((pivot_on_z ? key.z[pivot_word] : key.x[pivot_word]) & pivot_bit) != 0) {
+      flipped_.push_back(static_cast<std::uint32_t>(r));
+      hashes_.push_back(key_hash(key ^ generator));
+    } else {
+      unflipped_.push_back(static_cast<std::uint32_t>(r));
+      unflipped_hashes_.push_back(key_hash(key));
+    }
   });
-  // The table outgrows the caches on large layers: hashes are computed first, and each slot (then the
-  // key it names) is fetched a few rows before it is read.
+  // The table outgrows the caches on large layers: each slot (then the key it names) is fetched a few
+  // rows before it is read.
   constexpr std::size_t kAhead = 16;
   std::size_t capacity = 16;
   while (capacity < 2 * flipped_.size()) capacity <<= 1;
   pairing_.assign(capacity, Slot{});
   const std::size_t mask = capacity - 1;
-  hashes_.resize(flipped_.size());
-  for (std::size_t i = 0; i < flipped_.size(); ++i) hashes_[i] = key_hash(keys_[flipped_[i]] ^ generator);
   for (std::size_t i = 0; i < flipped_.size(); ++i) {
     if (i + kAhead < flipped_.size()) __builtin_prefetch(&pairing_[hashes_[i + kAhead] & mask], 1);
     std::size_t j = hashes_[i] & mask;
@@ -377,12 +383,10 @@ double ColumnEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const
     store(r, out_kept);
     add(key ^ generator, out_new);
   };
-  hashes_.resize(unflipped_.size());
-  for (std::size_t i = 0; i < unflipped_.size(); ++i) hashes_[i] = key_hash(keys_[unflipped_[i]]);
   for (std::size_t i = 0; i < unflipped_.size(); ++i) {
-    if (i + kAhead < unflipped_.size()) __builtin_prefetch(&pairing_[hashes_[i + kAhead] & mask]);
+    if (i + kAhead < unflipped_.size()) __builtin_prefetch(&pairing_[unflipped_hashes_[i + kAhead] & mask]);
     if (i + kAhead / 2 < unflipped_.size()) {
-      const Slot ahead = pairing_[hashes_[i + kAhead / 2] & mask];
+      const Slot ahead = pairing_[unflipped_hashes_[i + kAhead / 2] & mask];
       if (ahead.row_plus_one != 0) {
         __builtin_prefetch(&keys_[ahead.row_plus_one - 1]);
         __builtin_prefetch(&coefficients_[ahead.row_plus_one - 1]);
@@ -390,7 +394,7 @@ double ColumnEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const
     }
     const std::size_t r = unflipped_[i];
     const PauliString<W> v = keys_[r];
-    const std::uint64_t h = hashes_[i];
+    const std::uint64_t h = unflipped_hashes_[i];
     const auto tag = static_cast<std::uint32_t>(h >> 32);
     std::uint32_t found = 0;  // the partner's row + 1
     for (std::size_t j = h & mask; pairing_[j].row_plus_one != 0; j = (j + 1) & mask) {

@@ -74,6 +74,8 @@ class Truncation {
   /// The per-term test on a summed coefficient.
   template <int W, Coefficient C>
   bool keep(const PauliString<W>& key, const C& coefficient) const {
+    // The common policy, a cut-off alone, tested here without the call into the walk.
+    if (node_->kind == Kind::coeff) return passes_coeff(*node_, magnitude_squared(coefficient));
     return keep_node(*node_, key, magnitude_squared(coefficient));
   }
   /// The layer passes, in place.
@@ -101,6 +103,9 @@ class Truncation {
   };
   explicit Truncation(std::shared_ptr<const Node> node) : node_(std::move(node)) {}
 
+  static bool passes_coeff(const Node& node, double magnitude_squared) {
+    return node.epsilon < 0.0 || magnitude_squared > node.epsilon * node.epsilon;
+  }
   template <int W>
   static bool keep_node(const Node& node, const PauliString<W>& key, double magnitude_squared);
   template <class Target>

@@ -13,7 +13,7 @@ template <int W>
 bool Truncation::keep_node(const Node& node, const PauliString<W>& key, double magnitude_squared) {
   switch (node.kind) {
     case Kind::coeff:
-      return node.epsilon < 0.0 || magnitude_squared > node.epsilon * node.epsilon;
+      return passes_coeff(node, magnitude_squared);
     case Kind::weight:
       return static_cast<std::size_t>(key.weight()) <= node.count;
     case Kind::all_of:

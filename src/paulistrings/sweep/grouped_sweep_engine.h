@@ -47,25 +47,25 @@ std::uint64_t keep_mask(const Truncation& truncation, const PauliString<W>& key,
   return mask;
 }
 
-/// The rows of `sum` (values × blocks columns) whose mask meets [first, first + count), with the value and
-/// derivative columns of that range.
-template <int W, Coefficient C>
-SweepSum<W, C> select_group(const SweepSum<W, C>& sum, std::size_t values,
-                            std::span<const std::uint64_t> masks, std::size_t first, std::size_t count) {
-  const std::size_t blocks = sum.columns() / values;
+/// The rows of `engine` (values × blocks columns, in for_each_row's order, masks[i] row i's) whose mask
+/// meets [first, first + count), with the value and derivative columns of that range.
+template <int W, Coefficient C, class Engine>
+SweepSum<W, C> select_group(const Engine& engine, std::size_t num_qubits, std::size_t values,
+                            std::size_t blocks, std::span<const std::uint64_t> masks, std::size_t first,
+                            std::size_t count) {
   const std::uint64_t range = (count == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << count) - 1) << first;
   std::vector<PauliString<W>> keys;
   std::vector<C> coefficients;
-  for (std::size_t i = 0; i < sum.size(); ++i) {
-    if ((masks[i] & range) == 0) continue;
-    keys.push_back(sum.keys()[i]);
-    const auto row = sum.row(i);
+  std::size_t i = 0;
+  engine.for_each_row([&](const PauliString<W>& key, std::span<const C> row) {
+    if ((masks[i++] & range) == 0) return;
+    keys.push_back(key);
     for (std::size_t b = 0; b < blocks; ++b) {
       const auto from = row.begin() + static_cast<std::ptrdiff_t>(b * values + first);
       coefficients.insert(coefficients.end(), from, from + static_cast<std::ptrdiff_t>(count));
     }
-  }
-  return SweepSum<W, C>(sum.num_qubits(), count * blocks, std::move(keys), std::move(coefficients));
+  });
+  return SweepSum<W, C>(num_qubits, count * blocks, std::move(keys), std::move(coefficients));
 }
 
 }  // namespace sweep_detail
@@ -86,7 +86,6 @@ class GroupedSweepEngine {
     bool split = true;          ///< false: the groups never split
     std::size_t min_terms = 0;  ///< a group is counted from this many terms on
     bool tested = false;        ///< every term has passed the per-term test (a state after a layer)
-    int threads = 1;            ///< for the masks (the counts do not depend on it)
   };
 
   /// `groups`: contiguous, covering the K value columns in order.
@@ -254,14 +253,12 @@ class GroupedSweepEngine {
         continue;
       }
       g.next_count = 2 * n;
-      const SweepSum<W, C> rows = g.engine->result();
-      std::vector<std::uint64_t> masks(rows.size());
-      const auto size = static_cast<std::ptrdiff_t>(rows.size());
-#pragma omp parallel for schedule(static) num_threads(std::max(settings_.threads, 1))
-      for (std::ptrdiff_t i = 0; i < size; ++i) {
-        const auto u = static_cast<std::size_t>(i);
-        masks[u] = sweep_detail::keep_mask(truncation, rows.keys()[u], rows.row(u), g.count);
-      }
+      // The masks in the engine's order, read in place (most counts split nothing).
+      std::vector<std::uint64_t> masks;
+      masks.reserve(n);
+      g.engine->for_each_row([&](const PauliString<W>& key, std::span<const C> row) {
+        masks.push_back(sweep_detail::keep_mask(truncation, key, row, g.count));
+      });
       ColumnCounts counts(g.count);
       for (const std::uint64_t m : masks) counts.add(m);
       const ColumnPartition partition = choose_column_groups(
@@ -278,7 +275,8 @@ class GroupedSweepEngine {
         part.first = g.first + a;
         part.count = b - a;
         {
-          const SweepSum<W, C> selected = sweep_detail::select_group(rows, g.count, masks, a, b - a);
+          const SweepSum<W, C> selected =
+              sweep_detail::select_group<W, C>(*g.engine, num_qubits_, g.count, blocks_, masks, a, b - a);
           part.engine = make_(selected, b - a, *g.engine);
           part.next_count = 2 * selected.size();
         }

@@ -150,7 +150,6 @@ SweepStats run_groups(std::vector<GroupStart<W, C>> starts, std::size_t start_la
   settings.split = options.sweep_split;
   settings.min_terms = options.sweep_split_min_terms;
   settings.tested = start_layer > 0;
-  settings.threads = options.threads == 0 ? available_cpus() : options.threads;
   // A new group continues its parent's layout: the same bucket count, its rows in the parent's order, the
   // parent's light cone, every term tested (the split is at a layer boundary).
   Grouped engine(

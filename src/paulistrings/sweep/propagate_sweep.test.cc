@@ -880,6 +880,42 @@ TEST_P(SweepEngines, ASplitColumnKeepsEveryTermItsOwnRunKeepsAtAGate) {
   }
 }
 
+TEST_P(SweepEngines, ASplitSweepSharesTheMemoryBudgetAmongItsGroups) {
+  const IsingSweep sweep = ising_sweep(6, 4, 8, false);
+  PropagateOptions options = splitting(GetParam(), 0.01);
+  options.max_terms = 200;
+  SweepState state;
+  const SweepStats stats = propagate_sweep(sweep.observable, sweep.columns, options, state);
+  EXPECT_GE(stats.splits, 1u);
+  EXPECT_GT(stats.stats.budget_truncations, 0u);
+  // Each group keeps its share of the limit (rounded down): the groups' terms together stay within it.
+  std::size_t held = 0;
+  for (const SweepGroupState& group : state.groups) held += group.sum.size();
+  EXPECT_LE(held, options.max_terms);
+  EXPECT_EQ(held, stats.stats.final_terms);
+}
+
+TEST_P(SweepEngines, AStateWhoseGroupsDoNotCoverTheColumnsIsRefused) {
+  const IsingSweep sweep = ising_sweep(6, 4, 8, false);
+  PropagateOptions options = splitting(GetParam(), 0.01);
+  const std::size_t stop = sweep.columns[0].size() - 2;  // after the split
+  options.should_stop = [stop](std::size_t done) { return done == stop; };
+  SweepState state;
+  propagate_sweep(sweep.observable, sweep.columns, options, state);
+  ASSERT_GE(state.groups.size(), 2u);
+  SweepState gap = state;
+  gap.groups.erase(gap.groups.begin());  // the first columns in no group
+  EXPECT_THROW(resume_sweep(sweep.observable, sweep.columns, options, gap), std::invalid_argument);
+  SweepState short_of = state;
+  short_of.groups.pop_back();  // the last columns in no group
+  EXPECT_THROW(resume_sweep(sweep.observable, sweep.columns, options, short_of), std::invalid_argument);
+  SweepState wide = state;
+  wide.groups[0].count += 1;  // its rows have fewer columns than it claims
+  EXPECT_THROW(resume_sweep(sweep.observable, sweep.columns, options, wide), std::invalid_argument);
+  resume_sweep(sweep.observable, sweep.columns, options, state);  // the state itself resumes
+  EXPECT_EQ(state.layers_done, stop + 2);
+}
+
 TEST(SweepEngine, ASplitSweepIsTheSameBitsForAnyThreadCount) {
   const IsingSweep sweep = ising_sweep(6, 4, 8, true);
   PropagateOptions options = splitting(Engine::cpu, 0.01);

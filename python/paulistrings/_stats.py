@@ -126,11 +126,16 @@ class SweepStats(PropagationStats):
     their sum); ``columns`` is K and ``column_discarded_weight[k]`` the Σ|c|² column k lost in the
     whole run. With ``gradient=``, ``gradient_discarded_weight[name][k]`` is the Σ|c|² the derivative of
     column k lost (truncation decides on the values alone: a Pauli string goes with its derivatives),
-    and a layer's ``discarded_weight`` is the largest over the value and derivative columns."""
+    and a layer's ``discarded_weight`` is the largest over the value and derivative columns. When the
+    columns diverge the sweep may split them into groups of adjacent columns (docs/design.md §7.8):
+    ``column_groups`` is how many groups it ended with (1: never split), ``column_splits`` how many
+    splits it made; while split, the per-layer terms count every group's."""
 
     columns: int
     column_discarded_weight: list
     gradient_discarded_weight: dict = field(default_factory=dict)
+    column_groups: int = 1
+    column_splits: int = 0
 
     def __repr__(self) -> str:
         return (
@@ -184,7 +189,8 @@ def _sweep_stats(res, policy, gradients=()) -> SweepStats:
     k = len(weights) // (1 + len(gradients))
     return SweepStats(**fields, columns=k, column_discarded_weight=weights[:k],
                       gradient_discarded_weight={name: weights[k * (1 + g): k * (2 + g)]
-                                                 for g, name in enumerate(gradients)})
+                                                 for g, name in enumerate(gradients)},
+                      column_groups=res.get("column_groups", 1), column_splits=res.get("column_splits", 0))
 
 
 def _stats(res, policy) -> PropagationStats:

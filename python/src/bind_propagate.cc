@@ -173,7 +173,9 @@ void register_options(py::module_& m) {
           "column_engine", [](const PropagateOptions& o) { return o.engine == Engine::column; },
           [](PropagateOptions& o, bool column) { o.engine = column ? Engine::column : Engine::cpu; })
       .def_readwrite("keep_layer_records", &PropagateOptions::keep_layer_records)
-      .def_readwrite("auto_truncate", &PropagateOptions::auto_truncate);
+      .def_readwrite("auto_truncate", &PropagateOptions::auto_truncate)
+      .def_readwrite("sweep_split", &PropagateOptions::sweep_split)
+      .def_readwrite("sweep_split_min_terms", &PropagateOptions::sweep_split_min_terms);
 
   py::class_<PartitionOptions>(m, "PartitionOptions", "A run's partitions (internal).")
       .def(py::init<>())

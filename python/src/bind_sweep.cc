@@ -158,6 +158,8 @@ void register_sweep(py::module_& m) {
         }
         py::dict out = stats_dict(outcome.stats.stats, columns[0]);
         out["column_discarded_weight"] = outcome.stats.discarded_weight;
+        out["column_groups"] = outcome.stats.groups;
+        out["column_splits"] = outcome.stats.splits;
         out["exception"] = hooks.pending();
         out["interrupted"] = outcome.interrupted;
         out["resumed_from_layer"] = resumed_from;

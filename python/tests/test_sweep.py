@@ -104,6 +104,7 @@ def test_stats_report_each_columns_discarded_weight():
     out, stats = obs.propagate_with_stats(c, sweep=sweep)
     assert isinstance(stats, SweepStats) and isinstance(stats, ps.PropagationStats)
     assert stats.columns == 3 and stats.column_discarded_weight == [0.0, 0.0, 0.0]
+    assert stats.column_groups == 1 and stats.column_splits == 0  # without truncation nothing splits
     assert stats.layers == len(c) and stats.final_terms == len(out)
     # A unitary circuit keeps Σ|c|²: what a column lacks at the end is what truncation took from it.
     out, stats = obs.propagate_with_stats(c, truncation.coeff(0.02), sweep=sweep)

@@ -1116,6 +1116,8 @@ TEST_F(Cli, ASweepTaskGivesEveryColumnItsSeparateRunsValue) {
   // The observable "c" is complex: its values are [re, im] pairs, as "value" is.
   EXPECT_TRUE(j["observables"]["c"]["values"][1].is_array()) << j["observables"]["c"];
   EXPECT_EQ(j["observables"]["zz"]["discarded_weight"].size(), 3u);
+  EXPECT_EQ(j["observables"]["zz"]["column_groups"], 1);  // a small sweep: one group
+  EXPECT_EQ(j["observables"]["zz"]["column_splits"], 0);
   // The text lines: one per column, its parameters and every observable's value.
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 3) << r.err;
   EXPECT_NE(r.err.find("th=-0.7 p=0.02: <zz>="), std::string::npos) << r.err;

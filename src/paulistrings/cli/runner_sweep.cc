@@ -238,7 +238,9 @@ int execute_sweep(const RunSpec& spec, const RunControl& control) {
     observables[observable.name] = {{"values", numbers(part(values.back(), 0))},
                                     {"final_terms", stats.final_terms},
                                     {"peak_terms", stats.peak_terms},
-                                    {"discarded_weight", part(sweep.discarded_weight, 0)}};
+                                    {"discarded_weight", part(sweep.discarded_weight, 0)},
+                                    {"column_groups", sweep.groups},
+                                    {"column_splits", sweep.splits}};
     if (G > 0) {
       Json derivatives = Json::object(), derivative_discarded = Json::object();
       for (std::size_t g = 0; g < G; ++g) {

@@ -35,6 +35,8 @@ void add_segment(SweepStats& run, SweepStats&& segment, bool first) {
     return;
   }
   add_segment_stats(run.stats, std::move(segment.stats));
+  run.groups = segment.groups;
+  run.splits += segment.splits;
   for (std::size_t k = 0; k < run.discarded_weight.size() && k < segment.discarded_weight.size(); ++k)
     run.discarded_weight[k] += segment.discarded_weight[k];
 }
@@ -140,6 +142,9 @@ SweepRunResult run_sweep_segments(const AnyPauliSum& observable, std::span<const
   Clock::duration interval = run.checkpoint_interval;
   const auto interrupted = [&] { return run.interrupted && run.interrupted(); };
   PropagateOptions options = run.propagate;
+  // A checkpoint file holds one group (io/checkpoint.h, version 2): a run that writes them does not split
+  // its columns (docs/design.md §7.8), so that every stop can be written and resumed to the same bits.
+  if (checkpointing) options.sweep_split = false;
   options.should_stop = [&](std::size_t done) {
     return interrupted() || (checkpointing && every > 0 && done % every == 0) ||
            (by_time && Clock::now() - last_saved >= interval);

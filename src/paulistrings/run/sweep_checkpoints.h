@@ -60,7 +60,8 @@ struct SweepRunOptions {
   PropagateOptions propagate;
   /// Written at every stop: every `checkpoint_every` layers, at the first layer boundary
   /// `checkpoint_interval` after the last write (checkpoint_every = 0; never sooner than ten times the last
-  /// write took; zero: off) and when interrupted. Empty: none.
+  /// write took; zero: off) and when interrupted. Empty: none. A run that writes checkpoints keeps its
+  /// columns in one group (propagate.sweep_split is taken as false: a version-2 file holds one group).
   std::optional<std::filesystem::path> checkpoint;
   std::size_t checkpoint_every = 0;
   std::chrono::nanoseconds checkpoint_interval = std::chrono::minutes(10);

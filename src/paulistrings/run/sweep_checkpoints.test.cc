@@ -11,8 +11,10 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <numbers>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "paulistrings/io/checkpoint.h"
@@ -133,6 +135,18 @@ SweepState stopped_at(const Sweep& sweep, PropagateOptions o, std::size_t layers
   return state;
 }
 
+/// Segments of `sweep` under `o` writing a checkpoint at `path` every `every` layers (task fingerprint 9).
+SweepRunOptions checkpointed(const Sweep& sweep, const PropagateOptions& o, std::filesystem::path path,
+                             std::size_t every) {
+  SweepRunOptions run;
+  run.propagate = o;
+  run.checkpoint = std::move(path);
+  run.checkpoint_every = every;
+  run.circuit_fingerprint = sweep_circuit_fingerprint(sweep.columns);
+  run.task_fingerprint = 9;
+  return run;
+}
+
 class SweepCheckpoint : public testing::TempDirTest {};
 
 TEST_F(SweepCheckpoint, ResumingAfterAnyLayerGivesTheUninterruptedBits) {
@@ -203,12 +217,7 @@ TEST_F(SweepCheckpoint, SegmentsWithCheckpointsAndAnInterruptGiveTheUninterrupte
   const PropagateOptions o = options(Engine::cpu, Truncation::coeff(1e-3));
   SweepState full;
   const SweepStats plain = propagate_sweep(sweep.observable, sweep.columns, o, full, sweep.gradients);
-  SweepRunOptions run;
-  run.propagate = o;
-  run.checkpoint = dir_ / "run.ckpt";
-  run.checkpoint_every = 4;
-  run.circuit_fingerprint = sweep_circuit_fingerprint(sweep.columns);
-  run.task_fingerprint = 9;
+  SweepRunOptions run = checkpointed(sweep, o, dir_ / "run.ckpt", 4);
   SweepState state;
   SweepRunResult result =
       run_sweep_segments(sweep.observable, sweep.columns, sweep.gradients, run, state, false);
@@ -235,6 +244,51 @@ TEST_F(SweepCheckpoint, SegmentsWithCheckpointsAndAnInterruptGiveTheUninterrupte
   result = run_sweep_segments(sweep.observable, sweep.columns, sweep.gradients, run, point.state, true);
   EXPECT_FALSE(result.interrupted);
   EXPECT_TRUE(SameState(point.state, full));
+}
+
+TEST_F(SweepCheckpoint, ACheckpointedRunKeepsOneGroupAndAnInterruptedSplitRunResumesInMemory) {
+  // Columns that diverge (angle 0 keeps few terms), counted from the first term: the sweep splits.
+  const Sweep sweep = make_sweep(true, {0.0, 0.05, 0.9, -2.2});
+  PropagateOptions o = options(Engine::cpu, Truncation::coeff(1e-2));
+  o.sweep_split_min_terms = 1;
+  o.threads = 1;  // (the thread counts' bits: sweep/propagate_sweep.test.cc)
+  SweepState split;
+  const SweepStats split_stats = propagate_sweep(sweep.observable, sweep.columns, o, split, sweep.gradients);
+  ASSERT_GE(split_stats.splits, 1u);
+  PropagateOptions one_group = o;
+  one_group.sweep_split = false;
+  SweepState unsplit;
+  propagate_sweep(sweep.observable, sweep.columns, one_group, unsplit, sweep.gradients);
+  // With checkpoints: one group (a file holds one), the unsplit run's bits.
+  SweepRunOptions run = checkpointed(sweep, o, dir_ / "split.ckpt", 10);
+  SweepState state;
+  SweepRunResult result =
+      run_sweep_segments(sweep.observable, sweep.columns, sweep.gradients, run, state, false);
+  EXPECT_EQ(result.stats.splits, 0u);
+  EXPECT_EQ(result.stats.groups, 1u);
+  EXPECT_TRUE(state.groups.empty());
+  EXPECT_TRUE(SameState(state, unsplit));
+  // Without: interrupted in memory after the split, resumed from the state's groups, the split run's bits.
+  run.checkpoint.reset();
+  const std::size_t layers = sweep.columns[0].size();
+  std::size_t polls = 0;
+  run.interrupted = [&] { return ++polls >= layers - 2; };
+  SweepState stopped;
+  result = run_sweep_segments(sweep.observable, sweep.columns, sweep.gradients, run, stopped, false);
+  ASSERT_TRUE(result.interrupted);
+  EXPECT_FALSE(stopped.groups.empty());
+  run.interrupted = nullptr;
+  result = run_sweep_segments(sweep.observable, sweep.columns, sweep.gradients, run, stopped, true);
+  EXPECT_TRUE(SameState(stopped, split));
+  ASSERT_EQ(stopped.groups.size(), split.groups.size());
+  for (std::size_t g = 0; g < split.groups.size(); ++g) {
+    SweepState a, b;
+    a.sum = stopped.groups[g].sum;
+    b.sum = split.groups[g].sum;
+    EXPECT_TRUE(SameState(a, b)) << "group " << g;
+    EXPECT_EQ(stopped.groups[g].bucket_bits, split.groups[g].bucket_bits);
+    EXPECT_EQ(stopped.groups[g].light_cone, split.groups[g].light_cone);
+  }
 }
 
 TEST_F(SweepCheckpoint, ACheckpointOfAnotherSweepIsRefused) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <memory>
 #include <new>
 #include <numbers>
 #include <stdexcept>
@@ -12,6 +13,7 @@
 
 #include "paulistrings/cpu/cpu_engine.h"
 #include "paulistrings/engine/validate.h"
+#include "paulistrings/sweep/grouped_sweep_engine.h"
 #include "paulistrings/sweep/reference_sweep_engine.h"
 #include "paulistrings/sweep/sweep_driver.h"
 #include "paulistrings/sweep/sweep_engine.h"
@@ -113,41 +115,89 @@ std::array<std::uint64_t, W> cone_words(const std::vector<std::uint64_t>& cone) 
   return words;
 }
 
-/// Runs the sweep from `start` (the state after `start_layer` steps; `restored`: a state handed back or
-/// loaded, whose engine layout and light cone `state` holds) and leaves the state reached in `state`.
-/// `start` is let go once the engine holds its copy.
+/// One group to start from: its value columns [first, first + count), its rows and, when restored, the
+/// engine layout it had.
 template <int W, Coefficient C>
-SweepStats run_from(SweepSum<W, C> start, std::size_t start_layer, bool restored,
-                    std::span<const Circuit> columns, std::span<const SweepGradient> gradients,
-                    const PropagateOptions& options, SweepState& state) {
-  const std::size_t K = columns.size();
-  if (options.engine == Engine::reference) {
-    ReferenceSweepEngine<W, C> engine(start, K);
-    start = SweepSum<W, C>();
-    SweepStats stats = run_sweep<W>(engine, columns, gradients, options, start_layer);
-    state.sum = AnySweepSum(engine.result());
-    state.layers_done = stats.stats.layers_done;
+struct GroupStart {
+  std::size_t first = 0, count = 0;
+  SweepSum<W, C> sum;
+  int bucket_bits = 0;
+  std::vector<std::uint64_t> light_cone;
+  std::size_t next_count = 0;
+};
+
+/// Runs the sweep from `starts` (the groups after `start_layer` steps; `restored`: a state handed back or
+/// loaded, whose engine layouts and light cones the starts hold) and leaves the state reached in `state`.
+/// The starts' rows are let go once the engines hold their copies.
+template <int W, Coefficient C, class Engine, class MakeEngine>
+SweepStats run_groups(std::vector<GroupStart<W, C>> starts, std::size_t start_layer, std::size_t K,
+                      std::span<const Circuit> columns, std::span<const SweepGradient> gradients,
+                      const PropagateOptions& options, SweepState& state, MakeEngine&& make) {
+  using Grouped = GroupedSweepEngine<W, C, Engine>;
+  const std::size_t num_qubits = starts.front().sum.num_qubits();
+  std::vector<typename Grouped::Group> groups;
+  for (GroupStart<W, C>& start : starts) {
+    typename Grouped::Group group;
+    group.first = start.first;
+    group.count = start.count;
+    group.engine = make(start, false);
+    group.next_count = start.next_count;
+    start.sum = SweepSum<W, C>();
+    groups.push_back(std::move(group));
+  }
+  starts.clear();
+  typename Grouped::Settings settings;
+  settings.split = options.sweep_split;
+  settings.min_terms = options.sweep_split_min_terms;
+  settings.tested = start_layer > 0;
+  // A new group continues its parent's layout: the same bucket count, its rows in the parent's order, the
+  // parent's light cone, every term tested (the split is at a layer boundary).
+  Grouped engine(
+      num_qubits, K, 1 + gradients.size(), std::move(groups),
+      [&](const SweepSum<W, C>& rows, std::size_t values, const Engine& parent) {
+        GroupStart<W, C> start;
+        start.count = values;
+        start.sum = rows;
+        if constexpr (requires { parent.bucket_bits(); }) {
+          start.bucket_bits = parent.bucket_bits();
+          start.light_cone.assign(parent.light_cone().begin(), parent.light_cone().end());
+        }
+        return make(start, true);
+      },
+      settings);
+  const auto layout = [](const Engine& e, int& bits, std::vector<std::uint64_t>& cone) {
+    bits = 0;
+    cone.clear();
+    if constexpr (requires { e.bucket_bits(); }) {
+      bits = e.bucket_bits();
+      cone.assign(e.light_cone().begin(), e.light_cone().end());
+    }
+  };
+  const auto hand_back = [&](std::size_t layers_done) {
+    state.layers_done = layers_done;
+    state.groups.clear();
+    const auto& reached = engine.groups();
+    if (reached.size() == 1) {
+      state.sum = AnySweepSum(reached[0].engine->result());
+      layout(*reached[0].engine, state.bucket_bits, state.light_cone);
+      state.next_count = reached[0].next_count;
+      return;
+    }
+    std::vector<SweepSum<W, C>> parts;
+    for (const auto& g : reached) parts.push_back(g.engine->result());
+    state.sum = AnySweepSum(engine.merge(parts));
     state.bucket_bits = 0;
     state.light_cone.clear();
-    return stats;
-  }
-  SweepEngineOptions engine_options;
-  engine_options.threads = options.threads == 0 ? available_cpus() : options.threads;
-  // Buckets as long as the ordinary engine's, though a term is K coefficients: a task's fixed cost
-  // (its index, its flags) outweighs cache misses at shorter buckets (docs/PERFORMANCE.md "Sweeps").
-  engine_options.target_bucket_len = options.target_bucket_len;
-  engine_options.parallel_threshold = options.parallel_threshold;
-  SweepEngine<W, C> engine(start, K, engine_options, restored ? state.bucket_bits : -1);
-  if (restored) {
-    // After a layer every term has passed the per-term test (the first layer always tests them all).
-    engine.restore(cone_words<W>(state.light_cone), start_layer > 0 ? &options.truncation : nullptr);
-  }
-  start = SweepSum<W, C>();
-  const auto hand_back = [&](std::size_t layers_done) {
-    state.sum = AnySweepSum(engine.result());
-    state.layers_done = layers_done;
-    state.bucket_bits = engine.bucket_bits();
-    state.light_cone.assign(engine.light_cone().begin(), engine.light_cone().end());
+    state.next_count = 0;
+    for (std::size_t p = 0; p < parts.size(); ++p) {
+      SweepGroupState group;
+      group.first = reached[p].first;
+      group.count = reached[p].count;
+      group.sum = AnySweepSum(std::move(parts[p]));
+      layout(*reached[p].engine, group.bucket_bits, group.light_cone);
+      group.next_count = reached[p].next_count;
+      state.groups.push_back(std::move(group));
+    }
   };
   SweepStats stats;
   try {
@@ -165,9 +215,46 @@ SweepStats run_from(SweepSum<W, C> start, std::size_t start_layer, bool restored
     throw;
   }
   hand_back(stats.stats.layers_done);
+  stats.groups = engine.groups().size();
+  stats.splits = engine.splits();
   return stats;
 }
 
+/// Runs the sweep from `starts` on the engine options.engine names (run_groups).
+template <int W, Coefficient C>
+SweepStats run_from(std::vector<GroupStart<W, C>> starts, std::size_t start_layer, bool restored,
+                    std::span<const Circuit> columns, std::span<const SweepGradient> gradients,
+                    const PropagateOptions& options, SweepState& state) {
+  const std::size_t K = columns.size();
+  if (options.engine == Engine::reference) {
+    return run_groups<W, C, ReferenceSweepEngine<W, C>>(
+        std::move(starts), start_layer, K, columns, gradients, options, state,
+        [](const GroupStart<W, C>& start, bool) {
+          return std::make_unique<ReferenceSweepEngine<W, C>>(start.sum, start.count);
+        });
+  }
+  SweepEngineOptions engine_options;
+  engine_options.threads = options.threads == 0 ? available_cpus() : options.threads;
+  // Buckets as long as the ordinary engine's, though a term is K coefficients: a task's fixed cost
+  // (its index, its flags) outweighs cache misses at shorter buckets (docs/PERFORMANCE.md "Sweeps").
+  engine_options.target_bucket_len = options.target_bucket_len;
+  engine_options.parallel_threshold = options.parallel_threshold;
+  // A group split off mid-run continues its parent's layout, every term tested; the groups a run starts
+  // with are restored when resumed (after a layer every term has passed the per-term test; the first
+  // layer always tests them all).
+  const auto make = [&](const GroupStart<W, C>& start, bool split_off) {
+    const bool layout = restored || split_off;
+    auto engine = std::make_unique<SweepEngine<W, C>>(start.sum, start.count, engine_options,
+                                                      layout ? start.bucket_bits : -1);
+    if (layout) {
+      engine->restore(cone_words<W>(start.light_cone),
+                      split_off || start_layer > 0 ? &options.truncation : nullptr);
+    }
+    return engine;
+  };
+  return run_groups<W, C, SweepEngine<W, C>>(std::move(starts), start_layer, K, columns, gradients, options,
+                                             state, make);
+}
 /// The observable at the sweep's coefficient type (sweep_is_complex).
 AnyPauliSum typed_observable(const AnyPauliSum& observable, std::span<const Circuit> columns,
                              std::span<const SweepGradient> gradients) {
@@ -200,8 +287,11 @@ SweepStats propagate_sweep(const AnyPauliSum& observable, std::span<const Circui
   validate_sweep(observable, columns, options);
   const AnyPauliSum typed = typed_observable(observable, columns, gradients);
   return typed.visit([&](const auto& sum) {
-    return run_from(start_sum(sum, columns.size(), columns.size() * (1 + gradients.size())), 0, false,
-                    columns, gradients, options, state);
+    using Sum = std::decay_t<decltype(sum)>;
+    std::vector<GroupStart<Sum::kWidth, typename Sum::Coeff>> starts(1);
+    starts[0].count = columns.size();
+    starts[0].sum = start_sum(sum, columns.size(), columns.size() * (1 + gradients.size()));
+    return run_from(std::move(starts), 0, false, columns, gradients, options, state);
   });
 }
 
@@ -235,27 +325,77 @@ SweepStats resume_sweep(const AnyPauliSum& observable, std::span<const Circuit> 
                                 " layers but the circuits have " + std::to_string(columns[0].size()));
   }
   const auto words = static_cast<std::size_t>(width_for_qubits(observable.num_qubits()));
-  if (!state.light_cone.empty() && state.light_cone.size() != words) {
-    throw std::invalid_argument(what + "has a light cone of " + std::to_string(state.light_cone.size()) +
-                                " words; " + std::to_string(observable.num_qubits()) + " qubits take " +
-                                std::to_string(words));
+  const auto check_layout = [&](const std::string& whose, const std::vector<std::uint64_t>& cone, int bits) {
+    if (!cone.empty() && cone.size() != words) {
+      throw std::invalid_argument(whose + "has a light cone of " + std::to_string(cone.size()) + " words; " +
+                                  std::to_string(observable.num_qubits()) + " qubits take " +
+                                  std::to_string(words));
+    }
+    if (bits < 0 || bits > kMaxBucketBits) {
+      throw std::invalid_argument(whose + "has bucket bits " + std::to_string(bits) + " (0 to " +
+                                  std::to_string(kMaxBucketBits) + ")");
+    }
+  };
+  check_layout(what, state.light_cone, state.bucket_bits);
+  // A split state: groups of adjacent value columns covering them in order, each with its columns.
+  std::size_t next_first = 0;
+  for (std::size_t g = 0; g < state.groups.size(); ++g) {
+    const SweepGroupState& group = state.groups[g];
+    const std::string whose = what + "'s group " + std::to_string(g) + " ";
+    if (group.first != next_first || group.count == 0 || group.first + group.count > columns.size() ||
+        group.sum.num_qubits() != observable.num_qubits() ||
+        group.sum.columns() != group.count * (1 + gradients.size())) {
+      const std::string expected = "value columns from " + std::to_string(next_first) + ", each with its " +
+                                   std::to_string(gradients.size()) + " derivative columns";
+      throw std::invalid_argument(whose + "is not the next range of adjacent columns of this sweep (" +
+                                  expected + ")");
+    }
+    check_layout(whose, group.light_cone, group.bucket_bits);
+    next_first = group.first + group.count;
   }
-  if (state.bucket_bits < 0 || state.bucket_bits > kMaxBucketBits) {
-    throw std::invalid_argument(what + "has bucket bits " + std::to_string(state.bucket_bits) + " (0 to " +
-                                std::to_string(kMaxBucketBits) + ")");
+  if (!state.groups.empty() && next_first != columns.size()) {
+    throw std::invalid_argument(what + "has groups covering " + std::to_string(next_first) + " of " +
+                                std::to_string(columns.size()) + " value columns");
   }
   const AnyPauliSum typed = typed_observable(observable, columns, gradients);
   return typed.visit([&](const auto& sum) {
     using Sum = std::decay_t<decltype(sum)>;
-    if (state.sum.get_if<Sum::kWidth, typename Sum::Coeff>() == nullptr) {
-      throw std::invalid_argument(what + "has " + (state.sum.is_complex() ? "complex" : "real") +
-                                  " coefficients but this sweep's are " +
-                                  (Sum::kIsComplex ? "complex" : "real"));
+    using Start = GroupStart<Sum::kWidth, typename Sum::Coeff>;
+    const auto rows_of = [&](AnySweepSum& any) {
+      auto* rows = any.get_if<Sum::kWidth, typename Sum::Coeff>();
+      if (rows == nullptr) {
+        throw std::invalid_argument(what + "has " + (any.is_complex() ? "complex" : "real") +
+                                    " coefficients but this sweep's are " +
+                                    (Sum::kIsComplex ? "complex" : "real"));
+      }
+      return rows;
+    };
+    // The engines copy the rows; the state's copies go before the run (the state reached replaces them).
+    std::vector<Start> starts;
+    if (state.groups.empty()) {
+      Start start;
+      start.count = columns.size();
+      start.sum = std::move(*rows_of(state.sum));
+      start.bucket_bits = state.bucket_bits;
+      start.light_cone = state.light_cone;
+      start.next_count = state.next_count;
+      starts.push_back(std::move(start));
+    } else {
+      for (SweepGroupState& group : state.groups) rows_of(group.sum);
+      for (SweepGroupState& group : state.groups) {
+        Start start;
+        start.first = group.first;
+        start.count = group.count;
+        start.sum = std::move(*rows_of(group.sum));
+        start.bucket_bits = group.bucket_bits;
+        start.light_cone = group.light_cone;
+        start.next_count = group.next_count;
+        starts.push_back(std::move(start));
+      }
     }
-    // The engine copies the rows; the state's copy goes before the run (the state reached replaces it).
-    auto start = std::move(*state.sum.get_if<Sum::kWidth, typename Sum::Coeff>());
     state.sum = AnySweepSum();
-    return run_from(std::move(start), state.layers_done, true, columns, gradients, options, state);
+    state.groups.clear();
+    return run_from(std::move(starts), state.layers_done, true, columns, gradients, options, state);
   });
 }
 

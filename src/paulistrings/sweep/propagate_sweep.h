@@ -107,6 +107,10 @@ LayerDerivative sweep_derivative(std::size_t layer, const std::function<Channel(
 struct SweepStats {
   PropagationStats stats;
   std::vector<double> discarded_weight;
+  /// Groups of columns at the end (1: never split) and splits made (options.sweep_split, docs/design.md
+  /// §7.8). While split, a record's terms count every group's (a key held by two groups counts twice).
+  std::size_t groups = 1;
+  std::size_t splits = 0;
 };
 
 /// Whether a sweep of `observable` through `columns` (with `gradients`) carries complex coefficients: the
@@ -115,33 +119,54 @@ struct SweepStats {
 bool sweep_is_complex(const AnyPauliSum& observable, std::span<const Circuit> columns,
                       std::span<const SweepGradient> gradients = {});
 
+/// One group of a split sweep: value columns [first, first + count) and the same columns of every
+/// derivative block, as the group's engine left them (fields as SweepState's).
+struct SweepGroupState {
+  std::size_t first = 0;
+  std::size_t count = 0;
+  AnySweepSum sum;  ///< count × (1 + gradients) columns, the rows in the engine's order
+  int bucket_bits = 0;
+  std::vector<std::uint64_t> light_cone;
+  std::size_t next_count = 0;
+};
+
 /// A sweep at a layer boundary: what propagate_sweep and resume_sweep hand back — after every layer, or
 /// where options.should_stop stopped them — and what resume_sweep continues from. Checkpoints save it
 /// (run/sweep_checkpoints.h). With the same observable, circuits, gradients and options, resuming a state
 /// gives the bits of the uninterrupted run: the rows keep the engine's order and the engine gets back its
-/// bucket count and light cone.
+/// bucket count and light cone (and, split, every group's).
 struct SweepState {
-  AnySweepSum sum;              ///< every column (rows in the engine's order)
+  /// Every column. One group: the rows in the engine's order. Several: their union (groups in order, each
+  /// one's rows in its order, zero where a group lacks the key), for reading; `groups` is what resumes.
+  AnySweepSum sum;
   std::size_t layers_done = 0;  ///< application steps applied
   int bucket_bits = 0;          ///< SweepEngine's 2^bucket_bits buckets (0 from the reference engine)
   /// The engine's light cone, num_qubits rounded up to 64-bit words (bit q % 64 of word q / 64); empty: the
   /// qubits the terms act on.
   std::vector<std::uint64_t> light_cone;
+  /// One group: the terms at which its columns are counted again for a split (0: at
+  /// options.sweep_split_min_terms; docs/design.md §7.8).
+  std::size_t next_count = 0;
+  /// Empty: one group (sum, bucket_bits, light_cone, next_count above). Otherwise the sweep has split:
+  /// every group in column order, each as its engine left it (checkpoint files hold one group only).
+  std::vector<SweepGroupState> groups;
 };
 
 /// Propagates `observable` through `columns` (K ≥ 1 circuits of one structure, each on the observable's
 /// qubits) under `options`: direction, truncation (no collapse_sample), threads, should_stop, on_layer,
 /// keep_layer_records, max_terms / auto_truncate (cuts rank by the largest |c| over the columns),
-/// memory_guard. The CPU runs sweeps: options.device ≥ 0 and options.start_layer > 0 are refused
-/// (std::invalid_argument; resume_sweep continues from a layer). Coefficients are complex when the
-/// observable is or some channel has complex transfer amplitudes. Throws what run_layers throws
-/// (HostMemoryExceeded, MemoryBudgetExceeded).
+/// memory_guard, sweep_split / sweep_split_min_terms (docs/design.md §7.8: a split drops, from each group,
+/// only terms that no column of the group keeps on its own). The CPU runs sweeps: options.device ≥ 0 and
+/// options.start_layer > 0 are refused (std::invalid_argument; resume_sweep continues from a layer).
+/// Coefficients are complex when the observable is or some channel has complex transfer amplitudes. Throws
+/// what run_layers throws (HostMemoryExceeded, MemoryBudgetExceeded).
 ///
 /// Gradients: for every SweepGradient g, K derivative columns follow the K value columns (column
 /// K·(1 + g) + k is ∂O_k/∂(g.name)): each propagates as D' = A·D + A'·C (the product rule over every layer
 /// that uses the parameter; A' from the LayerDerivative, C the value column). Truncation decides on the
 /// value columns alone — a term goes when its largest value fails the per-term test (or every column is
-/// zero), and topn ranks by values — so asking for a gradient changes no value, and a derivative column is
+/// zero), and topn ranks by values — so asking for a gradient changes no value (unless the columns split:
+/// the groups' cost counts derivative columns, docs/design.md §7.8), and a derivative column is
 /// the exact derivative of its value column's run with the kept terms held fixed; without truncation it
 /// is the exact derivative.
 SweepStats propagate_sweep(const AnyPauliSum& observable, std::span<const Circuit> columns,

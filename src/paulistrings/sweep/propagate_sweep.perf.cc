@@ -2,10 +2,11 @@
 // sweep against K separate runs of the CPU engine, on the same threads (docs/PERFORMANCE.md).
 //
 // usage: paulistrings-sweep-bench [--steps S] [--columns K] [--coeff EPS] [--weight W] [--threads T]
-//                                 [--separate on|off] [--gradient on|off]
+//                                 [--separate on|off] [--gradient on|off] [--split on|off]
 //   θh takes K values from 0 to π/2, both ends included (K = 1: π/4); θzz = −π/2. Defaults: 20 steps,
 //   K = 20, EPS = 2^-14, no weight cut, every core, separate runs on. --gradient on also runs the sweep
 //   with ∂⟨Z62⟩/∂θh (K derivative columns beside the K values) and prints its cost against the values alone.
+//   --split off keeps the columns in one group (PropagateOptions::sweep_split; on by default).
 // Prints the seconds of the sweep and of the separate runs (all, and the slowest one), the sweep's cost
 // against the mean and the slowest run, the largest |⟨Z62⟩ sweep − separate| over the columns (the
 // sweep keeps more terms: docs/design.md §7.8), the sweep's final and peak terms and the separate runs'
@@ -35,7 +36,7 @@ int main(int argc, char** argv) {
   double epsilon = std::ldexp(1.0, -14);
   std::optional<std::size_t> weight;
   int threads = 0;
-  bool separate = true, gradient = false;
+  bool separate = true, gradient = false, split = true;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string arg = argv[i];
@@ -58,6 +59,9 @@ int main(int argc, char** argv) {
       } else if (arg == "--gradient") {
         if (value != "on" && value != "off") throw std::invalid_argument("--gradient takes on or off");
         gradient = value == "on";
+      } else if (arg == "--split") {
+        if (value != "on" && value != "off") throw std::invalid_argument("--split takes on or off");
+        split = value == "on";
       } else {
         throw std::invalid_argument("unknown option " + arg);
       }
@@ -66,7 +70,7 @@ int main(int argc, char** argv) {
     std::fprintf(
         stderr,
         "error: %s\nusage: paulistrings-sweep-bench [--steps S] [--columns K] [--coeff EPS] [--weight W] "
-        "[--threads T] [--separate on|off] [--gradient on|off]\n",
+        "[--threads T] [--separate on|off] [--gradient on|off] [--split on|off]\n",
         e.what());
     return 2;
   }
@@ -88,6 +92,7 @@ int main(int argc, char** argv) {
   if (weight) options.truncation = options.truncation & Truncation::weight(*weight);
   options.threads = threads;
   options.keep_layer_records = false;
+  options.sweep_split = split;
   using Clock = std::chrono::steady_clock;
   auto start = Clock::now();
   AnySweepSum swept;
@@ -110,10 +115,12 @@ int main(int argc, char** argv) {
     }
     separate_seconds = std::chrono::duration<double>(Clock::now() - start).count();
   }
-  std::printf("kicked_ising steps=%zu K=%zu eps=%g%s threads=%d: sweep %.3f s (final %zu, peak %zu terms)",
-              steps, columns, epsilon, weight ? (" weight<=" + std::to_string(*weight)).c_str() : "",
-              threads == 0 ? available_cpus() : threads, sweep_seconds, stats.stats.final_terms,
-              stats.stats.peak_terms);
+  std::printf(
+      "kicked_ising steps=%zu K=%zu eps=%g%s threads=%d: sweep %.3f s (final %zu, peak %zu terms; %zu groups "
+      "after %zu splits)",
+      steps, columns, epsilon, weight ? (" weight<=" + std::to_string(*weight)).c_str() : "",
+      threads == 0 ? available_cpus() : threads, sweep_seconds, stats.stats.final_terms,
+      stats.stats.peak_terms, stats.groups, stats.splits);
   if (separate) {
     std::printf(
         "; separate %.3f s (largest final %zu terms, slowest run %.3f s); sweep/mean run %.2f, "
@@ -146,11 +153,10 @@ int main(int argc, char** argv) {
     const double gradient_seconds = std::chrono::duration<double>(Clock::now() - start).count();
     const std::vector<Complex> all = with_gradient.expectations(zero);
     std::printf(
-        "  with d/dtheta_h: %.3f s (final %zu terms): %.2f x the values alone; a gradient column costs %.2f "
-        "x "
-        "a value column\n",
-        gradient_seconds, gradient_stats.stats.final_terms, gradient_seconds / sweep_seconds,
-        (gradient_seconds - sweep_seconds) / sweep_seconds);
+        "  with d/dtheta_h: %.3f s (final %zu terms, %zu groups): %.2f x the values alone; a gradient column "
+        "costs %.2f x a value column\n",
+        gradient_seconds, gradient_stats.stats.final_terms, gradient_stats.groups,
+        gradient_seconds / sweep_seconds, (gradient_seconds - sweep_seconds) / sweep_seconds);
     for (std::size_t k = 0; k < columns && k < 3; ++k)
       std::printf("  theta_h=%.6f d<Z62>/dtheta_h=%.9f\n", angles[k], all[columns + k].real());
   }

@@ -682,6 +682,257 @@ TEST(SweepEngine, GradientsMatchTheReferenceUnderTruncationOnLargeSums) {
   }
 }
 
+// ---- columns that diverge split into groups (docs/design.md §7.8, sweep/grouped_sweep_engine.h) ----
+
+/// A kicked-Ising θh sweep on a ring of n qubits from ⟨Z0⟩: θh = 0 leaves Z0 alone while larger angles
+/// spread it, so the columns diverge. `gradient`: ∂/∂θh of every column (its rx layers).
+struct IsingSweep {
+  std::vector<Circuit> columns;
+  std::vector<SweepGradient> gradients;
+  AnyPauliSum observable;
+};
+IsingSweep ising_sweep(std::size_t n, std::size_t steps, std::size_t K, bool gradient,
+                       double top = std::numbers::pi / 2) {
+  IsingSweep sweep;
+  SweepGradient d{"theta_h", {}};
+  for (std::size_t k = 0; k < K; ++k) {
+    const double theta = K == 1 ? top : top * static_cast<double>(k) / static_cast<double>(K - 1);
+    Circuit circuit(n);
+    std::vector<LayerDerivative> layers;
+    for (std::size_t step = 0; step < steps; ++step) {
+      for (std::size_t q = 0; q < n; ++q)
+        circuit.append(
+            Channel::rzz(-std::numbers::pi / 2, static_cast<Qubit>(q), static_cast<Qubit>((q + 1) % n)));
+      for (std::size_t q = 0; q < n; ++q) {
+        const auto qubit = static_cast<Qubit>(q);
+        layers.push_back(sweep_derivative(
+            circuit.size(), [qubit](double v) { return Channel::rx(v, qubit); }, theta, true));
+        circuit.append(Channel::rx(theta, qubit));
+      }
+    }
+    sweep.columns.push_back(std::move(circuit));
+    d.derivatives.push_back(std::move(layers));
+  }
+  if (gradient) sweep.gradients.push_back(std::move(d));
+  const std::vector<std::pair<std::string, Complex>> z0 = {{"Z" + std::string(n - 1, 'I'), Complex(1.0)}};
+  sweep.observable = AnyPauliSum::from_labels(n, z0);
+  return sweep;
+}
+
+/// Options that split as soon as the columns diverge (every group counted from its first term).
+PropagateOptions splitting(Engine engine, double epsilon) {
+  PropagateOptions options;
+  options.engine = engine;
+  options.truncation = Truncation::coeff(epsilon);
+  options.sweep_split_min_terms = 1;
+  options.target_bucket_len = 4;
+  options.parallel_threshold = 1;
+  return options;
+}
+
+/// Columns [first, first + count) of every block (values, then each gradient's) of `sweep`'s gradients.
+std::vector<SweepGradient> gradient_part(const std::vector<SweepGradient>& gradients, std::size_t first,
+                                         std::size_t count) {
+  std::vector<SweepGradient> part;
+  for (const SweepGradient& g : gradients) {
+    SweepGradient p{g.name, {}};
+    p.derivatives.assign(g.derivatives.begin() + static_cast<std::ptrdiff_t>(first),
+                         g.derivatives.begin() + static_cast<std::ptrdiff_t>(first + count));
+    part.push_back(std::move(p));
+  }
+  return part;
+}
+
+/// The state of group [first, first + count) split from the one-group state `whole` (values K, `blocks`
+/// blocks of columns), written out plainly: the rows on which some column of the group holds a nonzero
+/// value or derivative and keeps its value on its own, with the group's columns, in `whole`'s order and
+/// layout.
+SweepState expected_group(const SweepState& whole, std::size_t K, std::size_t blocks, std::size_t first,
+                          std::size_t count, const Truncation& truncation) {
+  SweepState group;
+  group.layers_done = whole.layers_done;
+  group.bucket_bits = whole.bucket_bits;
+  group.light_cone = whole.light_cone;
+  whole.sum.visit([&](const auto& sum) {
+    using Sum = std::decay_t<decltype(sum)>;
+    std::vector<PauliString<Sum::kWidth>> keys;
+    std::vector<typename Sum::Coeff> coefficients;
+    for (std::size_t i = 0; i < sum.size(); ++i) {
+      const auto row = sum.row(i);
+      bool kept = false;
+      for (std::size_t k = first; k < first + count; ++k) {
+        bool held = false;
+        for (std::size_t b = 0; b < blocks; ++b) held = held || std::abs(Complex(row[b * K + k])) != 0.0;
+        kept = kept || (held && truncation.keep(sum.keys()[i], row[k]));
+      }
+      if (!kept) continue;
+      keys.push_back(sum.keys()[i]);
+      for (std::size_t b = 0; b < blocks; ++b)
+        for (std::size_t k = first; k < first + count; ++k) coefficients.push_back(row[b * K + k]);
+    }
+    group.next_count = 2 * keys.size();
+    group.sum = AnySweepSum(Sum(sum.num_qubits(), count * blocks, std::move(keys), std::move(coefficients)));
+  });
+  return group;
+}
+
+TEST_P(SweepEngines, DivergingColumnsSplitIntoTheRowsTheirColumnsKeepAndResumeToTheSameBits) {
+  for (const bool gradient : {false, true}) {
+    const std::size_t K = 8;
+    const IsingSweep sweep = ising_sweep(6, 4, K, gradient);
+    const std::size_t blocks = 1 + sweep.gradients.size();
+    PropagateOptions options = splitting(GetParam(), 0.01);
+    SweepState whole;
+    const SweepStats stats =
+        propagate_sweep(sweep.observable, sweep.columns, options, whole, sweep.gradients);
+    ASSERT_GE(stats.splits, 1u) << "gradient " << gradient;
+    ASSERT_EQ(stats.groups, whole.groups.size());
+    ASSERT_EQ(stats.discarded_weight.size(), K * blocks);
+    // One layer at a time: the same bits; where the first split happens, each group is the rows of the
+    // state before it that some column of the group keeps.
+    options.should_stop = [](std::size_t) { return true; };
+    SweepState state;
+    propagate_sweep(sweep.observable, sweep.columns, options, state, sweep.gradients);
+    bool checked = false;
+    while (state.layers_done < sweep.columns[0].size()) {
+      const SweepState before = state;
+      resume_sweep(sweep.observable, sweep.columns, options, state, sweep.gradients);
+      if (checked || state.groups.empty()) continue;
+      checked = true;
+      ASSERT_TRUE(before.groups.empty());
+      for (const SweepGroupState& group : state.groups) {
+        SweepState expected = expected_group(before, K, blocks, group.first, group.count, options.truncation);
+        const std::vector<Circuit> part(
+            sweep.columns.begin() + static_cast<std::ptrdiff_t>(group.first),
+            sweep.columns.begin() + static_cast<std::ptrdiff_t>(group.first + group.count));
+        resume_sweep(sweep.observable, part, options, expected,
+                     gradient_part(sweep.gradients, group.first, group.count));
+        // The group may have split again at once (its own count): compare its columns.
+        EXPECT_EQ(all_columns(expected.sum), all_columns(group.sum))
+            << "gradient " << gradient << " group from " << group.first;
+      }
+    }
+    EXPECT_TRUE(checked);
+    EXPECT_EQ(all_columns(state.sum), all_columns(whole.sum)) << "gradient " << gradient;
+    ASSERT_EQ(state.groups.size(), whole.groups.size());
+    for (std::size_t g = 0; g < whole.groups.size(); ++g) {
+      EXPECT_EQ(state.groups[g].first, whole.groups[g].first);
+      EXPECT_EQ(all_columns(state.groups[g].sum), all_columns(whole.groups[g].sum));
+    }
+  }
+}
+
+TEST_P(SweepEngines, NothingSplitsWithoutTruncationOrForIdenticalColumns) {
+  const std::size_t K = 6;
+  const IsingSweep sweep = ising_sweep(6, 3, K, false);
+  PropagateOptions options = splitting(GetParam(), 0.0);
+  options.truncation = Truncation();
+  AnySweepSum result;
+  SweepStats stats = propagate_sweep(sweep.observable, sweep.columns, options, result);
+  EXPECT_EQ(stats.splits, 0u);
+  EXPECT_EQ(stats.groups, 1u);
+  for (std::size_t k = 0; k < K; ++k) {
+    EXPECT_LT(distance(terms_of(result.column(k)), own_run(sweep.observable, sweep.columns[k], options)),
+              1e-12)
+        << "column " << k;
+  }
+  // Identical columns keep the same terms: one group, each column its own run.
+  const IsingSweep one = ising_sweep(6, 3, 1, false, 0.7);
+  const std::vector<Circuit> same(4, one.columns[0]);
+  options.truncation = Truncation::coeff(1.0 / 64);
+  stats = propagate_sweep(one.observable, same, options, result);
+  EXPECT_EQ(stats.splits, 0u);
+  for (std::size_t k = 0; k < same.size(); ++k)
+    EXPECT_LT(distance(terms_of(result.column(k)), own_run(one.observable, same[k], options)), 1e-12);
+  // sweep_split off: one group however the columns diverge.
+  options.sweep_split = false;
+  stats = propagate_sweep(sweep.observable, sweep.columns, options, result);
+  EXPECT_EQ(stats.splits, 0u);
+  EXPECT_EQ(stats.groups, 1u);
+}
+
+TEST_P(SweepEngines, ASplitColumnKeepsEveryTermItsOwnRunKeepsAtAGate) {
+  // From a split state, one more gate: every column holds every term its own run would keep from the
+  // column's own rows there (the split dropped only terms that no column of the group keeps).
+  const std::size_t K = 8;
+  const IsingSweep sweep = ising_sweep(6, 4, K, false);
+  PropagateOptions options = splitting(GetParam(), 0.01);
+  const std::size_t layers = sweep.columns[0].size();
+  options.should_stop = [&](std::size_t done) { return done == layers - 1; };
+  SweepState state;
+  propagate_sweep(sweep.observable, sweep.columns, options, state);
+  ASSERT_FALSE(state.groups.empty());
+  const SweepState before = state;
+  options.should_stop = nullptr;
+  resume_sweep(sweep.observable, sweep.columns, options, state);
+  for (std::size_t k = 0; k < K; ++k) {
+    // The column's own run holds, before the gate, the column's terms that pass its own test.
+    std::vector<std::pair<std::string, Complex>> kept;
+    for (const auto& [label, c] : terms_of(before.sum.column(k)))
+      if (std::abs(c) > 0.01) kept.emplace_back(label, c);
+    Circuit last(6);
+    last.append(sweep.columns[k][layers - 1]);
+    const Terms own = own_run(AnyPauliSum::from_labels(6, kept), last, options);
+    const Terms mine = terms_of(state.sum.column(k));
+    // The column's other terms (carried for its group, each under the cut-off) add to the coefficients, so
+    // only the keys are compared.
+    for (const auto& [label, c] : own) ASSERT_TRUE(mine.count(label)) << "column " << k << " lost " << label;
+  }
+}
+
+TEST_P(SweepEngines, ASplitSweepSharesTheMemoryBudgetAmongItsGroups) {
+  const IsingSweep sweep = ising_sweep(6, 4, 8, false);
+  PropagateOptions options = splitting(GetParam(), 0.01);
+  options.max_terms = 200;
+  SweepState state;
+  const SweepStats stats = propagate_sweep(sweep.observable, sweep.columns, options, state);
+  EXPECT_GE(stats.splits, 1u);
+  EXPECT_GT(stats.stats.budget_truncations, 0u);
+  // Each group keeps its share of the limit (rounded down): the groups' terms together stay within it.
+  std::size_t held = 0;
+  for (const SweepGroupState& group : state.groups) held += group.sum.size();
+  EXPECT_LE(held, options.max_terms);
+  EXPECT_EQ(held, stats.stats.final_terms);
+}
+
+TEST_P(SweepEngines, AStateWhoseGroupsDoNotCoverTheColumnsIsRefused) {
+  const IsingSweep sweep = ising_sweep(6, 4, 8, false);
+  PropagateOptions options = splitting(GetParam(), 0.01);
+  const std::size_t stop = sweep.columns[0].size() - 2;  // after the split
+  options.should_stop = [stop](std::size_t done) { return done == stop; };
+  SweepState state;
+  propagate_sweep(sweep.observable, sweep.columns, options, state);
+  ASSERT_GE(state.groups.size(), 2u);
+  SweepState gap = state;
+  gap.groups.erase(gap.groups.begin());  // the first columns in no group
+  EXPECT_THROW(resume_sweep(sweep.observable, sweep.columns, options, gap), std::invalid_argument);
+  SweepState short_of = state;
+  short_of.groups.pop_back();  // the last columns in no group
+  EXPECT_THROW(resume_sweep(sweep.observable, sweep.columns, options, short_of), std::invalid_argument);
+  SweepState wide = state;
+  wide.groups[0].count += 1;  // its rows have fewer columns than it claims
+  EXPECT_THROW(resume_sweep(sweep.observable, sweep.columns, options, wide), std::invalid_argument);
+  resume_sweep(sweep.observable, sweep.columns, options, state);  // the state itself resumes
+  EXPECT_EQ(state.layers_done, stop + 2);
+}
+
+TEST(SweepEngine, ASplitSweepIsTheSameBitsForAnyThreadCount) {
+  const IsingSweep sweep = ising_sweep(6, 4, 8, true);
+  PropagateOptions options = splitting(Engine::cpu, 0.01);
+  AnySweepSum one, two;
+  options.threads = 1;
+  const SweepStats one_stats =
+      propagate_sweep(sweep.observable, sweep.columns, options, one, sweep.gradients);
+  options.threads = 2;
+  const SweepStats two_stats =
+      propagate_sweep(sweep.observable, sweep.columns, options, two, sweep.gradients);
+  EXPECT_GE(one_stats.splits, 1u);
+  EXPECT_EQ(one_stats.splits, two_stats.splits);
+  EXPECT_EQ(one_stats.groups, two_stats.groups);
+  EXPECT_EQ(one_stats.discarded_weight, two_stats.discarded_weight);
+  EXPECT_EQ(all_columns(one), all_columns(two));
+}
+
 INSTANTIATE_TEST_SUITE_P(Sweep, SweepEngines, ::testing::Values(Engine::reference, Engine::cpu),
                          [](const auto& info) {
                            return info.param == Engine::reference ? "reference" : "cpu";

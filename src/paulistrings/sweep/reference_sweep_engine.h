@@ -123,6 +123,12 @@ class ReferenceSweepEngine {
   }
 
   SweepSum<W, C> result() const { return SweepSum<W, C>(num_qubits_, columns_, keys_, coefficients_); }
+  /// f(key, row) for every term in result()'s order.
+  template <class F>
+  void for_each_row(F&& f) const {
+    for (std::size_t i = 0; i < keys_.size(); ++i)
+      f(keys_[i], std::span<const C>(coefficients_.data() + i * columns_, columns_));
+  }
 
  private:
   std::span<const C> row(std::size_t i) const {

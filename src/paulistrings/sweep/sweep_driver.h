@@ -116,7 +116,11 @@ SweepStats run_sweep(E& engine, std::span<const Circuit> columns, std::span<cons
                                  std::to_string(engine.size() * fanout) + " terms, over the limit of " +
                                  std::to_string(options.max_terms) + " (auto-truncation is off)");
     }
-    engine.finalize_layer(Truncation::approx_topn(limit), std::span<double>(dropped));
+    // A grouped engine (sweep/grouped_sweep_engine.h) shares the limit out among its groups.
+    if constexpr (requires { engine.budget_cut(limit, std::span<double>(dropped)); })
+      engine.budget_cut(limit, std::span<double>(dropped));
+    else
+      engine.finalize_layer(Truncation::approx_topn(limit), std::span<double>(dropped));
     engine_detail::release_free_memory();
     ++stats.budget_truncations;
   };

@@ -60,6 +60,14 @@ class SweepEngine {
   /// The truncation's layer passes (terms ranked by their largest |c|² over the value columns).
   LayerPassResult finalize_layer(const Truncation& truncation, std::span<double> dropped);
   SweepSum<W, C> result() const;
+  /// f(key, row) for every term in result()'s order (row: columns() coefficients), without copying them.
+  template <class F>
+  void for_each_row(F&& f) const {
+    for (const Bucket& bucket : buckets_) {
+      for (std::size_t i = 0; i < bucket.keys.size(); ++i)
+        f(bucket.keys[i], std::span<const C>(bucket.coefficients.data() + i * columns_, columns_));
+    }
+  }
 
  private:
   struct Bucket {

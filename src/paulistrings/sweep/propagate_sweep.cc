@@ -150,21 +150,8 @@ SweepStats run_groups(std::vector<GroupStart<W, C>> starts, std::size_t start_la
   settings.split = options.sweep_split;
   settings.min_terms = options.sweep_split_min_terms;
   settings.tested = start_layer > 0;
-  // A new group continues its parent's layout: the same bucket count, its rows in the parent's order, the
-  // parent's light cone, every term tested (the split is at a layer boundary).
-  Grouped engine(
-      num_qubits, K, 1 + gradients.size(), std::move(groups),
-      [&](const SweepSum<W, C>& rows, std::size_t values, const Engine& parent) {
-        GroupStart<W, C> start;
-        start.count = values;
-        start.sum = rows;
-        if constexpr (requires { parent.bucket_bits(); }) {
-          start.bucket_bits = parent.bucket_bits();
-          start.light_cone.assign(parent.light_cone().begin(), parent.light_cone().end());
-        }
-        return make(start, true);
-      },
-      settings);
+  // An engine's layout (bucket count, light cone) as a state or a new group holds it (none for the
+  // reference engine).
   const auto layout = [](const Engine& e, int& bits, std::vector<std::uint64_t>& cone) {
     bits = 0;
     cone.clear();
@@ -173,6 +160,18 @@ SweepStats run_groups(std::vector<GroupStart<W, C>> starts, std::size_t start_la
       cone.assign(e.light_cone().begin(), e.light_cone().end());
     }
   };
+  // A new group continues its parent's layout: the same bucket count, its rows in the parent's order, the
+  // parent's light cone, every term tested (the split is at a layer boundary).
+  Grouped engine(
+      num_qubits, K, 1 + gradients.size(), std::move(groups),
+      [&](const SweepSum<W, C>& rows, std::size_t values, const Engine& parent) {
+        GroupStart<W, C> start;
+        start.count = values;
+        start.sum = rows;
+        layout(parent, start.bucket_bits, start.light_cone);
+        return make(start, true);
+      },
+      settings);
   const auto hand_back = [&](std::size_t layers_done) {
     state.layers_done = layers_done;
     state.groups.clear();

@@ -818,10 +818,9 @@ void ExpectTheStrictLimitStops(const Run& run, const std::string& arguments) {
 
 TEST_F(Cli, MemoryLimitKeepsTheRunUnderItOrStops) {
   // Unbounded, this run grows to 2.1·10^6 terms (≈ 260 MB resident); the limit is 48 MiB. Under
-  // AddressSanitizer the process starts much larger (its shadow memory and instrumented globals: about
-  // 200 MB on 2026-12-05, 50 MB earlier), so the limit is the resident size the command reports at its
-  // start plus 112 MiB there (still well below the unbounded run) and the resident-memory comparison is
-  // skipped.
+  // AddressSanitizer the process starts much larger (its shadow memory and instrumented globals), so the
+  // limit is the resident size the command reports at its start plus 112 MiB there (still well below the
+  // unbounded run) and the resident-memory comparison is skipped.
   const std::string arguments = "kicked-ising --steps 5 --theta-h 0.9 --coeff 1e-7 -q";
 #if defined(__SANITIZE_ADDRESS__)
   const Result probe = run(arguments + " --memory-limit 1M");

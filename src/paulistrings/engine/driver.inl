@@ -92,6 +92,22 @@ inline std::string layer_name(std::size_t step, std::size_t layers, const Channe
                            std::move(d));
 }
 
+/// Adds a finished layer's record to the run's statistics (peak terms, discarded weight, layers done),
+/// hands it to options.on_layer and keeps it when options.keep_layer_records asks. Every layer driver
+/// (run_layers, run_block, sweep/sweep_driver.h) closes its layers here.
+inline void record_layer(LayerRecord&& record, const PropagateOptions& options, PropagationStats& stats) {
+  stats.peak_terms = std::max(stats.peak_terms, record.terms_out);
+  stats.discarded_weight += record.discarded_weight;
+  stats.layers_done = record.application_index + 1;
+  if (options.on_layer) options.on_layer(record);
+  if (options.keep_layer_records) stats.layers.push_back(std::move(record));
+}
+
+/// Whether a run of `layers` stops after `done` of them: options.should_stop, polled between layers only.
+inline bool stop_after(std::size_t done, std::size_t layers, const PropagateOptions& options) {
+  return done < layers && options.should_stop && options.should_stop(done);
+}
+
 /// Offers the engine a block of layers from `step` (BlockEngine, engine/layer_engine.h): the rotations,
 /// permutations and key-preserving layers ahead, up to kMaxBlock, not past options.block_boundary, and no more than the host memory guard
 /// allows if every layer doubled the sum. Records each layer it takes; returns how many (0: none, the
@@ -148,15 +164,11 @@ std::size_t run_block(E& engine, const Circuit& circuit, const PropagateOptions&
     record.discarded_weight = out[i].discarded_weight;
     record.wall_ns = wall / taken + (i + 1 == taken ? wall % taken : 0);  // the block's time, shared
     before = record.terms_out;
-    stats.peak_terms = std::max(stats.peak_terms, record.terms_out);
-    stats.discarded_weight += record.discarded_weight;
-    stats.layers_done = step + i + 1;
-    if (options.on_layer) options.on_layer(record);
-    if (options.keep_layer_records) stats.layers.push_back(std::move(record));
+    record_layer(std::move(record), options, stats);
   }
   ahead.erase(ahead.begin(), ahead.begin() + static_cast<std::ptrdiff_t>(taken));
   // should_stop is polled at the block's end only (blocks end at options.block_boundary).
-  if (step + taken < layers && options.should_stop && options.should_stop(step + taken)) stats.stopped = true;
+  if (stop_after(step + taken, layers, options)) stats.stopped = true;
   return taken;
 }
 
@@ -237,13 +249,9 @@ PropagationStats run_layers(E& engine, const Circuit& circuit, const PropagateOp
     record.terms_out = engine.size();
     record.wall_ns = static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
-    stats.peak_terms = std::max(stats.peak_terms, record.terms_out);
-    stats.discarded_weight += record.discarded_weight;
     stats.collapses += record.collapsed;
-    stats.layers_done = step + 1;
-    if (options.on_layer) options.on_layer(record);
-    if (options.keep_layer_records) stats.layers.push_back(std::move(record));
-    if (step + 1 < layers && options.should_stop && options.should_stop(step + 1)) {
+    engine_detail::record_layer(std::move(record), options, stats);
+    if (engine_detail::stop_after(step + 1, layers, options)) {
       stats.stopped = true;
       break;
     }

@@ -188,13 +188,9 @@ SweepStats run_sweep(E& engine, std::span<const Circuit> columns, std::span<cons
     record.terms_out = engine.size();
     record.wall_ns = static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
-    stats.peak_terms = std::max(stats.peak_terms, record.terms_out);
-    stats.discarded_weight += record.discarded_weight;
     stats.budget_discarded_weight += record.budget_discarded_weight;
-    stats.layers_done = step + 1;
-    if (options.on_layer) options.on_layer(record);
-    if (options.keep_layer_records) stats.layers.push_back(std::move(record));
-    if (step + 1 < layers && options.should_stop && options.should_stop(step + 1)) {
+    engine_detail::record_layer(std::move(record), options, stats);
+    if (engine_detail::stop_after(step + 1, layers, options)) {
       stats.stopped = true;
       break;
     }

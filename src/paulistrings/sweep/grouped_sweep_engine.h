@@ -173,6 +173,14 @@ class GroupedSweepEngine {
     return merge(parts);
   }
 
+  /// Group g's rows as its engine has them; the engine is let go (a run hands its groups back one at a
+  /// time, so that the end of a run holds one engine's copy at most beside the rows).
+  SweepSum<W, C> release(std::size_t g) {
+    SweepSum<W, C> rows = groups_[g].engine->result();
+    groups_[g].engine.reset();
+    return rows;
+  }
+
   /// The sweep's columns from every group's rows (`parts[g]`: group g's, as its engine has them): the
   /// largest group's rows first (the first of equal ones), then the other groups' keys it lacks in group
   /// order, each group's rows in its order; zero where a group lacks the key. The largest group's keys
@@ -282,6 +290,7 @@ class GroupedSweepEngine {
         }
         next.push_back(std::move(part));
       }
+      g.engine.reset();  // the parent's rows are all in its parts now
     }
     groups_ = std::move(next);
   }

@@ -172,31 +172,33 @@ SweepStats run_groups(std::vector<GroupStart<W, C>> starts, std::size_t start_la
         return make(start, true);
       },
       settings);
+  // Hands the state reached back and lets the engines go, each once its rows are out (the engine is not
+  // run again).
   const auto hand_back = [&](std::size_t layers_done) {
     state.layers_done = layers_done;
     state.groups.clear();
     const auto& reached = engine.groups();
     if (reached.size() == 1) {
-      state.sum = AnySweepSum(reached[0].engine->result());
       layout(*reached[0].engine, state.bucket_bits, state.light_cone);
       state.next_count = reached[0].next_count;
+      state.sum = AnySweepSum(engine.release(0));
       return;
     }
     std::vector<SweepSum<W, C>> parts;
-    for (const auto& g : reached) parts.push_back(g.engine->result());
+    for (std::size_t p = 0; p < reached.size(); ++p) {
+      SweepGroupState group;
+      group.first = reached[p].first;
+      group.count = reached[p].count;
+      layout(*reached[p].engine, group.bucket_bits, group.light_cone);
+      group.next_count = reached[p].next_count;
+      state.groups.push_back(std::move(group));
+      parts.push_back(engine.release(p));
+    }
     state.sum = AnySweepSum(engine.merge(parts));
     state.bucket_bits = 0;
     state.light_cone.clear();
     state.next_count = 0;
-    for (std::size_t p = 0; p < parts.size(); ++p) {
-      SweepGroupState group;
-      group.first = reached[p].first;
-      group.count = reached[p].count;
-      group.sum = AnySweepSum(std::move(parts[p]));
-      layout(*reached[p].engine, group.bucket_bits, group.light_cone);
-      group.next_count = reached[p].next_count;
-      state.groups.push_back(std::move(group));
-    }
+    for (std::size_t p = 0; p < parts.size(); ++p) state.groups[p].sum = AnySweepSum(std::move(parts[p]));
   };
   SweepStats stats;
   try {

@@ -108,13 +108,42 @@ inline bool stop_after(std::size_t done, std::size_t layers, const PropagateOpti
   return done < layers && options.should_stop && options.should_stop(done);
 }
 
+/// The prepared tables of the layers ahead of the walk: run_block fills it, the walk takes from its front.
+/// Its front is an index, so that taking a table moves none of the others (a prepared table is several
+/// KiB, and a run whose sum is too small for blocks takes one table a layer from a full queue).
+template <int W>
+class TablesAhead {
+ public:
+  std::size_t size() const { return tables_.size() - first_; }
+  bool empty() const { return size() == 0; }
+  const PreparedChannel<W>& back() const { return tables_.back(); }
+  /// The first n tables, in order.
+  std::span<const PreparedChannel<W>> front(std::size_t n) const {
+    return std::span<const PreparedChannel<W>>(tables_.data() + first_, n);
+  }
+  void push_back(PreparedChannel<W>&& table) {
+    if (first_ > 0 && (first_ == tables_.size() || first_ >= kCompactFrom)) {
+      tables_.erase(tables_.begin(), tables_.begin() + static_cast<std::ptrdiff_t>(first_));
+      first_ = 0;
+    }
+    tables_.push_back(std::move(table));
+  }
+  PreparedChannel<W> take_front() { return std::move(tables_[first_++]); }
+  void drop_front(std::size_t n) { first_ += n; }
+
+ private:
+  static constexpr std::size_t kCompactFrom = 32;  // taken tables kept before the queue moves down
+  std::vector<PreparedChannel<W>> tables_;
+  std::size_t first_ = 0;  // tables_[0, first_) were taken
+};
+
 /// Offers the engine a block of layers from `step` (BlockEngine, engine/layer_engine.h): the rotations,
 /// permutations and key-preserving layers ahead, up to kMaxBlock, not past options.block_boundary, and no more than the host memory guard
 /// allows if every layer doubled the sum. Records each layer it takes; returns how many (0: none, the
 /// caller applies layer `step` alone, its table left in ahead[0]).
 template <int W, class E>
 std::size_t run_block(E& engine, const Circuit& circuit, const PropagateOptions& options, std::size_t step,
-                      std::size_t guard_terms, std::vector<PreparedChannel<W>>& ahead,
+                      std::size_t guard_terms, TablesAhead<W>& ahead,
                       std::vector<BlockLayer>& out, PropagationStats& stats) {
   constexpr std::size_t kMaxBlock = 32;
   const std::size_t layers = circuit.size();
@@ -145,7 +174,7 @@ std::size_t run_block(E& engine, const Circuit& circuit, const PropagateOptions&
   const auto start = std::chrono::steady_clock::now();
   std::size_t taken = 0;
   try {
-    taken = engine.apply_block(std::span<const PreparedChannel<W>>(ahead.data(), offered), options.truncation,
+    taken = engine.apply_block(ahead.front(offered), options.truncation,
                                std::span<BlockLayer>(out.data(), offered));
   } catch (const std::bad_alloc&) {
     refused_allocation(step, layers, circuit[index(step)], terms_in);
@@ -166,7 +195,7 @@ std::size_t run_block(E& engine, const Circuit& circuit, const PropagateOptions&
     before = record.terms_out;
     record_layer(std::move(record), options, stats);
   }
-  ahead.erase(ahead.begin(), ahead.begin() + static_cast<std::ptrdiff_t>(taken));
+  ahead.drop_front(taken);
   // should_stop is polled at the block's end only (blocks end at options.block_boundary).
   if (stop_after(step + taken, layers, options)) stats.stopped = true;
   return taken;
@@ -191,7 +220,7 @@ PropagationStats run_layers(E& engine, const Circuit& circuit, const PropagateOp
   const MemoryGuard& guard = options.memory_guard;
   const std::size_t guard_terms = guard.allowed_terms();
   // Blocks (BlockEngine): the prepared tables of the layers ahead, ahead[0] for `step`.
-  std::vector<PreparedChannel<W>> ahead;
+  engine_detail::TablesAhead<W> ahead;
   std::vector<BlockLayer> block_out;
   const bool blocks = options.max_terms == 0 && !options.truncation.has_layer_pass();
   for (std::size_t step = options.start_layer; step < layers; ++step) {
@@ -218,8 +247,7 @@ PropagationStats run_layers(E& engine, const Circuit& circuit, const PropagateOp
     if (ahead.empty()) {
       table = prepare_channel<W>(channel, options.direction);
     } else {
-      table = std::move(ahead.front());
-      ahead.erase(ahead.begin());
+      table = ahead.take_front();
     }
     const std::size_t fanout = static_cast<std::size_t>(std::max(table.max_fanout, 1));
     try {

@@ -140,7 +140,7 @@ class TablesAhead {
 /// Offers the engine a block of layers from `step` (BlockEngine, engine/layer_engine.h): the rotations,
 /// permutations and key-preserving layers ahead, up to kMaxBlock, not past options.block_boundary, and no more than the host memory guard
 /// allows if every layer doubled the sum. Records each layer it takes; returns how many (0: none, the
-/// caller applies layer `step` alone, its table left in ahead[0]).
+/// caller applies layer `step` alone, its table left at the front of `ahead`).
 template <int W, class E>
 std::size_t run_block(E& engine, const Circuit& circuit, const PropagateOptions& options, std::size_t step,
                       std::size_t guard_terms, TablesAhead<W>& ahead,
@@ -219,7 +219,7 @@ PropagationStats run_layers(E& engine, const Circuit& circuit, const PropagateOp
   // The guard in terms: a layer of largest fanout f may run when terms · f stays within it.
   const MemoryGuard& guard = options.memory_guard;
   const std::size_t guard_terms = guard.allowed_terms();
-  // Blocks (BlockEngine): the prepared tables of the layers ahead, ahead[0] for `step`.
+  // Blocks (BlockEngine): the prepared tables of the layers ahead, the front for `step`.
   engine_detail::TablesAhead<W> ahead;
   std::vector<BlockLayer> block_out;
   const bool blocks = options.max_terms == 0 && !options.truncation.has_layer_pass();

@@ -165,14 +165,6 @@ class GroupedSweepEngine {
     }
   }
 
-  /// Every column: one group's rows as its engine has them; several groups' (merge_groups of their rows).
-  SweepSum<W, C> result() const {
-    if (whole()) return groups_[0].engine->result();
-    std::vector<SweepSum<W, C>> parts;
-    for (const Group& g : groups_) parts.push_back(g.engine->result());
-    return merge(parts);
-  }
-
   /// Group g's rows as its engine has them; the engine is let go (a run hands its groups back one at a
   /// time, so that the end of a run holds one engine's copy at most beside the rows).
   SweepSum<W, C> release(std::size_t g) {

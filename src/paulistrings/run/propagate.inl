@@ -11,6 +11,7 @@
 
 #include "paulistrings/cpu/column_engine.h"
 #include "paulistrings/cpu/cpu_engine.h"
+#include "paulistrings/cpu/host_engine.inl"
 #include "paulistrings/cpu/narrow_engine.h"
 #include "paulistrings/engine/driver.h"
 #include "paulistrings/engine/reference_engine.h"
@@ -21,19 +22,6 @@
 namespace paulistrings {
 
 namespace run_detail {
-
-inline CpuEngineOptions cpu_engine_options(const PropagateOptions& options) {
-  CpuEngineOptions cpu;
-  cpu.threads = options.threads;
-  cpu.target_bucket_len = options.target_bucket_len;
-  cpu.min_buckets = options.min_buckets;
-  cpu.parallel_threshold = options.parallel_threshold;
-  cpu.in_place_rotations = options.in_place_rotations;
-  cpu.general_layer = options.general_layer;
-  cpu.gate_blocks = options.gate_blocks;
-  cpu.interrupt = options.interrupt;
-  return cpu;
-}
 
 /// Runs a host engine built over `sum` and writes its result (or, when the memory guard stopped the run
 /// before a layer, the state after the layers done) back into `sum`.
@@ -90,12 +78,12 @@ PropagationStats propagate(PauliSum<W, C>& sum, const Circuit& circuit, const Pr
     }
     default:
       if constexpr (W > 1) {
-        if (options.narrow_keys && narrowable(options)) {
-          NarrowEngine<W, C> engine(sum, run_detail::cpu_engine_options(options));
+        if (runs_narrowed<W>(options)) {
+          NarrowEngine<W, C> engine(sum, cpu_engine_options(options));
           return run_detail::run_on_host<W>(engine, sum, circuit, options);
         }
       }
-      CpuEngine<W, C> engine(sum, run_detail::cpu_engine_options(options));
+      CpuEngine<W, C> engine(sum, cpu_engine_options(options));
       return run_detail::run_on_host<W>(engine, sum, circuit, options);
   }
 }
@@ -128,6 +116,8 @@ Propagation propagate(PauliSum<W, C>& sum, const Circuit& circuit, const Propaga
   template Propagation propagate<W, double>(PauliSum<W, double>&, const Circuit&, const PropagateOptions&,   \
                                             const PartitionOptions&);                                        \
   template Propagation propagate<W, Complex>(PauliSum<W, Complex>&, const Circuit&, const PropagateOptions&, \
-                                             const PartitionOptions&);
+                                             const PartitionOptions&);                                       \
+  template class HostEngine<W, double>;                                                                      \
+  template class HostEngine<W, Complex>;
 
 }  // namespace paulistrings

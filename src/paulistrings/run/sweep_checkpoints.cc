@@ -37,6 +37,7 @@ void add_segment(SweepStats& run, SweepStats&& segment, bool first) {
   add_segment_stats(run.stats, std::move(segment.stats));
   run.groups = segment.groups;
   run.splits += segment.splits;
+  run.apart_columns = segment.apart_columns;
   for (std::size_t k = 0; k < run.discarded_weight.size() && k < segment.discarded_weight.size(); ++k)
     run.discarded_weight[k] += segment.discarded_weight[k];
 }

@@ -12,6 +12,11 @@
 // on the rows alone, so a run is the same bits for every thread count.
 // One group spanning every column passes the layer through untouched: a sweep that never splits is the
 // bits of the engine alone.
+// Columns apart: without derivative columns, a group counted at `apart_terms` terms or more (and a
+// one-column group of a sweep already split) gives each of its columns the rows that column keeps on its
+// own, on a HostEngine (cpu/host_engine.h: the engine propagate() runs one column on) from then on. Past
+// the caches that engine costs less per term than the sweep engine does for all of a term's columns
+// (docs/design.md §7.8).
 
 #include <algorithm>
 #include <cstddef>
@@ -22,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "paulistrings/cpu/host_engine.h"
 #include "paulistrings/sweep/column_groups.h"
 #include "paulistrings/sweep/sweep_sum.h"
 #include "paulistrings/sweep/sweep_table.h"
@@ -68,6 +74,27 @@ SweepSum<W, C> select_group(const Engine& engine, std::size_t num_qubits, std::s
   return SweepSum<W, C>(num_qubits, count * blocks, std::move(keys), std::move(coefficients));
 }
 
+/// For each value column k of `engine` (`values` columns, no derivative columns), the rows column k keeps
+/// on its own — a nonzero coefficient that passes the per-term test — as a sum of its own, in
+/// for_each_row's order.
+template <int W, Coefficient C, class Engine>
+std::vector<PauliSum<W, C>> select_columns(const Engine& engine, std::size_t num_qubits, std::size_t values,
+                                           const Truncation& truncation) {
+  std::vector<std::vector<typename PauliSum<W, C>::Term>> terms(values);
+  engine.for_each_row([&](const PauliString<W>& key, std::span<const C> row) {
+    for (std::size_t k = 0; k < values; ++k) {
+      if (row[k] != C(0.0) && truncation.keep(key, row[k])) terms[k].push_back({key, row[k]});
+    }
+  });
+  std::vector<PauliSum<W, C>> sums;
+  sums.reserve(values);
+  for (auto& column : terms) {
+    sums.push_back(PauliSum<W, C>::from_terms(num_qubits, std::move(column)));
+    column = {};
+  }
+  return sums;
+}
+
 }  // namespace sweep_detail
 
 template <int W, Coefficient C, class Engine>
@@ -76,35 +103,52 @@ class GroupedSweepEngine {
   struct Group {
     std::size_t first = 0;  ///< the group's first value column
     std::size_t count = 0;  ///< its value columns (its derivative columns: the same ones of every block)
-    std::unique_ptr<Engine> engine;
+    std::unique_ptr<Engine> engine;  ///< the group's sweep engine, or null when it runs apart
+    /// A one-column group run apart (no derivative columns): its column on the host engine.
+    std::unique_ptr<HostEngine<W, C>> apart;
     std::size_t next_count = 0;  ///< count the group again once it holds this many terms
+
+    std::size_t size() const { return apart ? apart->size() : engine->size(); }
   };
   /// make(rows, values, parent): the engine of a new group holding `rows` (`values` value columns), split
   /// from `parent` at a layer boundary.
   using Make = std::function<std::unique_ptr<Engine>(const SweepSum<W, C>&, std::size_t, const Engine&)>;
+  /// make_apart(column): the host engine of a column run apart, over the rows it keeps.
+  using MakeApart = std::function<std::unique_ptr<HostEngine<W, C>>(const PauliSum<W, C>&)>;
   struct Settings {
     bool split = true;          ///< false: the groups never split
     std::size_t min_terms = 0;  ///< a group is counted from this many terms on
     bool tested = false;        ///< every term has passed the per-term test (a state after a layer)
+    /// A group counted at this many terms or more runs its columns apart (0: never; needs make_apart and
+    /// no derivative columns).
+    std::size_t apart_terms = 0;
   };
 
   /// `groups`: contiguous, covering the K value columns in order.
   GroupedSweepEngine(std::size_t num_qubits, std::size_t values, std::size_t blocks,
-                     std::vector<Group> groups, Make make, Settings settings)
+                     std::vector<Group> groups, Make make, Settings settings, MakeApart make_apart = {})
       : num_qubits_(num_qubits),
         values_(values),
         blocks_(blocks),
         groups_(std::move(groups)),
         make_(std::move(make)),
-        settings_(settings) {}
+        make_apart_(std::move(make_apart)),
+        settings_(settings) {
+    if (!make_apart_ || blocks_ != 1) settings_.apart_terms = 0;
+  }
 
   std::size_t size() const {
     std::size_t n = 0;
-    for (const Group& g : groups_) n += g.engine->size();
+    for (const Group& g : groups_) n += g.size();
     return n;
   }
   const std::vector<Group>& groups() const { return groups_; }
   std::size_t splits() const { return splits_; }
+  /// Columns run apart.
+  std::size_t apart_columns() const {
+    return static_cast<std::size_t>(
+        std::count_if(groups_.begin(), groups_.end(), [](const Group& g) { return g.apart != nullptr; }));
+  }
 
   void apply_layer(const SweepLayer<W>& layer, const Truncation& truncation, std::span<double> dropped) {
     if (settings_.tested && settings_.split && truncation.has_term_test()) split_groups(truncation);
@@ -114,6 +158,10 @@ class GroupedSweepEngine {
       return;
     }
     for (Group& g : groups_) {
+      if (g.apart) {
+        dropped[g.first] += g.apart->apply_layer(layer.tables[g.first], truncation);
+        continue;
+      }
       std::vector<typename SweepLayer<W>::Source> sources;
       if (!layer.sources.empty()) {
         sources.resize(g.count * blocks_);
@@ -138,6 +186,12 @@ class GroupedSweepEngine {
     if (whole()) return groups_[0].engine->finalize_layer(truncation, dropped);
     LayerPassResult total;
     for (Group& g : groups_) {
+      if (g.apart) {
+        const double cut = g.apart->finalize_layer(truncation).discarded_weight;
+        total.discarded_weight += cut;
+        dropped[g.first] += cut;
+        continue;
+      }
       std::vector<double> part_dropped(g.count * blocks_, 0.0);
       const LayerPassResult r = g.engine->finalize_layer(truncation, std::span<double>(part_dropped));
       total.discarded_weight += r.discarded_weight;
@@ -155,12 +209,16 @@ class GroupedSweepEngine {
     }
     const std::size_t all = size();
     for (Group& g : groups_) {
-      const auto share = static_cast<std::size_t>(static_cast<long double>(limit) *
-                                                  static_cast<long double>(g.engine->size()) /
-                                                  static_cast<long double>(std::max<std::size_t>(all, 1)));
+      const auto share =
+          static_cast<std::size_t>(static_cast<long double>(limit) * static_cast<long double>(g.size()) /
+                                   static_cast<long double>(std::max<std::size_t>(all, 1)));
+      const Truncation cut = Truncation::approx_topn(std::max<std::size_t>(share, 1));
+      if (g.apart) {
+        dropped[g.first] += g.apart->finalize_layer(cut).discarded_weight;
+        continue;
+      }
       std::vector<double> part_dropped(g.count * blocks_, 0.0);
-      g.engine->finalize_layer(Truncation::approx_topn(std::max<std::size_t>(share, 1)),
-                               std::span<double>(part_dropped));
+      g.engine->finalize_layer(cut, std::span<double>(part_dropped));
       add_dropped(g, part_dropped, dropped);
     }
   }
@@ -168,6 +226,18 @@ class GroupedSweepEngine {
   /// Group g's rows as its engine has them; the engine is let go (a run hands its groups back one at a
   /// time, so that the end of a run holds one engine's copy at most beside the rows).
   SweepSum<W, C> release(std::size_t g) {
+    if (groups_[g].apart) {
+      SweepSum<W, C> rows;
+      {
+        PauliSum<W, C> column(num_qubits_);
+        groups_[g].apart->export_to(column);
+        groups_[g].apart.reset();
+        rows = SweepSum<W, C>(num_qubits_, 1,
+                              std::vector<PauliString<W>>(column.keys().begin(), column.keys().end()),
+                              std::vector<C>(column.coefficients().begin(), column.coefficients().end()));
+      }
+      return rows;
+    }
     SweepSum<W, C> rows = groups_[g].engine->result();
     groups_[g].engine.reset();
     return rows;
@@ -246,9 +316,28 @@ class GroupedSweepEngine {
 
   void split_groups(const Truncation& truncation) {
     std::vector<Group> next;
+    const bool several = groups_.size() > 1;
     for (Group& g : groups_) {
-      const std::size_t n = g.engine->size();
-      if (g.count < 2 || g.count > kMaxCountedColumns || n < std::max(settings_.min_terms, g.next_count)) {
+      const std::size_t n = g.size();
+      if (!g.apart && settings_.apart_terms > 0 && (g.count >= 2 || several) &&
+          n >= std::max({settings_.min_terms, g.next_count, settings_.apart_terms})) {
+        // Each column apart, over the rows it keeps on its own.
+        ++splits_;
+        std::vector<PauliSum<W, C>> columns =
+            sweep_detail::select_columns<W, C>(*g.engine, num_qubits_, g.count, truncation);
+        g.engine.reset();
+        for (std::size_t k = 0; k < g.count; ++k) {
+          Group part;
+          part.first = g.first + k;
+          part.count = 1;
+          part.apart = make_apart_(columns[k]);
+          columns[k] = PauliSum<W, C>();
+          next.push_back(std::move(part));
+        }
+        continue;
+      }
+      if (g.apart || g.count < 2 || g.count > kMaxCountedColumns ||
+          n < std::max(settings_.min_terms, g.next_count)) {
         next.push_back(std::move(g));
         continue;
       }
@@ -292,6 +381,7 @@ class GroupedSweepEngine {
   std::size_t blocks_;
   std::vector<Group> groups_;
   Make make_;
+  MakeApart make_apart_;
   Settings settings_;
   std::size_t splits_ = 0;
 };

@@ -124,15 +124,20 @@ struct GroupStart {
   int bucket_bits = 0;
   std::vector<std::uint64_t> light_cone;
   std::size_t next_count = 0;
+  bool apart = false;  ///< one column run apart (SweepGroupState::apart)
 };
 
 /// Runs the sweep from `starts` (the groups after `start_layer` steps; `restored`: a state handed back or
 /// loaded, whose engine layouts and light cones the starts hold) and leaves the state reached in `state`.
 /// The starts' rows are let go once the engines hold their copies.
+/// `make_apart` (empty: the columns never run apart) builds the host engine of a column run apart; a group
+/// of `apart_terms` terms or more runs apart (SweepTuning).
 template <int W, Coefficient C, class Engine, class MakeEngine>
 SweepStats run_groups(std::vector<GroupStart<W, C>> starts, std::size_t start_layer, std::size_t K,
                       std::span<const Circuit> columns, std::span<const SweepGradient> gradients,
-                      const PropagateOptions& options, SweepState& state, MakeEngine&& make) {
+                      const PropagateOptions& options, SweepState& state, MakeEngine&& make,
+                      typename GroupedSweepEngine<W, C, Engine>::MakeApart make_apart = {},
+                      std::size_t apart_terms = 0) {
   using Grouped = GroupedSweepEngine<W, C, Engine>;
   const std::size_t num_qubits = starts.front().sum.num_qubits();
   std::vector<typename Grouped::Group> groups;
@@ -140,7 +145,17 @@ SweepStats run_groups(std::vector<GroupStart<W, C>> starts, std::size_t start_la
     typename Grouped::Group group;
     group.first = start.first;
     group.count = start.count;
-    group.engine = make(start, false);
+    if (start.apart) {
+      // The column's rows as the host engine left them (canonical order): the engine is rebuilt over them.
+      std::vector<typename PauliSum<W, C>::Term> terms;
+      terms.reserve(start.sum.size());
+      for (std::size_t i = 0; i < start.sum.size(); ++i)
+        terms.push_back({start.sum.keys()[i], start.sum.row(i)[0]});
+      start.sum = SweepSum<W, C>();
+      group.apart = make_apart(PauliSum<W, C>::from_terms(num_qubits, std::move(terms)));
+    } else {
+      group.engine = make(start, false);
+    }
     group.next_count = start.next_count;
     start.sum = SweepSum<W, C>();
     groups.push_back(std::move(group));
@@ -150,14 +165,16 @@ SweepStats run_groups(std::vector<GroupStart<W, C>> starts, std::size_t start_la
   settings.split = options.sweep_split;
   settings.min_terms = options.sweep_split_min_terms;
   settings.tested = start_layer > 0;
+  settings.apart_terms = make_apart ? apart_terms : 0;
   // An engine's layout (bucket count, light cone) as a state or a new group holds it (none for the
   // reference engine).
-  const auto layout = [](const Engine& e, int& bits, std::vector<std::uint64_t>& cone) {
+  const auto layout = [](const Engine* e, int& bits, std::vector<std::uint64_t>& cone) {
     bits = 0;
     cone.clear();
-    if constexpr (requires { e.bucket_bits(); }) {
-      bits = e.bucket_bits();
-      cone.assign(e.light_cone().begin(), e.light_cone().end());
+    if (e == nullptr) return;  // a column run apart: its host engine is rebuilt from its rows
+    if constexpr (requires { e->bucket_bits(); }) {
+      bits = e->bucket_bits();
+      cone.assign(e->light_cone().begin(), e->light_cone().end());
     }
   };
   // A new group continues its parent's layout: the same bucket count, its rows in the parent's order, the
@@ -168,10 +185,10 @@ SweepStats run_groups(std::vector<GroupStart<W, C>> starts, std::size_t start_la
         GroupStart<W, C> start;
         start.count = values;
         start.sum = rows;
-        layout(parent, start.bucket_bits, start.light_cone);
+        layout(&parent, start.bucket_bits, start.light_cone);
         return make(start, true);
       },
-      settings);
+      settings, make_apart);
   // Hands the state reached back and lets the engines go, each once its rows are out (the engine is not
   // run again).
   const auto hand_back = [&](std::size_t layers_done) {
@@ -179,7 +196,7 @@ SweepStats run_groups(std::vector<GroupStart<W, C>> starts, std::size_t start_la
     state.groups.clear();
     const auto& reached = engine.groups();
     if (reached.size() == 1) {
-      layout(*reached[0].engine, state.bucket_bits, state.light_cone);
+      layout(reached[0].engine.get(), state.bucket_bits, state.light_cone);
       state.next_count = reached[0].next_count;
       state.sum = AnySweepSum(engine.release(0));
       return;
@@ -189,8 +206,9 @@ SweepStats run_groups(std::vector<GroupStart<W, C>> starts, std::size_t start_la
       SweepGroupState group;
       group.first = reached[p].first;
       group.count = reached[p].count;
-      layout(*reached[p].engine, group.bucket_bits, group.light_cone);
+      layout(reached[p].engine.get(), group.bucket_bits, group.light_cone);
       group.next_count = reached[p].next_count;
+      group.apart = reached[p].apart != nullptr;
       state.groups.push_back(std::move(group));
       parts.push_back(engine.release(p));
     }
@@ -215,9 +233,10 @@ SweepStats run_groups(std::vector<GroupStart<W, C>> starts, std::size_t start_la
     }
     throw;
   }
-  hand_back(stats.stats.layers_done);
   stats.groups = engine.groups().size();
   stats.splits = engine.splits();
+  stats.apart_columns = engine.apart_columns();  // before the engines go
+  hand_back(stats.stats.layers_done);
   return stats;
 }
 
@@ -225,7 +244,7 @@ SweepStats run_groups(std::vector<GroupStart<W, C>> starts, std::size_t start_la
 template <int W, Coefficient C>
 SweepStats run_from(std::vector<GroupStart<W, C>> starts, std::size_t start_layer, bool restored,
                     std::span<const Circuit> columns, std::span<const SweepGradient> gradients,
-                    const PropagateOptions& options, SweepState& state) {
+                    const PropagateOptions& options, const SweepTuning& tuning, SweepState& state) {
   const std::size_t K = columns.size();
   if (options.engine == Engine::reference) {
     return run_groups<W, C, ReferenceSweepEngine<W, C>>(
@@ -253,8 +272,15 @@ SweepStats run_from(std::vector<GroupStart<W, C>> starts, std::size_t start_laye
     }
     return engine;
   };
+  // Columns run apart on the engine propagate() runs one column on (no derivative columns there).
+  typename GroupedSweepEngine<W, C, SweepEngine<W, C>>::MakeApart make_apart;
+  if (gradients.empty()) {
+    make_apart = [&options](const PauliSum<W, C>& column) {
+      return std::make_unique<HostEngine<W, C>>(column, options);
+    };
+  }
   return run_groups<W, C, SweepEngine<W, C>>(std::move(starts), start_layer, K, columns, gradients, options,
-                                             state, make);
+                                             state, make, make_apart, tuning.apart_terms);
 }
 /// The observable at the sweep's coefficient type (sweep_is_complex).
 AnyPauliSum typed_observable(const AnyPauliSum& observable, std::span<const Circuit> columns,
@@ -284,7 +310,7 @@ bool sweep_is_complex(const AnyPauliSum& observable, std::span<const Circuit> co
 
 SweepStats propagate_sweep(const AnyPauliSum& observable, std::span<const Circuit> columns,
                            const PropagateOptions& options, SweepState& state,
-                           std::span<const SweepGradient> gradients) {
+                           std::span<const SweepGradient> gradients, const SweepTuning& tuning) {
   validate_sweep(observable, columns, options);
   const AnyPauliSum typed = typed_observable(observable, columns, gradients);
   return typed.visit([&](const auto& sum) {
@@ -292,22 +318,22 @@ SweepStats propagate_sweep(const AnyPauliSum& observable, std::span<const Circui
     std::vector<GroupStart<Sum::kWidth, typename Sum::Coeff>> starts(1);
     starts[0].count = columns.size();
     starts[0].sum = start_sum(sum, columns.size(), columns.size() * (1 + gradients.size()));
-    return run_from(std::move(starts), 0, false, columns, gradients, options, state);
+    return run_from(std::move(starts), 0, false, columns, gradients, options, tuning, state);
   });
 }
 
 SweepStats propagate_sweep(const AnyPauliSum& observable, std::span<const Circuit> columns,
                            const PropagateOptions& options, AnySweepSum& result,
-                           std::span<const SweepGradient> gradients) {
+                           std::span<const SweepGradient> gradients, const SweepTuning& tuning) {
   SweepState state;
-  SweepStats stats = propagate_sweep(observable, columns, options, state, gradients);
+  SweepStats stats = propagate_sweep(observable, columns, options, state, gradients, tuning);
   result = std::move(state.sum);
   return stats;
 }
 
 SweepStats resume_sweep(const AnyPauliSum& observable, std::span<const Circuit> columns,
                         const PropagateOptions& options, SweepState& state,
-                        std::span<const SweepGradient> gradients) {
+                        std::span<const SweepGradient> gradients, const SweepTuning& tuning) {
   validate_sweep(observable, columns, options);
   const std::size_t all_columns = columns.size() * (1 + gradients.size());
   const std::string what = "resume_sweep: the state ";
@@ -352,6 +378,11 @@ SweepStats resume_sweep(const AnyPauliSum& observable, std::span<const Circuit> 
                                   expected + ")");
     }
     check_layout(whose, group.light_cone, group.bucket_bits);
+    if (group.apart && (group.count != 1 || !gradients.empty() || options.engine != Engine::cpu)) {
+      throw std::invalid_argument(whose +
+                                  "runs one column apart, which only a one-column group of a sweep "
+                                  "without gradients on the cpu engine can");
+    }
     next_first = group.first + group.count;
   }
   if (!state.groups.empty() && next_first != columns.size()) {
@@ -391,12 +422,13 @@ SweepStats resume_sweep(const AnyPauliSum& observable, std::span<const Circuit> 
         start.bucket_bits = group.bucket_bits;
         start.light_cone = group.light_cone;
         start.next_count = group.next_count;
+        start.apart = group.apart;
         starts.push_back(std::move(start));
       }
     }
     state.sum = AnySweepSum();
     state.groups.clear();
-    return run_from(std::move(starts), state.layers_done, true, columns, gradients, options, state);
+    return run_from(std::move(starts), state.layers_done, true, columns, gradients, options, tuning, state);
   });
 }
 

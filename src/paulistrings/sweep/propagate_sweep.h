@@ -111,6 +111,8 @@ struct SweepStats {
   /// §7.8). While split, a record's terms count every group's (a key held by two groups counts twice).
   std::size_t groups = 1;
   std::size_t splits = 0;
+  /// Of the groups at the end, the columns run apart (SweepTuning::apart_terms).
+  std::size_t apart_columns = 0;
 };
 
 /// Whether a sweep of `observable` through `columns` (with `gradients`) carries complex coefficients: the
@@ -128,6 +130,9 @@ struct SweepGroupState {
   int bucket_bits = 0;
   std::vector<std::uint64_t> light_cone;
   std::size_t next_count = 0;
+  /// One column run apart on the host engine (SweepTuning::apart_terms): its rows in that engine's
+  /// canonical order, over which the engine is rebuilt (bucket_bits and light_cone unused).
+  bool apart = false;
 };
 
 /// A sweep at a layer boundary: what propagate_sweep and resume_sweep hand back — after every layer, or
@@ -152,11 +157,21 @@ struct SweepState {
   std::vector<SweepGroupState> groups;
 };
 
+/// What a sweep does beyond PropagateOptions (docs/design.md §7.8, "Columns apart").
+struct SweepTuning {
+  /// A sweep without gradients on the cpu engine, with options.sweep_split on: a group of columns counted
+  /// at this many terms or more (and a one-column group of a sweep already split) runs each of its columns
+  /// apart from then on, on the engine propagate() runs one column on (0: never). Past the caches the
+  /// sweep engine costs more per term than that engine does for all of a term's columns.
+  std::size_t apart_terms = std::size_t{1} << 20;
+};
+
 /// Propagates `observable` through `columns` (K ≥ 1 circuits of one structure, each on the observable's
 /// qubits) under `options`: direction, truncation (no collapse_sample), threads, should_stop, on_layer,
 /// keep_layer_records, max_terms / auto_truncate (cuts rank by the largest |c| over the columns),
-/// memory_guard, sweep_split / sweep_split_min_terms (docs/design.md §7.8: a split drops, from each group,
-/// only terms that no column of the group keeps on its own). The CPU runs sweeps: options.device ≥ 0 and
+/// memory_guard, sweep_split / sweep_split_min_terms, and `tuning` (docs/design.md §7.8: a split
+/// drops, from each group, only terms that no column of the group keeps on its own; a column run apart
+/// goes on as its own run from the rows it keeps). The CPU runs sweeps: options.device ≥ 0 and
 /// options.start_layer > 0 are refused (std::invalid_argument; resume_sweep continues from a layer).
 /// Coefficients are complex when the observable is or some channel has complex transfer amplitudes. Throws
 /// what run_layers throws (HostMemoryExceeded, MemoryBudgetExceeded).
@@ -171,14 +186,14 @@ struct SweepState {
 /// is the exact derivative.
 SweepStats propagate_sweep(const AnyPauliSum& observable, std::span<const Circuit> columns,
                            const PropagateOptions& options, AnySweepSum& result,
-                           std::span<const SweepGradient> gradients = {});
+                           std::span<const SweepGradient> gradients = {}, const SweepTuning& tuning = {});
 /// The same, handing back the state reached (stats.stats.stopped: where should_stop stopped it). When the
 /// memory guard stops the sweep before a layer (HostMemoryExceeded, details().state_kept), `state` holds
 /// the state before that layer if there was room to copy it out (state.layers_done ==
 /// details().layers_done; otherwise `state` is empty).
 SweepStats propagate_sweep(const AnyPauliSum& observable, std::span<const Circuit> columns,
                            const PropagateOptions& options, SweepState& state,
-                           std::span<const SweepGradient> gradients = {});
+                           std::span<const SweepGradient> gradients = {}, const SweepTuning& tuning = {});
 /// Continues the sweep of `observable` from `state` (taken after state.layers_done steps, by
 /// propagate_sweep or resume_sweep, or read from a checkpoint) and leaves the state reached in it; the
 /// statistics count the layers run here (a memory-guard stop hands back the state as propagate_sweep
@@ -188,6 +203,6 @@ SweepStats propagate_sweep(const AnyPauliSum& observable, std::span<const Circui
 /// circuits, gradients, direction and truncation is the caller's to know (checkpoints: fingerprints).
 SweepStats resume_sweep(const AnyPauliSum& observable, std::span<const Circuit> columns,
                         const PropagateOptions& options, SweepState& state,
-                        std::span<const SweepGradient> gradients = {});
+                        std::span<const SweepGradient> gradients = {}, const SweepTuning& tuning = {});
 
 }  // namespace paulistrings

@@ -3,10 +3,13 @@
 //
 // usage: paulistrings-sweep-bench [--steps S] [--columns K] [--coeff EPS] [--weight W] [--threads T]
 //                                 [--separate on|off] [--gradient on|off] [--split on|off]
+//                                 [--apart-terms N]
 //   θh takes K values from 0 to π/2, both ends included (K = 1: π/4); θzz = −π/2. Defaults: 20 steps,
 //   K = 20, EPS = 2^-14, no weight cut, every core, separate runs on. --gradient on also runs the sweep
 //   with ∂⟨Z62⟩/∂θh (K derivative columns beside the K values) and prints its cost against the values alone.
 //   --split off keeps the columns in one group (PropagateOptions::sweep_split; on by default).
+//   --apart-terms N: a group counted at N terms or more runs its columns apart (SweepTuning::apart_terms;
+//   0: never; default the library's).
 // Prints the seconds of the sweep and of the separate runs (all, and the slowest one), the sweep's cost
 // against the mean and the slowest run, the largest |⟨Z62⟩ sweep − separate| over the columns (the
 // sweep keeps more terms: docs/design.md §7.8), the sweep's final and peak terms and the separate runs'
@@ -37,6 +40,7 @@ int main(int argc, char** argv) {
   std::optional<std::size_t> weight;
   int threads = 0;
   bool separate = true, gradient = false, split = true;
+  std::optional<std::size_t> apart_terms;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string arg = argv[i];
@@ -62,6 +66,8 @@ int main(int argc, char** argv) {
       } else if (arg == "--split") {
         if (value != "on" && value != "off") throw std::invalid_argument("--split takes on or off");
         split = value == "on";
+      } else if (arg == "--apart-terms") {
+        apart_terms = parse_count(value);
       } else {
         throw std::invalid_argument("unknown option " + arg);
       }
@@ -70,7 +76,7 @@ int main(int argc, char** argv) {
     std::fprintf(
         stderr,
         "error: %s\nusage: paulistrings-sweep-bench [--steps S] [--columns K] [--coeff EPS] [--weight W] "
-        "[--threads T] [--separate on|off] [--gradient on|off] [--split on|off]\n",
+        "[--threads T] [--separate on|off] [--gradient on|off] [--split on|off] [--apart-terms N]\n",
         e.what());
     return 2;
   }
@@ -93,10 +99,12 @@ int main(int argc, char** argv) {
   options.threads = threads;
   options.keep_layer_records = false;
   options.sweep_split = split;
+  SweepTuning tuning;
+  if (apart_terms) tuning.apart_terms = *apart_terms;
   using Clock = std::chrono::steady_clock;
   auto start = Clock::now();
   AnySweepSum swept;
-  const SweepStats stats = propagate_sweep(observable, circuits, options, swept);
+  const SweepStats stats = propagate_sweep(observable, circuits, options, swept, {}, tuning);
   const double sweep_seconds = std::chrono::duration<double>(Clock::now() - start).count();
   const std::vector<Complex> values = swept.expectations(zero);
   double separate_seconds = 0.0, slowest_seconds = 0.0, worst = 0.0;
@@ -117,10 +125,10 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "kicked_ising steps=%zu K=%zu eps=%g%s threads=%d: sweep %.3f s (final %zu, peak %zu terms; %zu groups "
-      "after %zu splits)",
+      "after %zu splits, %zu columns apart)",
       steps, columns, epsilon, weight ? (" weight<=" + std::to_string(*weight)).c_str() : "",
       threads == 0 ? available_cpus() : threads, sweep_seconds, stats.stats.final_terms,
-      stats.stats.peak_terms, stats.groups, stats.splits);
+      stats.stats.peak_terms, stats.groups, stats.splits, stats.apart_columns);
   if (separate) {
     std::printf(
         "; separate %.3f s (largest final %zu terms, slowest run %.3f s); sweep/mean run %.2f, "
@@ -149,7 +157,7 @@ int main(int argc, char** argv) {
     start = Clock::now();
     AnySweepSum with_gradient;
     const SweepStats gradient_stats =
-        propagate_sweep(observable, circuits, options, with_gradient, gradients);
+        propagate_sweep(observable, circuits, options, with_gradient, gradients, tuning);
     const double gradient_seconds = std::chrono::duration<double>(Clock::now() - start).count();
     const std::vector<Complex> all = with_gradient.expectations(zero);
     std::printf(

@@ -933,6 +933,140 @@ TEST(SweepEngine, ASplitSweepIsTheSameBitsForAnyThreadCount) {
   EXPECT_EQ(all_columns(one), all_columns(two));
 }
 
+// ---- columns run apart (SweepTuning::apart_terms, docs/design.md §7.8) ----
+
+/// Columns go apart at the first count (after the first layer), or never.
+const SweepTuning kApartAtOnce{1};
+const SweepTuning kNeverApart{0};
+
+/// Column k of a one-group state: the rows on which it has a nonzero coefficient that passes its own test,
+/// in the state's order.
+AnyPauliSum kept_column(const SweepState& state, std::size_t k, const Truncation& truncation) {
+  return state.sum.visit([&](const auto& sum) {
+    using Sum = std::decay_t<decltype(sum)>;
+    using Column = PauliSum<Sum::kWidth, typename Sum::Coeff>;
+    std::vector<typename Column::Term> terms;
+    for (std::size_t i = 0; i < sum.size(); ++i) {
+      const auto c = sum.row(i)[k];
+      if (c != typename Sum::Coeff(0.0) && truncation.keep(sum.keys()[i], c))
+        terms.push_back({sum.keys()[i], c});
+    }
+    return AnyPauliSum(Column::from_terms(sum.num_qubits(), std::move(terms)));
+  });
+}
+
+TEST(SweepEngine, ColumnsRunApartAreTheirOwnRunsFromTheRowsTheyKeep) {
+  const std::size_t K = 6;
+  const IsingSweep sweep = ising_sweep(6, 4, K, false);
+  PropagateOptions options = splitting(Engine::cpu, 0.01);
+  AnySweepSum result;
+  const SweepStats stats =
+      propagate_sweep(sweep.observable, sweep.columns, options, result, {}, kApartAtOnce);
+  EXPECT_EQ(stats.apart_columns, K);
+  EXPECT_EQ(stats.groups, K);
+  EXPECT_EQ(stats.splits, 1u);
+  // The state after the first layer, before the columns go apart: each column then goes on as an
+  // ordinary run (the CPU engine, from layer 1) over the rows it keeps, to the same bits.
+  options.should_stop = [](std::size_t done) { return done == 1; };
+  SweepState before;
+  propagate_sweep(sweep.observable, sweep.columns, options, before, {}, kApartAtOnce);
+  ASSERT_EQ(before.layers_done, 1u);
+  ASSERT_TRUE(before.groups.empty());
+  for (std::size_t k = 0; k < K; ++k) {
+    AnyPauliSum own = kept_column(before, k, options.truncation);
+    PropagateOptions run = options;
+    run.should_stop = nullptr;
+    run.start_layer = 1;
+    propagate(own, sweep.columns[k], run);
+    EXPECT_EQ(terms_of(result.column(k)), terms_of(own)) << "column " << k;
+  }
+  // Kept together, the columns are not their own runs (they carry each other's terms): the check above
+  // tells the two apart.
+  options.should_stop = nullptr;
+  AnySweepSum shared;
+  EXPECT_EQ(propagate_sweep(sweep.observable, sweep.columns, options, shared, {}, kNeverApart).apart_columns,
+            0u);
+  EXPECT_NE(all_columns(shared), all_columns(result));
+}
+
+TEST(SweepEngine, ColumnsRunApartResumeToTheSameBitsForAnyThreadCount) {
+  const std::size_t K = 5;
+  const IsingSweep sweep = ising_sweep(6, 4, K, false);
+  PropagateOptions options = splitting(Engine::cpu, 0.01);
+  AnySweepSum whole, two;
+  options.threads = 1;
+  const SweepStats one_stats =
+      propagate_sweep(sweep.observable, sweep.columns, options, whole, {}, kApartAtOnce);
+  options.threads = 2;
+  const SweepStats two_stats =
+      propagate_sweep(sweep.observable, sweep.columns, options, two, {}, kApartAtOnce);
+  EXPECT_EQ(all_columns(two), all_columns(whole));
+  EXPECT_EQ(one_stats.discarded_weight, two_stats.discarded_weight);
+  // One layer at a time, through states whose groups run apart.
+  options.should_stop = [](std::size_t) { return true; };
+  SweepState state;
+  propagate_sweep(sweep.observable, sweep.columns, options, state, {}, kApartAtOnce);
+  std::size_t apart_states = 0;
+  while (state.layers_done < sweep.columns[0].size()) {
+    resume_sweep(sweep.observable, sweep.columns, options, state, {}, kApartAtOnce);
+    if (!state.groups.empty() && state.groups[0].apart) ++apart_states;
+  }
+  EXPECT_GT(apart_states, 1u);
+  ASSERT_EQ(state.groups.size(), K);
+  for (const SweepGroupState& group : state.groups) EXPECT_TRUE(group.apart);
+  EXPECT_EQ(all_columns(state.sum), all_columns(whole));
+}
+
+TEST(SweepEngine, ColumnsGoApartOnlyPastTheirTermsAndNeverWithGradients) {
+  const std::size_t K = 4;
+  PropagateOptions options = splitting(Engine::cpu, 0.01);
+  // Gradients: derivative columns have no engine of their own, so the columns stay in the sweep.
+  const IsingSweep with_gradient = ising_sweep(6, 4, K, true);
+  AnySweepSum a, b;
+  EXPECT_EQ(propagate_sweep(with_gradient.observable, with_gradient.columns, options, a,
+                            with_gradient.gradients, kApartAtOnce)
+                .apart_columns,
+            0u);
+  propagate_sweep(with_gradient.observable, with_gradient.columns, options, b, with_gradient.gradients,
+                  kNeverApart);
+  EXPECT_EQ(all_columns(a), all_columns(b));
+  // The default threshold is far above these sums: nothing goes apart.
+  const IsingSweep sweep = ising_sweep(6, 4, K, false);
+  EXPECT_EQ(propagate_sweep(sweep.observable, sweep.columns, options, a).apart_columns, 0u);
+  // sweep_split off: nothing splits, so nothing goes apart.
+  PropagateOptions unsplit = options;
+  unsplit.sweep_split = false;
+  EXPECT_EQ(propagate_sweep(sweep.observable, sweep.columns, unsplit, a, {}, kApartAtOnce).apart_columns, 0u);
+  // The reference engine never runs columns apart, and a state that does is refused there.
+  options.should_stop = [](std::size_t done) { return done == 3; };
+  SweepState state;
+  propagate_sweep(sweep.observable, sweep.columns, options, state, {}, kApartAtOnce);
+  ASSERT_FALSE(state.groups.empty());
+  ASSERT_TRUE(state.groups[0].apart);
+  PropagateOptions reference = options;
+  reference.engine = Engine::reference;
+  SweepState copy = state;
+  EXPECT_THROW(resume_sweep(sweep.observable, sweep.columns, reference, copy, {}, kApartAtOnce),
+               std::invalid_argument);
+  reference.should_stop = nullptr;
+  EXPECT_EQ(propagate_sweep(sweep.observable, sweep.columns, reference, a, {}, kApartAtOnce).apart_columns,
+            0u);
+}
+
+TEST(SweepEngine, ColumnsRunApartShareTheMemoryBudget) {
+  const IsingSweep sweep = ising_sweep(6, 4, 8, false);
+  PropagateOptions options = splitting(Engine::cpu, 0.01);
+  options.max_terms = 200;
+  SweepState state;
+  const SweepStats stats = propagate_sweep(sweep.observable, sweep.columns, options, state, {}, kApartAtOnce);
+  EXPECT_EQ(stats.apart_columns, 8u);
+  EXPECT_GT(stats.stats.budget_truncations, 0u);
+  std::size_t held = 0;
+  for (const SweepGroupState& group : state.groups) held += group.sum.size();
+  EXPECT_LE(held, options.max_terms);
+  EXPECT_EQ(held, stats.stats.final_terms);
+}
+
 INSTANTIATE_TEST_SUITE_P(Sweep, SweepEngines, ::testing::Values(Engine::reference, Engine::cpu),
                          [](const auto& info) {
                            return info.param == Engine::reference ? "reference" : "cpu";

@@ -160,7 +160,6 @@ void register_sweep(py::module_& m) {
         out["column_discarded_weight"] = outcome.stats.discarded_weight;
         out["column_groups"] = outcome.stats.groups;
         out["column_splits"] = outcome.stats.splits;
-        out["columns_apart"] = outcome.stats.apart_columns;
         out["exception"] = hooks.pending();
         out["interrupted"] = outcome.interrupted;
         out["resumed_from_layer"] = resumed_from;

@@ -240,8 +240,7 @@ int execute_sweep(const RunSpec& spec, const RunControl& control) {
                                     {"peak_terms", stats.peak_terms},
                                     {"discarded_weight", part(sweep.discarded_weight, 0)},
                                     {"column_groups", sweep.groups},
-                                    {"column_splits", sweep.splits},
-                                    {"columns_apart", sweep.apart_columns}};
+                                    {"column_splits", sweep.splits}};
     if (G > 0) {
       Json derivatives = Json::object(), derivative_discarded = Json::object();
       for (std::size_t g = 0; g < G; ++g) {

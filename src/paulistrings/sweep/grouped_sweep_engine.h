@@ -13,10 +13,10 @@
 // One group spanning every column passes the layer through untouched: a sweep that never splits is the
 // bits of the engine alone.
 // Columns apart: without derivative columns, a group counted at `apart_terms` terms or more (and a
-// one-column group of a sweep already split) gives each of its columns the rows that column keeps on its
-// own, on a HostEngine (cpu/host_engine.h: the engine propagate() runs one column on) from then on. Past
-// the caches that engine costs less per term than the sweep engine does for all of a term's columns
-// (docs/design.md §7.8).
+// one-column group of a sweep already split) whose columns keep few enough terms on their own to cost
+// clearly less apart (apart_pays) gives each of its columns the rows that column keeps on its own, on a
+// HostEngine (cpu/host_engine.h: the engine propagate() runs one column on) from then on. Past the caches
+// that engine costs less per term than the sweep engine (docs/design.md §7.8).
 
 #include <algorithm>
 #include <cstddef>
@@ -97,6 +97,14 @@ std::vector<PauliSum<W, C>> select_columns(const Engine& engine, std::size_t num
 
 }  // namespace sweep_detail
 
+/// Past the caches, a row of the sweep engine holding K columns costs about kSweepRowCost +
+/// kSweepColumnCost · K terms of the host engine's own run (K identical columns, measured: docs/design.md
+/// §7.8, "Columns apart"); columns go apart when that saves enough (Settings::apart_cost_share: by default
+/// more than a quarter, as the rows are copied and every column then holds its own copy of the keys it
+/// shares).
+inline constexpr double kSweepRowCost = 1.35;
+inline constexpr double kSweepColumnCost = 0.145;
+
 template <int W, Coefficient C, class Engine>
 class GroupedSweepEngine {
  public:
@@ -122,6 +130,7 @@ class GroupedSweepEngine {
     /// A group counted at this many terms or more runs its columns apart (0: never; needs make_apart and
     /// no derivative columns).
     std::size_t apart_terms = 0;
+    double apart_cost_share = 0.75;  ///< apart_pays' share
   };
 
   /// `groups`: contiguous, covering the K value columns in order.
@@ -314,13 +323,27 @@ class GroupedSweepEngine {
     for (std::size_t j = 0; j < part.size(); ++j) dropped[global_column(g, j)] += part[j];
   }
 
+  /// Whether group g's columns cost clearly less apart: the terms its columns keep on their own, Σ_k
+  /// kept_k, against its rows priced at kSweepRowCost + kSweepColumnCost · columns terms of the host
+  /// engine each (docs/design.md §7.8, "Columns apart").
+  bool apart_pays(const Group& g, const Truncation& truncation) const {
+    std::size_t kept = 0;
+    g.engine->for_each_row([&](const PauliString<W>& key, std::span<const C> row) {
+      for (std::size_t k = 0; k < g.count; ++k) kept += row[k] != C(0.0) && truncation.keep(key, row[k]);
+    });
+    const double rows = static_cast<double>(g.engine->size());
+    return static_cast<double>(kept) < settings_.apart_cost_share * rows *
+                                           (kSweepRowCost + kSweepColumnCost * static_cast<double>(g.count));
+  }
+
   void split_groups(const Truncation& truncation) {
     std::vector<Group> next;
     const bool several = groups_.size() > 1;
     for (Group& g : groups_) {
       const std::size_t n = g.size();
       if (!g.apart && settings_.apart_terms > 0 && (g.count >= 2 || several) &&
-          n >= std::max({settings_.min_terms, g.next_count, settings_.apart_terms})) {
+          n >= std::max({settings_.min_terms, g.next_count, settings_.apart_terms}) &&
+          apart_pays(g, truncation)) {
         // Each column apart, over the rows it keeps on its own.
         ++splits_;
         std::vector<PauliSum<W, C>> columns =

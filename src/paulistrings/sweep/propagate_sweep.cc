@@ -131,13 +131,13 @@ struct GroupStart {
 /// loaded, whose engine layouts and light cones the starts hold) and leaves the state reached in `state`.
 /// The starts' rows are let go once the engines hold their copies.
 /// `make_apart` (empty: the columns never run apart) builds the host engine of a column run apart; a group
-/// of `apart_terms` terms or more runs apart (SweepTuning).
+/// runs apart as `tuning` says.
 template <int W, Coefficient C, class Engine, class MakeEngine>
 SweepStats run_groups(std::vector<GroupStart<W, C>> starts, std::size_t start_layer, std::size_t K,
                       std::span<const Circuit> columns, std::span<const SweepGradient> gradients,
                       const PropagateOptions& options, SweepState& state, MakeEngine&& make,
                       typename GroupedSweepEngine<W, C, Engine>::MakeApart make_apart = {},
-                      std::size_t apart_terms = 0) {
+                      const SweepTuning& tuning = {}) {
   using Grouped = GroupedSweepEngine<W, C, Engine>;
   const std::size_t num_qubits = starts.front().sum.num_qubits();
   std::vector<typename Grouped::Group> groups;
@@ -165,7 +165,8 @@ SweepStats run_groups(std::vector<GroupStart<W, C>> starts, std::size_t start_la
   settings.split = options.sweep_split;
   settings.min_terms = options.sweep_split_min_terms;
   settings.tested = start_layer > 0;
-  settings.apart_terms = make_apart ? apart_terms : 0;
+  settings.apart_terms = make_apart ? tuning.apart_terms : 0;
+  settings.apart_cost_share = tuning.apart_cost_share;
   // An engine's layout (bucket count, light cone) as a state or a new group holds it (none for the
   // reference engine).
   const auto layout = [](const Engine* e, int& bits, std::vector<std::uint64_t>& cone) {
@@ -280,7 +281,7 @@ SweepStats run_from(std::vector<GroupStart<W, C>> starts, std::size_t start_laye
     };
   }
   return run_groups<W, C, SweepEngine<W, C>>(std::move(starts), start_layer, K, columns, gradients, options,
-                                             state, make, make_apart, tuning.apart_terms);
+                                             state, make, make_apart, tuning);
 }
 /// The observable at the sweep's coefficient type (sweep_is_complex).
 AnyPauliSum typed_observable(const AnyPauliSum& observable, std::span<const Circuit> columns,

@@ -160,10 +160,14 @@ struct SweepState {
 /// What a sweep does beyond PropagateOptions (docs/design.md §7.8, "Columns apart").
 struct SweepTuning {
   /// A sweep without gradients on the cpu engine, with options.sweep_split on: a group of columns counted
-  /// at this many terms or more (and a one-column group of a sweep already split) runs each of its columns
-  /// apart from then on, on the engine propagate() runs one column on (0: never). Past the caches the
-  /// sweep engine costs more per term than that engine does for all of a term's columns.
-  std::size_t apart_terms = std::size_t{1} << 20;
+  /// at this many terms or more (and a one-column group of a sweep already split) whose columns cost
+  /// clearly less apart runs each of its columns apart from then on, on the engine propagate() runs one
+  /// column on (0: never, the default: measured faster on some sweeps and slower on others, docs/design.md
+  /// §7.8 "Columns apart"; 2^20 is where it was measured).
+  std::size_t apart_terms = 0;
+  /// Columns go apart when the terms they keep on their own cost less than this share of the group's rows
+  /// priced as the sweep engine's (sweep/grouped_sweep_engine.h, apart_pays); larger goes apart sooner.
+  double apart_cost_share = 0.75;
 };
 
 /// Propagates `observable` through `columns` (K ≥ 1 circuits of one structure, each on the observable's

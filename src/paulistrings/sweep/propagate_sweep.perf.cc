@@ -8,8 +8,8 @@
 //   K = 20, EPS = 2^-14, no weight cut, every core, separate runs on. --gradient on also runs the sweep
 //   with ∂⟨Z62⟩/∂θh (K derivative columns beside the K values) and prints its cost against the values alone.
 //   --split off keeps the columns in one group (PropagateOptions::sweep_split; on by default).
-//   --apart-terms N: a group counted at N terms or more runs its columns apart (SweepTuning::apart_terms;
-//   0: never; default the library's).
+//   --apart-terms N: a group counted at N terms or more runs its columns apart where that costs clearly
+//   less (SweepTuning::apart_terms; 0: never, the library's default).
 // Prints the seconds of the sweep and of the separate runs (all, and the slowest one), the sweep's cost
 // against the mean and the slowest run, the largest |⟨Z62⟩ sweep − separate| over the columns (the
 // sweep keeps more terms: docs/design.md §7.8), the sweep's final and peak terms and the separate runs'

@@ -935,8 +935,8 @@ TEST(SweepEngine, ASplitSweepIsTheSameBitsForAnyThreadCount) {
 
 // ---- columns run apart (SweepTuning::apart_terms, docs/design.md §7.8) ----
 
-/// Columns go apart at the first count (after the first layer), or never.
-const SweepTuning kApartAtOnce{1};
+/// Columns go apart at the first count (from one term on, whatever they share), or never.
+const SweepTuning kApartAtOnce{1, 1e9};
 const SweepTuning kNeverApart{0};
 
 /// Column k of a one-group state: the rows on which it has a nonzero coefficient that passes its own test,
@@ -965,18 +965,23 @@ TEST(SweepEngine, ColumnsRunApartAreTheirOwnRunsFromTheRowsTheyKeep) {
   EXPECT_EQ(stats.apart_columns, K);
   EXPECT_EQ(stats.groups, K);
   EXPECT_EQ(stats.splits, 1u);
-  // The state after the first layer, before the columns go apart: each column then goes on as an
-  // ordinary run (the CPU engine, from layer 1) over the rows it keeps, to the same bits.
-  options.should_stop = [](std::size_t done) { return done == 1; };
-  SweepState before;
-  propagate_sweep(sweep.observable, sweep.columns, options, before, {}, kApartAtOnce);
-  ASSERT_EQ(before.layers_done, 1u);
-  ASSERT_TRUE(before.groups.empty());
+  // One layer at a time up to the state before the columns go apart: from there each column goes on as
+  // an ordinary run (the CPU engine, from that layer) over the rows it keeps, to the same bits.
+  options.should_stop = [](std::size_t) { return true; };
+  SweepState state, before;
+  propagate_sweep(sweep.observable, sweep.columns, options, state, {}, kApartAtOnce);
+  while (state.groups.empty()) {
+    ASSERT_LT(state.layers_done, sweep.columns[0].size());
+    before = state;
+    resume_sweep(sweep.observable, sweep.columns, options, state, {}, kApartAtOnce);
+  }
+  ASSERT_EQ(state.groups.size(), K);
+  for (const SweepGroupState& group : state.groups) ASSERT_TRUE(group.apart);
   for (std::size_t k = 0; k < K; ++k) {
     AnyPauliSum own = kept_column(before, k, options.truncation);
     PropagateOptions run = options;
     run.should_stop = nullptr;
-    run.start_layer = 1;
+    run.start_layer = before.layers_done;
     propagate(own, sweep.columns[k], run);
     EXPECT_EQ(terms_of(result.column(k)), terms_of(own)) << "column " << k;
   }
@@ -1017,7 +1022,7 @@ TEST(SweepEngine, ColumnsRunApartResumeToTheSameBitsForAnyThreadCount) {
   EXPECT_EQ(all_columns(state.sum), all_columns(whole));
 }
 
-TEST(SweepEngine, ColumnsGoApartOnlyPastTheirTermsAndNeverWithGradients) {
+TEST(SweepEngine, ColumnsGoApartOnlyWhenLargeAndCheaperAndNeverWithGradients) {
   const std::size_t K = 4;
   PropagateOptions options = splitting(Engine::cpu, 0.01);
   // Gradients: derivative columns have no engine of their own, so the columns stay in the sweep.
@@ -1030,17 +1035,28 @@ TEST(SweepEngine, ColumnsGoApartOnlyPastTheirTermsAndNeverWithGradients) {
   propagate_sweep(with_gradient.observable, with_gradient.columns, options, b, with_gradient.gradients,
                   kNeverApart);
   EXPECT_EQ(all_columns(a), all_columns(b));
-  // The default threshold is far above these sums: nothing goes apart.
-  const IsingSweep sweep = ising_sweep(6, 4, K, false);
+  // Identical columns keep the same terms: apart they would repeat every key's work, so at the default
+  // cost share they stay (forced, they go apart all the same).
+  const IsingSweep one = ising_sweep(6, 4, 1, false, 0.7);
+  const std::vector<Circuit> same(K, one.columns[0]);
+  EXPECT_EQ(propagate_sweep(one.observable, same, options, a, {}, SweepTuning{1}).apart_columns, 0u);
+  EXPECT_EQ(propagate_sweep(one.observable, same, options, a, {}, kApartAtOnce).apart_columns, K);
+  // By default nothing goes apart; a threshold above the sum's size: neither.
+  const IsingSweep sweep = ising_sweep(6, 4, 6, false);
   EXPECT_EQ(propagate_sweep(sweep.observable, sweep.columns, options, a).apart_columns, 0u);
+  EXPECT_EQ(
+      propagate_sweep(sweep.observable, sweep.columns, options, a, {}, SweepTuning{1 << 20}).apart_columns,
+      0u);
   // sweep_split off: nothing splits, so nothing goes apart.
   PropagateOptions unsplit = options;
   unsplit.sweep_split = false;
   EXPECT_EQ(propagate_sweep(sweep.observable, sweep.columns, unsplit, a, {}, kApartAtOnce).apart_columns, 0u);
   // The reference engine never runs columns apart, and a state that does is refused there.
-  options.should_stop = [](std::size_t done) { return done == 3; };
+  options.should_stop = [](std::size_t) { return true; };
   SweepState state;
   propagate_sweep(sweep.observable, sweep.columns, options, state, {}, kApartAtOnce);
+  while (state.groups.empty() && state.layers_done < sweep.columns[0].size())
+    resume_sweep(sweep.observable, sweep.columns, options, state, {}, kApartAtOnce);
   ASSERT_FALSE(state.groups.empty());
   ASSERT_TRUE(state.groups[0].apart);
   PropagateOptions reference = options;

@@ -336,28 +336,36 @@ class GroupedSweepEngine {
                                            (kSweepRowCost + kSweepColumnCost * static_cast<double>(g.count));
   }
 
+  /// Each column of group g apart, over the rows it keeps on its own, appended to `next`.
+  void go_apart(Group& g, std::vector<Group>& next, const Truncation& truncation) {
+    ++splits_;
+    std::vector<PauliSum<W, C>> columns =
+        sweep_detail::select_columns<W, C>(*g.engine, num_qubits_, g.count, truncation);
+    g.engine.reset();
+    for (std::size_t k = 0; k < g.count; ++k) {
+      Group part;
+      part.first = g.first + k;
+      part.count = 1;
+      part.apart = make_apart_(columns[k]);
+      columns[k] = PauliSum<W, C>();
+      next.push_back(std::move(part));
+    }
+  }
+
   void split_groups(const Truncation& truncation) {
     std::vector<Group> next;
     const bool several = groups_.size() > 1;
     for (Group& g : groups_) {
       const std::size_t n = g.size();
       if (!g.apart && settings_.apart_terms > 0 && (g.count >= 2 || several) &&
-          n >= std::max({settings_.min_terms, g.next_count, settings_.apart_terms}) &&
-          apart_pays(g, truncation)) {
-        // Each column apart, over the rows it keeps on its own.
-        ++splits_;
-        std::vector<PauliSum<W, C>> columns =
-            sweep_detail::select_columns<W, C>(*g.engine, num_qubits_, g.count, truncation);
-        g.engine.reset();
-        for (std::size_t k = 0; k < g.count; ++k) {
-          Group part;
-          part.first = g.first + k;
-          part.count = 1;
-          part.apart = make_apart_(columns[k]);
-          columns[k] = PauliSum<W, C>();
-          next.push_back(std::move(part));
+          n >= std::max({settings_.min_terms, g.next_count, settings_.apart_terms})) {
+        if (apart_pays(g, truncation)) {
+          go_apart(g, next, truncation);
+          continue;
         }
-        continue;
+        // Asked again once the group has doubled (a group of 2 to 64 columns is counted below, which sets
+        // that too).
+        if (g.count < 2 || g.count > kMaxCountedColumns) g.next_count = 2 * n;
       }
       if (g.apart || g.count < 2 || g.count > kMaxCountedColumns ||
           n < std::max(settings_.min_terms, g.next_count)) {

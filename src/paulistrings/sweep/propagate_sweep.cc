@@ -147,12 +147,7 @@ SweepStats run_groups(std::vector<GroupStart<W, C>> starts, std::size_t start_la
     group.count = start.count;
     if (start.apart) {
       // The column's rows as the host engine left them (canonical order): the engine is rebuilt over them.
-      std::vector<typename PauliSum<W, C>::Term> terms;
-      terms.reserve(start.sum.size());
-      for (std::size_t i = 0; i < start.sum.size(); ++i)
-        terms.push_back({start.sum.keys()[i], start.sum.row(i)[0]});
-      start.sum = SweepSum<W, C>();
-      group.apart = make_apart(PauliSum<W, C>::from_terms(num_qubits, std::move(terms)));
+      group.apart = make_apart(start.sum.column(0));
     } else {
       group.engine = make(start, false);
     }

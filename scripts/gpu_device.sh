@@ -57,7 +57,7 @@
 #               build-base, then AB_ROUNDS rounds (2), base and current alternating: GPU cells at 10^6 and
 #               10^7 (rotation_zz, cnot, gu2q, su4, depolarize; 16 CPU threads beside them) and at 10^8,
 #               the workloads on the GPU and on 16 threads, the kicked Ising on the GPU, and the CPU cells at
-#               10^6 on 1 and 16 threads (ab.txt)
+#               10^6 on 1 and 16 threads (ab.txt); AB_PARTS picks among cells,workloads,cpu (default all)
 #   sweep     — parameter sweeps on this machine's cores (paulistrings-sweep-bench): PauliPropagation.jl's
 #               sweep (20 steps, 20 angles, 10^-4, weight ≤ 8) as one sweep and as 20 runs, and the θh sweep
 #               from 0 to π/2 (K = 20, 20 steps, 2^-14) against its separate runs, on SWEEP_THREADS threads
@@ -225,8 +225,20 @@ if has oom; then
     timeout 400 compute-sanitizer --tool memcheck --error-exitcode 3 build-gpu/paulistrings-tests \
       --gtest_filter='GpuOutOfMemory.TheHostEntryPointNamesTheLayerAndLeavesTheHostSum' --gtest_brief=1 2>&1 | tail -8
     echo "# python test_memory.py"
-    PYTHONPATH=build-gpu/python OMP_WAIT_POLICY=passive timeout 300 python3 -m pytest -q -p no:cacheprovider \
-      python/tests/test_memory.py 2>&1 | grep -E "^E  |passed|failed" | head -12
+    PYTHONPATH=build-gpu/python OMP_WAIT_POLICY=passive timeout 300 python3 -m pytest -q -rA -p no:cacheprovider \
+      python/tests/test_memory.py > "$out/oom_python.txt" 2>&1
+    grep -E "^E  |^(PASSED|FAILED) |passed|failed" "$out/oom_python.txt" | head -16
+    echo "# the guard as Python reads it: MemAvailable in the process, then a CPU run under the default guard"
+    PYTHONPATH=build-gpu/python timeout 60 python3 -c "
+import paulistrings as p
+print([l for l in open('/proc/meminfo') if l.startswith('MemAvailable')])
+c = p.Circuit(4); c.rx(0.7, 0)
+try:
+    print(len(p.PauliSum.from_strings({'ZZZZ': 1.0}, num_qubits=4).propagate(c, threads=1)), 'terms: no misfire')
+except MemoryError as e:
+    print('misfire:', e)
+print([l for l in open('/proc/meminfo') if l.startswith('MemAvailable')])
+" 2>&1 | tail -6
     if [[ -f $repro ]]; then
       echo "# repro, plain (expected: exit 1 and one line)"
       /usr/bin/time -f "%e s wall, %M KiB peak host" timeout 300 build-gpu/paulistrings run "$repro" --device gpu -q \
@@ -375,22 +387,27 @@ if has ab; then
     build_base >> "$out/build_base.log" 2>&1 || tail -20 "$out/build_base.log"
     [[ -f build-base.log ]] && cp build-base.log "$out/build_base_bg.log"
     note "ab: base build $(( $(date +%s) - start )) s"
+    part() { [[ ",${AB_PARTS:-cells,workloads,cpu}," == *",$1,"* ]]; }
     for round in $(seq "${AB_ROUNDS:-2}"); do
       for tree in base gpu; do
         b=build-$tree
         note "ab: round $round $tree"
         {
           echo "## round $round: $tree"
-          $b/paulistrings-gpu-bench --terms 1e6,1e7 --cells rotation_zz,cnot,gu2q,su4,depolarize --repeat 3 \
-            --cpu-threads 16
-          $b/paulistrings-gpu-bench --terms 1e8 --cells rotation_zz,cnot,gu2q,su4 --repeat 2
-          $b/paulistrings-gpu-bench --cells none --kicked
-          for w in "tfim_2d --side 18" tfim_chain heisenberg_chain; do
-            $b/paulistrings-workloads $w --device 0
-          done
-          $b/paulistrings-workloads tfim_2d --side 18 --threads 16
-          $b/paulistrings-workloads tfim_chain --threads 1
-          $b/paulistrings-bench --terms 1000000 --threads 1,16 --repeat 3
+          if part cells; then
+            $b/paulistrings-gpu-bench --terms 1e6,1e7 --cells rotation_zz,cnot,gu2q,su4,depolarize --repeat 3 \
+              --cpu-threads 16
+            $b/paulistrings-gpu-bench --terms 1e8 --cells rotation_zz,cnot,gu2q,su4 --repeat 2
+          fi
+          if part workloads; then
+            $b/paulistrings-gpu-bench --cells none --kicked
+            for w in "tfim_2d --side 18" tfim_chain heisenberg_chain; do
+              $b/paulistrings-workloads $w --device 0
+            done
+            $b/paulistrings-workloads tfim_2d --side 18 --threads 16
+            $b/paulistrings-workloads tfim_chain --threads 1
+          fi
+          part cpu && $b/paulistrings-bench --terms 1000000 --threads 1,16 --repeat 3
         } >> "$out/ab.txt" 2>&1
       done
     done

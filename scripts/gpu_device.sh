@@ -61,7 +61,8 @@
 #   sweep     — parameter sweeps on this machine's cores (paulistrings-sweep-bench): PauliPropagation.jl's
 #               sweep (20 steps, 20 angles, 10^-4, weight ≤ 8) as one sweep and as 20 runs, and the θh sweep
 #               from 0 to π/2 (K = 20, 20 steps, 2^-14) against its separate runs, on SWEEP_THREADS threads
-#               (default: all cores), with a gradient column; SWEEP_TIMEOUT (240 s) caps each command (sweep.txt)
+#               (default: all cores), with a gradient column; SWEEP_TIMEOUT (240 s) caps each command; first
+#               the small sweep on 1, 4 and every core under parallel thresholds SWEEP_THRESHOLDS (sweep.txt)
 #   build     — every target the other modes use (a first call that later, warm calls reuse)
 #   base_bg   — with ab to come in a later call: starts the build of build-base-src/ in the background
 #               (setsid: it outlives this call while the machine stays warm); ab waits for it
@@ -449,6 +450,15 @@ if has python; then
 fi
 if has sweep; then
   threads=${SWEEP_THREADS:-$(nproc)}
+  # Small layers and threads: PauliPropagation.jl's sweep (layers of ≤ 74,000 rows) and its 20 runs on 1, 4
+  # and every core, with layers kept on one thread below each of SWEEP_THRESHOLDS terms (the library: 4096).
+  for cores in 1 4 "$threads"; do
+    for th in ${SWEEP_THRESHOLDS:-4096 32768 131072 1000000000}; do
+      echo "# threads $cores, parallel threshold $th: $(OMP_WAIT_POLICY=passive timeout 60 \
+        build-gpu/paulistrings-sweep-bench --steps 20 --columns 20 --coeff 1e-4 --weight 8 --separate on \
+        --threads "$cores" --parallel-threshold "$th" 2>&1 | head -1)" >> "$out/sweep.txt"
+    done
+  done
   for args in "--steps 20 --columns 20 --coeff 1e-4 --weight 8 --separate on --gradient on" \
               "--steps 20 --columns 20 --coeff 0.00006103515625 --separate on --gradient on"; do
     note "sweep: $args --threads $threads"

@@ -3,13 +3,15 @@
 //
 // usage: paulistrings-sweep-bench [--steps S] [--columns K] [--coeff EPS] [--weight W] [--threads T]
 //                                 [--separate on|off] [--gradient on|off] [--split on|off]
-//                                 [--apart-terms N]
+//                                 [--apart-terms N] [--parallel-threshold N]
 //   θh takes K values from 0 to π/2, both ends included (K = 1: π/4); θzz = −π/2. Defaults: 20 steps,
 //   K = 20, EPS = 2^-14, no weight cut, every core, separate runs on. --gradient on also runs the sweep
 //   with ∂⟨Z62⟩/∂θh (K derivative columns beside the K values) and prints its cost against the values alone.
 //   --split off keeps the columns in one group (PropagateOptions::sweep_split; on by default).
 //   --apart-terms N: a group counted at N terms or more runs its columns apart where that costs clearly
 //   less (SweepTuning::apart_terms; 0: never, the library's default).
+//   --parallel-threshold N: terms below which a layer stays on one thread
+//   (PropagateOptions::parallel_threshold), for the sweep and the separate runs alike.
 // Prints the seconds of the sweep and of the separate runs (all, and the slowest one), the sweep's cost
 // against the mean and the slowest run, the largest |⟨Z62⟩ sweep − separate| over the columns (the
 // sweep keeps more terms: docs/design.md §7.8), the sweep's final and peak terms and the separate runs'
@@ -41,6 +43,7 @@ int main(int argc, char** argv) {
   int threads = 0;
   bool separate = true, gradient = false, split = true;
   std::optional<std::size_t> apart_terms;
+  std::optional<std::size_t> parallel_threshold;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string arg = argv[i];
@@ -68,6 +71,8 @@ int main(int argc, char** argv) {
         split = value == "on";
       } else if (arg == "--apart-terms") {
         apart_terms = parse_count(value);
+      } else if (arg == "--parallel-threshold") {
+        parallel_threshold = parse_count(value);
       } else {
         throw std::invalid_argument("unknown option " + arg);
       }
@@ -76,7 +81,8 @@ int main(int argc, char** argv) {
     std::fprintf(
         stderr,
         "error: %s\nusage: paulistrings-sweep-bench [--steps S] [--columns K] [--coeff EPS] [--weight W] "
-        "[--threads T] [--separate on|off] [--gradient on|off] [--split on|off] [--apart-terms N]\n",
+        "[--threads T] [--separate on|off] [--gradient on|off] [--split on|off] [--apart-terms N]\n"
+        "       [--parallel-threshold N]\n",
         e.what());
     return 2;
   }
@@ -99,6 +105,7 @@ int main(int argc, char** argv) {
   options.threads = threads;
   options.keep_layer_records = false;
   options.sweep_split = split;
+  if (parallel_threshold) options.parallel_threshold = *parallel_threshold;
   SweepTuning tuning;
   if (apart_terms) tuning.apart_terms = *apart_terms;
   using Clock = std::chrono::steady_clock;

@@ -61,8 +61,12 @@
 #   sweep     — parameter sweeps on this machine's cores (paulistrings-sweep-bench): PauliPropagation.jl's
 #               sweep (20 steps, 20 angles, 10^-4, weight ≤ 8) as one sweep and as 20 runs, and the θh sweep
 #               from 0 to π/2 (K = 20, 20 steps, 2^-14) against its separate runs, on SWEEP_THREADS threads
-#               (default: all cores), with a gradient column; SWEEP_TIMEOUT (240 s) caps each command; first
-#               the small sweep on 1, 4 and every core under parallel thresholds SWEEP_THRESHOLDS (sweep.txt)
+#               (default: all cores), with a gradient column; SWEEP_TIMEOUT (240 s) caps each command (sweep.txt)
+#   threads   — small layers against threads (every layer past PropagateOptions::parallel_threshold terms
+#               takes every thread): PauliPropagation.jl's sweep (layers of ≤ 74,000 rows) and its 20 runs
+#               on 1, 4 and every core under the thresholds THREADS_THRESHOLDS; the kicked Ising from the
+#               command (20 steps, 10^-4, weight ≤ 8) on 1, 4 and every core; the CPU cells at 4096, 16384
+#               and 65536 terms on 1, 4 and every core (threads.txt)
 #   build     — every target the other modes use (a first call that later, warm calls reuse)
 #   base_bg   — with ab to come in a later call: starts the build of build-base-src/ in the background
 #               (setsid: it outlives this call while the machine stays warm); ab waits for it
@@ -89,6 +93,7 @@ targets=()
   targets+=(paulistrings-gpu-bench paulistrings-workloads)
 has ab && targets+=(paulistrings-bench)
 (has sweep || has build) && targets+=(paulistrings-sweep-bench)
+has threads && targets+=(paulistrings-sweep-bench paulistrings-bench paulistrings-cli)
 (has tests || has sanitize || (has partition && [[ ${PARTITION_TESTS:-1} != 0 ]])) && targets+=(paulistrings-tests paulistrings-cli)
 has oom && targets+=(paulistrings-tests paulistrings-cli)
 has build && targets+=(paulistrings-tests paulistrings-cli paulistrings-gpu-bench paulistrings-workloads paulistrings-bench)
@@ -448,17 +453,29 @@ if has python; then
     > "$out/python_gpu.txt" 2>&1
   grep -E "FAILED|ERROR|Fatal|passed|failed" "$out/python_gpu.txt" | tail -30
 fi
+if has threads; then
+  note "threads"
+  all=$(nproc)
+  (
+    export OMP_WAIT_POLICY=passive  # what the command and the Python package choose
+    for cores in 1 4 "$all"; do
+      for th in ${THREADS_THRESHOLDS:-4096 32768 131072 1000000000}; do
+        echo "# threads $cores, parallel threshold $th: $(timeout 60 build-gpu/paulistrings-sweep-bench --steps 20 \
+          --columns 20 --coeff 1e-4 --weight 8 --separate on --threads "$cores" --parallel-threshold "$th" 2>&1 |
+          head -1)"
+      done
+    done
+    for cores in 1 4 "$all"; do
+      /usr/bin/time -f "kicked-ising --steps 20 --theta-h 0.7853981633974483 --coeff 1e-4 --weight 8 --threads $cores: %e s" \
+        timeout 60 build-gpu/paulistrings kicked-ising --steps 20 --theta-h 0.7853981633974483 --coeff 1e-4 --weight 8 \
+        --threads "$cores" -q > /dev/null
+    done
+    timeout 300 build-gpu/paulistrings-bench --terms 4096,16384,65536 --threads "1,4,$all" --repeat 5
+  ) > "$out/threads.txt" 2>&1
+  note "threads done"
+fi
 if has sweep; then
   threads=${SWEEP_THREADS:-$(nproc)}
-  # Small layers and threads: PauliPropagation.jl's sweep (layers of ≤ 74,000 rows) and its 20 runs on 1, 4
-  # and every core, with layers kept on one thread below each of SWEEP_THRESHOLDS terms (the library: 4096).
-  for cores in 1 4 "$threads"; do
-    for th in ${SWEEP_THRESHOLDS:-4096 32768 131072 1000000000}; do
-      echo "# threads $cores, parallel threshold $th: $(OMP_WAIT_POLICY=passive timeout 60 \
-        build-gpu/paulistrings-sweep-bench --steps 20 --columns 20 --coeff 1e-4 --weight 8 --separate on \
-        --threads "$cores" --parallel-threshold "$th" 2>&1 | head -1)" >> "$out/sweep.txt"
-    done
-  done
   for args in "--steps 20 --columns 20 --coeff 1e-4 --weight 8 --separate on --gradient on" \
               "--steps 20 --columns 20 --coeff 0.00006103515625 --separate on --gradient on"; do
     note "sweep: $args --threads $threads"

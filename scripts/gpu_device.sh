@@ -111,7 +111,10 @@ fi
 debug=()
 [[ ${GPU_DEBUG_INFO:-0} != 0 ]] && debug=(-DCMAKE_CXX_FLAGS=-g -DCMAKE_CUDA_FLAGS=-g)
 start=$(date +%s)
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAULISTRINGS_CUDA=ON "${python[@]}" "${debug[@]}" \
+# Position-independent code always (the Python module needs it): ab's two trees are built alike whichever
+# modes a call has.
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAULISTRINGS_CUDA=ON -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
+  "${python[@]}" "${debug[@]}" \
   > "$out/build.log" 2>&1 &&
   cmake --build build-gpu --target "${targets[@]}" >> "$out/build.log" 2>&1 ||
   { tail -40 "$out/build.log"; exit 1; }
@@ -123,7 +126,7 @@ export OMP_PROC_BIND=close OMP_PLACES=cores
 # The tree in build-base-src/ (ab's "before") built into build-base/.
 build_base() {
   cmake -S build-base-src -B build-base -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAULISTRINGS_CUDA=ON \
-    -DPAULISTRINGS_BUILD_PYTHON=OFF -DPAULISTRINGS_BUILD_TESTS=OFF &&
+    -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DPAULISTRINGS_BUILD_PYTHON=OFF -DPAULISTRINGS_BUILD_TESTS=OFF &&
     cmake --build build-base --target paulistrings-gpu-bench paulistrings-workloads paulistrings-bench
 }
 if has base_bg && [[ -d build-base-src ]]; then
@@ -395,7 +398,9 @@ if has ab; then
     note "ab: base build $(( $(date +%s) - start )) s"
     part() { [[ ",${AB_PARTS:-cells,workloads,cpu}," == *",$1,"* ]]; }
     for round in $(seq "${AB_ROUNDS:-2}"); do
-      for tree in base gpu; do
+      trees="base gpu"
+      (( round % 2 == 0 )) && trees="gpu base"  # alternating which goes first
+      for tree in $trees; do
         b=build-$tree
         note "ab: round $round $tree"
         {

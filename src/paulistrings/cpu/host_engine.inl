@@ -43,6 +43,11 @@ struct HostEngine<W, C>::Impl {
     if (narrow) return f(*narrow);
     return f(*cpu);
   }
+  template <class F>
+  decltype(auto) visit(F&& f) const {
+    if (narrow) return f(std::as_const(*narrow));
+    return f(std::as_const(*cpu));
+  }
 };
 
 template <int W, Coefficient C>
@@ -68,7 +73,7 @@ HostEngine<W, C>& HostEngine<W, C>::operator=(HostEngine&&) noexcept = default;
 
 template <int W, Coefficient C>
 std::size_t HostEngine<W, C>::size() const {
-  return impl_->narrow ? impl_->narrow->size() : impl_->cpu->size();
+  return std::as_const(*impl_).visit([](const auto& engine) { return engine.size(); });
 }
 
 template <int W, Coefficient C>

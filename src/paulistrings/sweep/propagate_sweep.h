@@ -162,8 +162,8 @@ struct SweepTuning {
   /// A sweep without gradients on the cpu engine, with options.sweep_split on: a group of columns counted
   /// at this many terms or more (and a one-column group of a sweep already split) whose columns cost
   /// clearly less apart runs each of its columns apart from then on, on the engine propagate() runs one
-  /// column on (0: never, the default: measured faster on some sweeps and slower on others, docs/design.md
-  /// §7.8 "Columns apart"; 2^20 is where it was measured).
+  /// column on (0: never, the default: faster on some sweeps and slower on others, docs/design.md §7.8
+  /// "Columns apart").
   std::size_t apart_terms = 0;
   /// Columns go apart when the terms they keep on their own cost less than this share of the group's rows
   /// priced as the sweep engine's (sweep/grouped_sweep_engine.h, apart_pays); larger goes apart sooner.

@@ -35,7 +35,7 @@ struct CpuEngineOptions {
   int threads = 0;                       ///< 0 = every core the process may run on
   std::size_t target_bucket_len = 1024;  ///< refine when the mean bucket length exceeds this
   std::size_t min_buckets = 128;
-  std::size_t parallel_threshold = 4096;  ///< terms below which a layer stays on one thread
+  std::size_t parallel_threshold = kParallelGrain;  ///< terms a thread takes at least (layer_threads)
   /// Rotations update the anticommuting terms in place (unchanged terms are not rewritten); off =
   /// the orbit path that rewrites every bucket (kept for measurement).
   bool in_place_rotations = true;
@@ -141,12 +141,18 @@ class CpuEngine {
                     std::uint64_t rep, Scratch& scratch, const Truncation& truncation, bool test_unchanged,
                     std::array<std::uint64_t, W>& scanned, double& dropped, std::ptrdiff_t& change);
   void refine_if_needed();
-  /// Below this many terms a layer runs on the calling thread: a parallel region costs more than
-  /// the work (the small-sum direct path).
-  bool parallel_worthwhile() const { return threads_ > 1 && size_ >= options_.parallel_threshold; }
+  /// The threads of the layer now running: one per parallel_threshold terms weighted by the layer's
+  /// work per term (layer_weight_), at most threads_ (engine/options.h layer_threads).
+  int layer_threads() const { return threads_for(size_); }
+  int threads_for(std::size_t terms) const {
+    return paulistrings::layer_threads(terms, layer_weight_, options_.parallel_threshold, threads_);
+  }
+  bool parallel_worthwhile() const { return layer_threads() > 1; }
 
   CpuEngineOptions options_;
   int threads_;
+  /// The running layer's work per term against a rotation's: 4 for general tables (orbit grouping), else 1.
+  std::size_t layer_weight_ = 1;
   BucketStore<W, C> store_;
   std::size_t size_ = 0;
   std::vector<Scratch> scratch_;  // one per thread, capacity kept across layers

@@ -220,6 +220,9 @@ double CpuEngine<W, C>::apply_layer(const PreparedChannel<W>& table, const Trunc
     ++skipped_layers_;
     return 0.0;
   }
+  const bool orbit_grouping = table.table_class == TableClass::general &&
+                              !(table.form == PreparedChannel<W>::Form::rotation && options_.in_place_rotations);
+  layer_weight_ = orbit_grouping ? 4 : 1;
   if (table.table_class == TableClass::key_preserving) {
     discarded = rescale_layer(table, truncation);
     remember_tested(truncation);
@@ -237,6 +240,7 @@ double CpuEngine<W, C>::apply_layer(const PreparedChannel<W>& table, const Trunc
     remember_tested(truncation);
     add_support(table);
   }
+  layer_weight_ = 1;  // what runs between layers (refining, exports, blocks) weighs as a rotation
   refine_if_needed();
   return discarded;
 }
@@ -258,7 +262,7 @@ double CpuEngine<W, C>::coset_pass(const CosetPlan& plan, Work&& work) {
   std::vector<double> discarded(cosets, 0.0);
   std::ptrdiff_t change = 0;
   ParallelErrors errors;
-#pragma omp parallel num_threads(threads_) reduction(+ : change) if (parallel_worthwhile())
+#pragma omp parallel num_threads(layer_threads()) reduction(+ : change) if (parallel_worthwhile())
   {
     Scratch& scratch = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 1)
@@ -447,7 +451,7 @@ void CpuEngine<W, C>::rescale_run(std::span<const PreparedChannel<W>> tables, co
   // [layer][bucket]: summed over buckets in bucket order below, whatever the thread count.
   std::vector<double> discarded(layers * buckets, 0.0);
   std::vector<std::size_t> removed(layers * buckets, 0);
-#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) if (parallel_worthwhile())
+#pragma omp parallel for schedule(dynamic, 16) num_threads(layer_threads()) if (parallel_worthwhile())
   for (std::size_t b = 0; b < buckets; ++b) {
     if (interrupted()) continue;  // the run is abandoned (throw_if_interrupted below)
     Bucket<W, C>& bucket = store_.bucket(b);
@@ -514,7 +518,7 @@ double CpuEngine<W, C>::coset_layer(const PreparedChannel<W>& table, const Trunc
   std::vector<double> discarded(cosets, 0.0);
   std::size_t total = 0;
   ParallelErrors errors;
-#pragma omp parallel num_threads(threads_) reduction(+ : total) if (parallel_worthwhile())
+#pragma omp parallel num_threads(layer_threads()) reduction(+ : total) if (parallel_worthwhile())
   {
     Scratch& scratch = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 1)
@@ -720,7 +724,7 @@ double CpuEngine<W, C>::coset_layer(const PreparedChannel<W>& table, const Trunc
 template <int W, Coefficient C>
 void CpuEngine<W, C>::refine_if_needed() {
   const int bits = PauliSum<W, C>::bits_to_fit(size_, options_.target_bucket_len, options_.min_buckets);
-  if (bits > store_.bits()) store_.refine(bits, parallel_worthwhile() ? threads_ : 1);
+  if (bits > store_.bits()) store_.refine(bits, layer_threads());
 }
 
 /// The layer-pass target (see Truncation::finalize_layer_on) over the engine's buckets.
@@ -729,7 +733,7 @@ class CpuEngine<W, C>::PassTarget {
  public:
   explicit PassTarget(CpuEngine& engine) : engine_(engine) {}
   std::size_t size() const { return engine_.size_; }
-  int threads() const { return engine_.parallel_worthwhile() ? engine_.threads_ : 1; }
+  int threads() const { return engine_.layer_threads(); }
   std::vector<double> magnitudes_squared(bool key_order) {
     BucketStore<W, C>& store = engine_.store_;
     offsets_.assign(store.num_buckets() + 1, 0);
@@ -753,7 +757,7 @@ class CpuEngine<W, C>::PassTarget {
       return magnitudes;
     }
 #pragma omp parallel for schedule(dynamic, 16) \
-    num_threads(engine_.threads_) if (engine_.parallel_worthwhile())
+    num_threads(engine_.layer_threads()) if (engine_.parallel_worthwhile())
     for (std::size_t b = 0; b < store.num_buckets(); ++b) {
       const Bucket<W, C>& bucket = store.bucket(b);
       for (std::size_t t = 0; t < bucket.size(); ++t)
@@ -771,7 +775,7 @@ class CpuEngine<W, C>::PassTarget {
       keep = by_key;
     }
     std::size_t total = 0;
-#pragma omp parallel for schedule(dynamic, 16) num_threads(engine_.threads_) reduction(+ : total) if (engine_.parallel_worthwhile())
+#pragma omp parallel for schedule(dynamic, 16) num_threads(engine_.layer_threads()) reduction(+ : total) if (engine_.parallel_worthwhile())
     for (std::size_t b = 0; b < store.num_buckets(); ++b) {
       Bucket<W, C>& bucket = store.bucket(b);
       std::size_t out = 0;
@@ -815,7 +819,7 @@ LayerPassResult CpuEngine<W, C>::finalize_layer(const Truncation& truncation) {
 
 template <int W, Coefficient C>
 void CpuEngine<W, C>::export_to(PauliSum<W, C>& sum) {
-  store_.export_to(sum, parallel_worthwhile() ? threads_ : 1);
+  store_.export_to(sum, layer_threads());
 }
 
 }  // namespace paulistrings

@@ -110,7 +110,7 @@ std::size_t CpuEngine<W, C>::apply_block(std::span<const PreparedChannel<W>> tab
   std::vector<std::ptrdiff_t> changes(static_cast<std::size_t>(threads_) * gates, 0);
   for (Scratch& scratch : scratch_) scratch.support.fill(0);
   ParallelErrors errors;
-#pragma omp parallel num_threads(threads_) if (parallel_worthwhile())
+#pragma omp parallel num_threads(layer_threads()) if (parallel_worthwhile())
   {
     const auto thread = static_cast<std::size_t>(omp_get_thread_num());
     Scratch& scratch = scratch_[thread];

@@ -133,24 +133,26 @@ class CpuPartitionEngine : public CpuEngine<W, C> {
 
  private:
   using Base = CpuEngine<W, C>;
-  using typename Base::Group;
-  using typename Base::Scratch;
   using Base::add_support;
   using Base::coset_layer;
+  using Base::layer_threads;
   using Base::options_;
   using Base::parallel_worthwhile;
   using Base::refine_if_needed;
   using Base::remember_tested;
   using Base::rescale_layer;
   using Base::rotation_layer;
-  using Base::skipped_layers_;
-  using Base::skips_layer;
   using Base::scratch_;
   using Base::size_;
+  using Base::skipped_layers_;
+  using Base::skips_layer;
   using Base::store_;
   using Base::support_;
   using Base::tested_;
   using Base::threads_;
+  using Base::threads_for;
+  using typename Base::Group;
+  using typename Base::Scratch;
   /// coset_layer's route for apply_out: outputs leave by the partition offset of their delta.
   struct ExportRoute;
   /// apply_out and apply_out_final: `final_outputs` = the per-term test on every output and, for a
@@ -158,13 +160,13 @@ class CpuPartitionEngine : public CpuEngine<W, C> {
   template <class Part, class Place>
   double apply_out_routed(const PreparedChannel<W>& table, Part&& part, std::span<const std::uint32_t> group_of_offset,
                           std::uint32_t groups, const Truncation& truncation, bool final_outputs, Place&& place);
-  /// Adds rows bucket by bucket (buckets in parallel when `parallel`): count(b) rows go to bucket b, and
+  /// Adds rows bucket by bucket (buckets on `threads` threads): count(b) rows go to bucket b, and
   /// rows(b, add) calls add(key, c) for each of them in order; each touched bucket is merged through a
   /// slot index of its keys. New keys widen the light cone; merged coefficients are untested.
   /// finish(b, bucket) then runs on every bucket, rows or none (right after its merge, while it is in
   /// cache), and returns how many terms it removed from it.
   template <class Count, class Rows, class Finish>
-  void merge_by_bucket(bool parallel, Count&& count, Rows&& rows, Finish&& finish);
+  void merge_by_bucket(int threads, Count&& count, Rows&& rows, Finish&& finish);
   /// merge_bucketed with merge_by_bucket's finish hook (cpu_detail::kKeepBucket: none; any other hook
   /// runs on every bucket).
   template <class Finish>

@@ -82,7 +82,7 @@ double CpuPartitionEngine<W, C>::remove_if(Predicate&& drop) {
   const std::size_t buckets = store_.num_buckets();
   std::vector<double> discarded(buckets, 0.0);
   std::size_t total = 0;
-#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) reduction(+ : total) if (parallel_worthwhile())
+#pragma omp parallel for schedule(dynamic, 16) num_threads(layer_threads()) reduction(+ : total) if (parallel_worthwhile())
   for (std::size_t b = 0; b < buckets; ++b) {
     Bucket<W, C>& bucket = store_.bucket(b);
     discarded[b] = cpu_detail::remove_from_bucket(bucket, drop);
@@ -118,7 +118,7 @@ void CpuPartitionEngine<W, C>::merge_terms(std::span<const PauliString<W>> keys,
     for (std::size_t i = 0; i < keys.size(); ++i) order[next[bucket_of[i]]++] = static_cast<std::uint32_t>(i);
   }
   merge_by_bucket(
-      parallel_worthwhile(), [&](std::size_t b) { return start[b + 1] - start[b]; },
+      layer_threads(), [&](std::size_t b) { return start[b + 1] - start[b]; },
       [&](std::size_t b, auto&& add) {
         for (std::size_t r = start[b]; r < start[b + 1]; ++r) add(keys[order[r]], coefficients[order[r]]);
       },
@@ -128,12 +128,12 @@ void CpuPartitionEngine<W, C>::merge_terms(std::span<const PauliString<W>> keys,
 
 template <int W, Coefficient C>
 template <class Count, class Rows, class Finish>
-void CpuPartitionEngine<W, C>::merge_by_bucket(bool parallel, Count&& count, Rows&& rows, Finish&& finish) {
+void CpuPartitionEngine<W, C>::merge_by_bucket(int threads, Count&& count, Rows&& rows, Finish&& finish) {
   const std::size_t buckets = store_.num_buckets();
   std::size_t added = 0, removed = 0;
   std::array<std::uint64_t, W> support{};
   ParallelErrors errors;
-#pragma omp parallel num_threads(threads_) reduction(+ : added, removed) if (parallel)
+#pragma omp parallel num_threads(threads) reduction(+ : added, removed) if (threads > 1)
   {
     Scratch& scratch = scratch_[static_cast<std::size_t>(omp_get_thread_num())];
     std::array<std::uint64_t, W> seen{};  // x | z of the new keys this thread added
@@ -183,7 +183,7 @@ void CpuPartitionEngine<W, C>::extract_grouped(std::uint32_t groups, GroupOf&& g
   const std::size_t buckets = store_.num_buckets();
   // Pass 1: terms per (group, bucket); the prefix sums then give every bucket's place in its group.
   std::vector<std::uint64_t> counts(static_cast<std::size_t>(groups) * buckets, 0);
-#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) if (parallel_worthwhile())
+#pragma omp parallel for schedule(dynamic, 16) num_threads(layer_threads()) if (parallel_worthwhile())
   for (std::size_t b = 0; b < buckets; ++b) {
     const Bucket<W, C>& bucket = store_.bucket(b);
     for (std::size_t t = 0; t < bucket.size(); ++t) {
@@ -200,7 +200,7 @@ void CpuPartitionEngine<W, C>::extract_grouped(std::uint32_t groups, GroupOf&& g
   }
   // Pass 2: leaving terms written to their places, staying terms compacted in place.
   std::size_t total = 0;
-#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) reduction(+ : total) if (parallel_worthwhile())
+#pragma omp parallel for schedule(dynamic, 16) num_threads(layer_threads()) reduction(+ : total) if (parallel_worthwhile())
   for (std::size_t b = 0; b < buckets; ++b) {
     Bucket<W, C>& bucket = store_.bucket(b);
     std::size_t out = 0;
@@ -243,7 +243,7 @@ void CpuPartitionEngine<W, C>::rotate_out(const PreparedChannel<W>& table, Place
   // Pass 1: partners per destination bucket (the source bucket b's all land in b ⊕ flip).
   std::vector<std::uint64_t> counts(buckets, 0);
   if (!skipped) {
-#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) if (parallel_worthwhile())
+#pragma omp parallel for schedule(dynamic, 16) num_threads(layer_threads()) if (parallel_worthwhile())
     for (std::size_t b = 0; b < buckets; ++b) {
       const Bucket<W, C>& bucket = store_.bucket(b);
       std::uint64_t n = 0;
@@ -264,7 +264,7 @@ void CpuPartitionEngine<W, C>::rotate_out(const PreparedChannel<W>& table, Place
   for (std::size_t b = 0; b < buckets; ++b) running += std::exchange(next[b], running);
   // Pass 2: partners written out, the terms rescaled in place (exact zeros removed).
   std::size_t total = 0;
-#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) reduction(+ : total) if (parallel_worthwhile())
+#pragma omp parallel for schedule(dynamic, 16) num_threads(layer_threads()) reduction(+ : total) if (parallel_worthwhile())
   for (std::size_t b = 0; b < buckets; ++b) {
     Bucket<W, C>& bucket = store_.bucket(b);
     std::uint64_t at = next[b ^ flip];
@@ -352,7 +352,7 @@ void CpuPartitionEngine<W, C>::append_bucketed(std::span<const BucketedRows> run
   std::array<std::uint64_t, W> support{};
   const std::size_t buckets = store_.num_buckets();
   ParallelErrors errors;
-#pragma omp parallel num_threads(threads_) if (threads_ > 1 && size_ + incoming >= options_.parallel_threshold)
+#pragma omp parallel num_threads(threads_for(size_ + incoming)) if (threads_for(size_ + incoming) > 1)
   {
     std::array<std::uint64_t, W> seen{};  // x | z of the keys this thread appended
 #pragma omp for schedule(dynamic, 16)
@@ -475,7 +475,7 @@ double CpuPartitionEngine<W, C>::apply_out_routed(const PreparedChannel<W>& tabl
     std::uint64_t running = 0;
     for (std::size_t b = 0; b < buckets; ++b) running += std::exchange(next[g * buckets + b], running);
   }
-#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_) if (parallel_worthwhile())
+#pragma omp parallel for schedule(dynamic, 16) num_threads(layer_threads()) if (parallel_worthwhile())
   for (std::size_t b = 0; b < buckets; ++b) {
     Bucket<W, C>& bucket = store_.bucket(b);
     std::size_t leaving = 0;
@@ -571,7 +571,7 @@ void CpuPartitionEngine<W, C>::merge_bucketed(std::span<const BucketedRows> runs
   constexpr bool kEveryBucket = !std::is_same_v<std::decay_t<Finish>, cpu_detail::KeepBucket>;
   if (incoming > 0 || kEveryBucket) {
     merge_by_bucket(
-        threads_ > 1 && size_ + incoming >= options_.parallel_threshold,
+        threads_for(size_ + incoming),
         [&](std::size_t b) {
           std::size_t count = 0;
           for (const BucketedRows* run : direct) count += run->offsets[b + 1] - run->offsets[b];

@@ -15,6 +15,20 @@
 
 namespace paulistrings {
 
+/// The default of PropagateOptions::parallel_threshold (docs/design.md §7.2, "Threads a layer takes").
+inline constexpr std::size_t kParallelGrain = 16384;
+
+/// The threads a CPU engine gives a layer of `terms` terms whose work per term is `weight` times a
+/// rotation's: one per `grain` weighted terms, from 1 to `threads` (grain 0: `threads`). A parallel region
+/// costs tens of microseconds of waking and joining threads, more than a small layer's work
+/// (docs/design.md §7.2).
+constexpr int layer_threads(std::size_t terms, std::size_t weight, std::size_t grain, int threads) {
+  if (threads <= 1) return 1;
+  if (grain == 0) return threads;
+  const std::size_t wanted = terms * weight / grain;
+  return wanted <= 1 ? 1 : wanted >= static_cast<std::size_t>(threads) ? threads : static_cast<int>(wanted);
+}
+
 struct LayerRecord;
 
 /// Which single-process engine applies the layers when no device is named: `cpu` is the fast
@@ -62,8 +76,9 @@ struct PropagateOptions {
   int device = -1;
   /// Threads of the CPU engine; 0 = every core allowed by the process affinity.
   int threads = 0;
-  /// The CPU engine keeps layers of fewer terms on one thread (the small-sum path).
-  std::size_t parallel_threshold = 4096;
+  /// Terms each thread of a CPU engine's layer takes at least (layer_threads below): a layer of fewer
+  /// than twice this many terms runs on the calling thread; 0 = every thread on every layer.
+  std::size_t parallel_threshold = kParallelGrain;
   /// CPU engine formulations, for measurement and cross-checks (the defaults are the measured best):
   /// general layers by orbit grouping or gather-sort-merge; rotations in place or by the orbit path.
   GeneralLayer general_layer = GeneralLayer::orbit;

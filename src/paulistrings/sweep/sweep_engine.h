@@ -21,6 +21,7 @@
 #include "paulistrings/channels/prepared_channel.h"
 #include "paulistrings/core/bucket_hash.h"
 #include "paulistrings/cpu/coset_plan.h"
+#include "paulistrings/engine/options.h"
 #include "paulistrings/sweep/sweep_sum.h"
 #include "paulistrings/sweep/sweep_table.h"
 #include "paulistrings/truncation/truncation.h"
@@ -31,7 +32,7 @@ struct SweepEngineOptions {
   int threads = 0;                       ///< 0 = every core the process may run on
   std::size_t target_bucket_len = 1024;  ///< refine when the mean bucket length passes this
   std::size_t min_buckets = 64;
-  std::size_t parallel_threshold = 4096;  ///< terms below which a layer stays on one thread
+  std::size_t parallel_threshold = kParallelGrain;  ///< rows a thread takes at least (layer_threads)
 };
 
 template <int W, Coefficient C>

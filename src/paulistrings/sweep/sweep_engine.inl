@@ -110,7 +110,9 @@ void SweepEngine<W, C>::recount() {
 
 template <int W, Coefficient C>
 int SweepEngine<W, C>::threads_for_layer() const {
-  return size_ >= options_.parallel_threshold ? threads_ : 1;
+  // A row carries K coefficients: about 1 + K/8 terms' work of the CPU engine (docs/PERFORMANCE.md,
+  // "sweeps against the CPU engine per term").
+  return layer_threads(size_, 1 + columns_ / 8, options_.parallel_threshold, threads_);
 }
 
 template <int W, Coefficient C>

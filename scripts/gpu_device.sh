@@ -70,7 +70,7 @@
 #   build     — every target the other modes use (a first call that later, warm calls reuse)
 #   base_bg   — with ab to come in a later call: starts the build of build-base-src/ in the background
 #               (setsid: it outlives this call while the machine stays warm); ab waits for it
-# GPU_DEBUG_INFO=1 builds with -g on top of Release (for backtraces).
+# GPU_DEBUG_INFO=1 builds with -g on top of Release (for backtraces). CPU_ONLY=1 builds without CUDA.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 modes="${1:-tests,cells}"
@@ -113,7 +113,10 @@ debug=()
 start=$(date +%s)
 # Position-independent code always (the Python module needs it): ab's two trees are built alike whichever
 # modes a call has.
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAULISTRINGS_CUDA=ON -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
+# CPU_ONLY=1: no CUDA (the modes that run only on the host's cores, threads and sweep, build in a fraction).
+cuda=ON
+[[ ${CPU_ONLY:-0} != 0 ]] && cuda=OFF
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAULISTRINGS_CUDA=$cuda -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
   "${python[@]}" "${debug[@]}" \
   > "$out/build.log" 2>&1 &&
   cmake --build build-gpu --target "${targets[@]}" >> "$out/build.log" 2>&1 ||

@@ -66,7 +66,7 @@
 #               takes every thread): PauliPropagation.jl's sweep (layers of ≤ 74,000 rows) and its 20 runs
 #               on 1, 4 and every core under the thresholds THREADS_THRESHOLDS; the kicked Ising from the
 #               command (20 steps, 10^-4, weight ≤ 8) on 1, 4 and every core; the CPU cells at 4096, 16384
-#               and 65536 terms on 1, 4 and every core (threads.txt)
+#               and 65536 terms on 1, 4 and every core at the grains 16384 and THREADS_CELL_GRAINS (threads.txt)
 #   build     — every target the other modes use (a first call that later, warm calls reuse)
 #   base_bg   — with ab to come in a later call: starts the build of build-base-src/ in the background
 #               (setsid: it outlives this call while the machine stays warm); ab waits for it
@@ -478,7 +478,11 @@ if has threads; then
         timeout 60 build-gpu/paulistrings kicked-ising --steps 20 --theta-h 0.7853981633974483 --coeff 1e-4 --weight 8 \
         --threads "$cores" -q > /dev/null
     done
-    timeout 300 build-gpu/paulistrings-bench --terms 4096,16384,65536 --threads "1,4,$all" --repeat 5
+    # The cells at the default grain and at THREADS_CELL_GRAINS (0: every thread on every layer).
+    for grain in 16384 ${THREADS_CELL_GRAINS:-0 4096}; do
+      timeout 300 build-gpu/paulistrings-bench --terms 4096,16384,65536 --threads "1,4,$all" --repeat 5 \
+        --cells rotation_zz,cnot,gu2q,su4,depolarize --parallel-threshold "$grain"
+    done
   ) > "$out/threads.txt" 2>&1
   note "threads done"
 fi

@@ -3,12 +3,13 @@
 // terms), plus the machine's streaming bandwidth measured in the same run.
 //
 // usage: paulistrings-bench [--terms N[,N...]] [--threads T[,T...]] [--cells a,b,...] [--repeat R]
-//                           [--compare] [--bucket-len L] [--min-buckets B]
+//                           [--compare] [--bucket-len L] [--min-buckets B] [--parallel-threshold G]
 // --compare adds the alternative formulations: gu2q and su4 by gather-sort-merge (a) beside the
 // orbit grouping (b), rotation_zz through the orbit path beside the in-place update.
 // Prints one row per (cell, terms, threads): ns per input term per layer, bytes moved per term
 // (input read + output written, 40 B per real W=2 term), the bandwidth that implies, and its fraction
-// of the measured triad bandwidth for the same thread count.
+// of the measured triad bandwidth for the same thread count. --parallel-threshold sets the grain of
+// threads a layer takes (CpuEngineOptions::parallel_threshold; 0: every thread on every layer).
 
 #include <omp.h>
 
@@ -51,12 +52,14 @@ struct Row {
 
 std::size_t g_bucket_len = CpuEngineOptions{}.target_bucket_len;
 std::size_t g_min_buckets = CpuEngineOptions{}.min_buckets;
+std::size_t g_parallel_threshold = CpuEngineOptions{}.parallel_threshold;
 
 CpuEngineOptions engine_options(int threads, const std::string& variant) {
   CpuEngineOptions options;
   options.threads = threads;
   options.target_bucket_len = g_bucket_len;
   options.min_buckets = g_min_buckets;
+  options.parallel_threshold = g_parallel_threshold;
   if (variant == "sort_merge") options.general_layer = GeneralLayer::sort_merge;
   if (variant == "orbit_rotation") options.in_place_rotations = false;
   return options;
@@ -163,6 +166,8 @@ int main(int argc, char** argv) {
         g_bucket_len = parse_count(value);
       } else if (flag == "--min-buckets") {
         g_min_buckets = parse_count(value);
+      } else if (flag == "--parallel-threshold") {
+        g_parallel_threshold = parse_count(value);
       } else if (flag == "--repeat") {
         repeat = static_cast<int>(parse_count(value, INT_MAX));
       } else {
@@ -178,8 +183,8 @@ int main(int argc, char** argv) {
   const std::map<std::string, Channel> layer_cells = bench::layer_cells(rng);
   std::printf(
       "# paulistrings-bench: W=2 (128 qubits), real coefficients, %zu B/term, steady state, "
-      "target_bucket_len %zu, min_buckets %zu\n",
-      static_cast<std::size_t>(kTermBytes), g_bucket_len, g_min_buckets);
+      "target_bucket_len %zu, min_buckets %zu, parallel_threshold %zu\n",
+      static_cast<std::size_t>(kTermBytes), g_bucket_len, g_min_buckets, g_parallel_threshold);
   std::map<int, double> bandwidth;
   for (int t : thread_counts) {
     bandwidth[t] = triad_bandwidth(t);

@@ -193,3 +193,17 @@ static_assert(BlockEngine<CpuEngine<2, double>, 2>);
 
 #include "paulistrings/cpu/cpu_engine.inl"
 #include "paulistrings/cpu/cpu_engine_blocks.inl"
+#include "paulistrings/engine/driver.h"
+
+namespace paulistrings {
+
+// The library compiles the engine and its driver once per width and coefficient type
+// (cpu_engine_instances.cc); every other unit uses those instances instead of compiling its own.
+#define PAULISTRINGS_DECLARE_CPU_ENGINE(W, C)                                                       \
+  extern template class CpuEngine<W, C>;                                                            \
+  extern template PropagationStats run_layers<W, CpuEngine<W, C>>(CpuEngine<W, C>&, const Circuit&, \
+                                                                  const PropagateOptions&);
+PAULISTRINGS_FOR_EACH_SUM_TYPE(PAULISTRINGS_DECLARE_CPU_ENGINE)
+#undef PAULISTRINGS_DECLARE_CPU_ENGINE
+
+}  // namespace paulistrings

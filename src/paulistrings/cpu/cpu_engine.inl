@@ -220,9 +220,6 @@ double CpuEngine<W, C>::apply_layer(const PreparedChannel<W>& table, const Trunc
     ++skipped_layers_;
     return 0.0;
   }
-  const bool orbit_grouping = table.table_class == TableClass::general &&
-                              !(table.form == PreparedChannel<W>::Form::rotation && options_.in_place_rotations);
-  layer_weight_ = orbit_grouping ? 4 : 1;
   if (table.table_class == TableClass::key_preserving) {
     discarded = rescale_layer(table, truncation);
     remember_tested(truncation);
@@ -236,11 +233,12 @@ double CpuEngine<W, C>::apply_layer(const PreparedChannel<W>& table, const Trunc
     remember_tested(truncation);
     add_support(table);
   } else {
+    layer_weight_ = table.table_class == TableClass::general ? 4 : 1;  // orbit grouping
     discarded = coset_layer(table, truncation, StayRoute{});
+    layer_weight_ = 1;  // what runs between layers (refining, exports, blocks) weighs as a rotation
     remember_tested(truncation);
     add_support(table);
   }
-  layer_weight_ = 1;  // what runs between layers (refining, exports, blocks) weighs as a rotation
   refine_if_needed();
   return discarded;
 }

@@ -352,7 +352,8 @@ void CpuPartitionEngine<W, C>::append_bucketed(std::span<const BucketedRows> run
   std::array<std::uint64_t, W> support{};
   const std::size_t buckets = store_.num_buckets();
   ParallelErrors errors;
-#pragma omp parallel num_threads(threads_for(size_ + incoming)) if (threads_for(size_ + incoming) > 1)
+  const int threads = threads_for(size_ + incoming);
+#pragma omp parallel num_threads(threads) if (threads > 1)
   {
     std::array<std::uint64_t, W> seen{};  // x | z of the keys this thread appended
 #pragma omp for schedule(dynamic, 16)

@@ -49,6 +49,8 @@
 #               scripts/repro/kicked_ising_w17_grows_past_gpu_memory.json (or OOM_REPRO) through the
 #               command: plain (expected: exit 1, one line) and under --memory-limit OOM_LIMIT (default 60G of
 #               device memory; expected: completes with its cuts reported) (oom.txt)
+#   guard     — where the Python host memory guard misfires: the failing test_memory.py call in plain
+#               Python and under pytest, with and without OMP_WAIT_POLICY in the environment (guard.txt)
 #   probe     — variants of a crashing Python case in subprocesses with a SIGSEGV backtrace (scripts/probe)
 #   profile   — where the time of tfim_2d L = 18 and the kicked Ising goes, per phase of a layer
 #               (PAULISTRINGS_GPU_PROFILE=1: a synchronization after every phase)
@@ -62,11 +64,12 @@
 #               sweep (20 steps, 20 angles, 10^-4, weight ≤ 8) as one sweep and as 20 runs, and the θh sweep
 #               from 0 to π/2 (K = 20, 20 steps, 2^-14) against its separate runs, on SWEEP_THREADS threads
 #               (default: all cores), with a gradient column; SWEEP_TIMEOUT (240 s) caps each command (sweep.txt)
-#   threads   — small layers against threads (every layer past PropagateOptions::parallel_threshold terms
-#               takes every thread): PauliPropagation.jl's sweep (layers of ≤ 74,000 rows) and its 20 runs
+#   threads   — small layers against threads (a layer takes one thread per PropagateOptions::parallel_threshold
+#               weighted terms, engine/options.h): PauliPropagation.jl's sweep (layers of ≤ 74,000 rows) and its 20 runs
 #               on 1, 4 and every core under the thresholds THREADS_THRESHOLDS; the kicked Ising from the
 #               command (20 steps, 10^-4, weight ≤ 8) on 1, 4 and every core; the CPU cells at 4096, 16384
-#               and 65536 terms on 1, 4 and every core at the grains 16384 and THREADS_CELL_GRAINS (threads.txt)
+#               and 65536 terms on 1, 4 and every core at the default grain 4096 and THREADS_CELL_GRAINS (16384 0)
+#               (threads.txt)
 #   build     — every target the other modes use (a first call that later, warm calls reuse)
 #   base_bg   — with ab to come in a later call: starts the build of build-base-src/ in the background
 #               (setsid: it outlives this call while the machine stays warm); ab waits for it
@@ -99,7 +102,7 @@ has oom && targets+=(paulistrings-tests paulistrings-cli)
 has build && targets+=(paulistrings-tests paulistrings-cli paulistrings-gpu-bench paulistrings-workloads paulistrings-bench)
 (has partition || has cpu_partition || has route_ab || has receive_ab) && targets+=(paulistrings-partition-bench)
 python=(-DPAULISTRINGS_BUILD_PYTHON=OFF)
-if has python || has probe || has oom || has build; then
+if has python || has probe || has oom || has guard || has build; then
   # The GPU machine's python3 (a virtual environment) carries pybind11 as a package, not as a system CMake
   # package: point CMake at that interpreter and at its pybind11.
   python=(-DPAULISTRINGS_BUILD_PYTHON=ON -DPython3_EXECUTABLE="$(command -v python3)")
@@ -461,6 +464,54 @@ if has python; then
     > "$out/python_gpu.txt" 2>&1
   grep -E "FAILED|ERROR|Fatal|passed|failed" "$out/python_gpu.txt" | tail -30
 fi
+if has guard; then
+  note "guard"
+  mkdir -p guard_probe
+  cat > guard_probe/probe.py <<'PY'
+import os, sys
+import paulistrings as p
+from paulistrings import truncation
+def run(tag):
+    c = p.Circuit(10)
+    for r in range(3):
+        for q in range(10):
+            c.rx(0.7, q)
+        for q in range(r % 2, 9, 2):
+            c.pauli_rotation("ZZ", [q, q + 1], 0.9)
+    meminfo = [l.split()[1] for l in open("/proc/meminfo") if l.startswith("MemAvailable")]
+    print(tag, "the guard reads", p._core._host_memory(), flush=True)
+    try:
+        n = len(p.PauliSum.from_strings({"Z" * 10: 1.0}, num_qubits=10).propagate(c, truncation.coeff(1e-9), threads=1))
+        print(tag, "MemAvailable kB", meminfo, "->", n, "terms: no misfire", flush=True)
+        return True
+    except MemoryError as e:
+        print(tag, "MemAvailable kB", meminfo, "-> misfire:", e, flush=True)
+        return False
+if __name__ == "__main__":
+    run("python " + " ".join(sys.argv[1:]))
+PY
+  cat > guard_probe/test_probe.py <<'PY'
+import probe
+def test_probe():
+    assert probe.run("pytest")
+PY
+  {
+    echo "# python3 $(python3 --version 2>&1), pytest $(python3 -m pytest --version 2>&1 | head -1)"
+    PYTHONPATH=build-gpu/python timeout 60 python3 guard_probe/probe.py plain
+    PYTHONPATH=build-gpu/python OMP_WAIT_POLICY=passive timeout 60 python3 guard_probe/probe.py OMP_WAIT_POLICY=passive
+    PYTHONPATH=build-gpu/python:guard_probe timeout 60 python3 -c "import pytest, probe; probe.run('python after import pytest')"
+    echo "# pytest on the probe alone, without then with OMP_WAIT_POLICY"
+    PYTHONPATH=build-gpu/python:guard_probe timeout 60 python3 -m pytest -q -s -p no:cacheprovider guard_probe/test_probe.py 2>&1 | grep -E "pytest|passed|failed"
+    PYTHONPATH=build-gpu/python:guard_probe OMP_WAIT_POLICY=passive timeout 60 python3 -m pytest -q -s -p no:cacheprovider guard_probe/test_probe.py 2>&1 | grep -E "pytest|passed|failed"
+    echo "# test_memory.py, without then with OMP_WAIT_POLICY"
+    PYTHONPATH=build-gpu/python timeout 120 python3 -m pytest -q -p no:cacheprovider python/tests/test_memory.py 2>&1 | tail -1
+    PYTHONPATH=build-gpu/python OMP_WAIT_POLICY=passive timeout 120 python3 -m pytest -q -p no:cacheprovider python/tests/test_memory.py 2>&1 | tail -1
+    echo "# plugins"; python3 -m pytest --co -q -p no:cacheprovider guard_probe/test_probe.py 2>&1 | head -3
+    python3 -c "import sys; print(sys.version)"; env | grep -E "^(LANG|LC_|PYTHON|LD_)" || true
+  } > "$out/guard.txt" 2>&1
+  cat "$out/guard.txt"
+  rm -rf guard_probe
+fi
 if has threads; then
   note "threads"
   all=$(nproc)
@@ -479,7 +530,7 @@ if has threads; then
         --threads "$cores" -q > /dev/null
     done
     # The cells at the default grain and at THREADS_CELL_GRAINS (0: every thread on every layer).
-    for grain in 16384 ${THREADS_CELL_GRAINS:-0 4096}; do
+    for grain in 4096 ${THREADS_CELL_GRAINS:-16384 0}; do
       timeout 300 build-gpu/paulistrings-bench --terms 4096,16384,65536 --threads "1,4,$all" --repeat 5 \
         --cells rotation_zz,cnot,gu2q,su4,depolarize --parallel-threshold "$grain"
     done

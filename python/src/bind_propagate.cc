@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <locale>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -273,6 +274,20 @@ void register_propagate(py::module_& m) {
   m.def("run_fingerprint", &run_fingerprint);
   m.def("resident_bytes", [] { return resident_bytes(); });
   m.def("available_cpus", &available_cpus);
+  // What the host memory guard reads at the start of a run (run/memory_budget.h), for diagnostics: the
+  // three limits it considers (None where there is none) and the allowance it takes from them.
+  m.def("_host_memory", [] {
+    const HostMemory memory = read_host_memory();
+    const HostAllowance allowance = host_allowance(memory);
+    py::dict out;
+    out["available"] = memory.available;
+    out["cgroup_room"] = memory.cgroup_room;
+    out["address_space_room"] = memory.address_space_room;
+    out["allowance"] = allowance.bytes;
+    out["source"] = allowance.source;
+    out["cxx_locale"] = std::locale().name();  // the global C++ locale the process runs under
+    return out;
+  });
   // Checkpoints in parts (io/checkpoint.h): the name of one rank's part (for messages).
   m.def("checkpoint_part_path", [](const std::string& path, std::size_t part, std::size_t parts) {
     return io::checkpoint_part_path(path, part, parts).string();

@@ -35,6 +35,17 @@ def test_host_memory_exceeded_is_a_memory_error():
     assert "HostMemoryExceeded" in paulistrings.__all__
 
 
+def test_the_guard_reads_the_memory_this_process_sees():
+    # What the guard reads in this process (run/memory_budget.h) against /proc/meminfo read here: the
+    # kernel's MemAvailable moves a little between the two reads, never by half.
+    seen = _core._host_memory()
+    with open("/proc/meminfo") as f:
+        available = next(int(line.split()[1]) * 1024 for line in f if line.startswith("MemAvailable:"))
+    assert seen["available"] is not None, seen
+    assert available / 2 <= seen["available"] <= available * 2, (seen, available)
+    assert seen["allowance"] > 0 and seen["source"], seen
+
+
 def test_the_guard_stops_with_its_checkpoint_and_the_resumed_run_is_whole(tmp_path):
     circuit = growing_circuit()
     policy = truncation.coeff(1e-9)

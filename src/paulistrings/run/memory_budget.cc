@@ -12,26 +12,51 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "paulistrings/core/text.h"
 
 namespace paulistrings {
 
+namespace {
+
+/// The decimal number at the start of `text`, after blanks, and where it ends. std::from_chars, never
+/// a stream's `>>`: that goes through the global C++ locale's num_get facet, which the program that
+/// loads the library (a Python process, say) may have replaced.
+std::optional<std::size_t> leading_number(std::string_view& text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  std::size_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc{} || end == text.data()) return std::nullopt;
+  text.remove_prefix(static_cast<std::size_t>(end - text.data()));
+  return value;
+}
+
+/// "Key:   N kB" lines (/proc/meminfo, /proc/self/status): N × 1024.
+std::optional<std::size_t> kib_value(const std::filesystem::path& file, const std::string& key) {
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(key + ":", 0) != 0) continue;
+    std::string_view rest = std::string_view(line).substr(key.size() + 1);
+    if (const std::optional<std::size_t> kib = leading_number(rest)) return *kib * 1024;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::size_t resident_bytes() {
   std::ifstream statm("/proc/self/statm");
-  std::size_t pages_total = 0, pages_resident = 0;
-  statm >> pages_total >> pages_resident;
+  std::string line;
+  std::getline(statm, line);
+  std::string_view fields = line;
+  leading_number(fields);  // the total size, then the resident pages
+  const std::size_t pages_resident = leading_number(fields).value_or(0);
   return pages_resident * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
 }
 
-std::size_t peak_resident_bytes() {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
-  }
-  return 0;
-}
+std::size_t peak_resident_bytes() { return kib_value("/proc/self/status", "VmHWM").value_or(0); }
 
 void check_budget_room(std::size_t limit, std::size_t baseline, const std::string& option_name) {
   if (limit <= baseline + (std::size_t{1} << 20)) {
@@ -136,18 +161,6 @@ std::optional<std::size_t> stat_value(const std::filesystem::path& file, const s
   for (std::string line; std::getline(in, line);) {
     if (line.size() > key.size() && line.compare(0, key.size(), key) == 0 && line[key.size()] == ' ')
       return number(std::string_view(line).substr(key.size() + 1));
-  }
-  return std::nullopt;
-}
-
-/// "Key:   N kB" lines (/proc/meminfo, /proc/self/status): N × 1024.
-std::optional<std::size_t> kib_value(const std::filesystem::path& file, const std::string& key) {
-  std::ifstream in(file);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind(key + ":", 0) != 0) continue;
-    std::istringstream fields(line.substr(key.size() + 1));
-    std::size_t kib = 0;
-    if (fields >> kib) return kib * 1024;
   }
   return std::nullopt;
 }

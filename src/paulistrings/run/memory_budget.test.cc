@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include <fstream>
+#include <locale>
 #include <string>
 
 #include "paulistrings/testing/assertions.h"
@@ -167,6 +168,30 @@ TEST_F(HostMemoryFiles, NothingReadableIsNothingKnown) {
   EXPECT_FALSE(m.cgroup_room.has_value());
   EXPECT_FALSE(m.available.has_value());
   EXPECT_EQ(host_allowance(m).bytes, 0u);
+}
+
+/// A num_get facet that reads every unsigned number as 0: a stand-in for whatever the program that loads
+/// the library does to the global C++ locale (under pytest on the GPU machine the guard once read
+/// MemAvailable as 0 bytes through `>>`).
+struct ZeroNumbers : std::num_get<char> {
+  iter_type do_get(iter_type in, iter_type end, std::ios_base& io, std::ios_base::iostate& err,
+                   unsigned long& value) const override {
+    in = std::num_get<char>::do_get(in, end, io, err, value);
+    value = 0;
+    return in;
+  }
+};
+
+TEST_F(HostMemoryFiles, NumbersAreReadWhateverTheGlobalLocale) {
+  Meminfo(8 * 1024 * 1024);
+  const std::locale previous = std::locale::global(std::locale(std::locale::classic(), new ZeroNumbers));
+  const HostMemory m = read_host_memory(dir_);
+  const std::size_t resident = resident_bytes(), peak = peak_resident_bytes();
+  std::locale::global(previous);
+  ASSERT_TRUE(m.available.has_value());
+  EXPECT_EQ(*m.available, std::size_t{8} << 30);
+  EXPECT_GT(resident, 0u);
+  EXPECT_GT(peak, 0u);
 }
 
 TEST(MemoryBudget, ResidentBytesAreMeasured) {

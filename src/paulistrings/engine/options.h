@@ -16,7 +16,7 @@
 namespace paulistrings {
 
 /// The default of PropagateOptions::parallel_threshold (docs/design.md §7.2, "Threads a layer takes").
-inline constexpr std::size_t kParallelGrain = 16384;
+inline constexpr std::size_t kParallelGrain = 4096;
 
 /// The threads a CPU engine gives a layer of `terms` terms whose work per term is `weight` times a
 /// rotation's: one per `grain` weighted terms, from 1 to `threads` (grain 0: `threads`). A parallel region

@@ -28,7 +28,7 @@ TEST(LayerThreads, OneThreadOrGrainZero) {
 
 TEST(LayerThreads, TheDefaultGrain) {
   EXPECT_EQ(PropagateOptions{}.parallel_threshold, kParallelGrain);
-  EXPECT_EQ(kParallelGrain, 16384u);
+  EXPECT_EQ(kParallelGrain, 4096u);
 }
 
 }  // namespace

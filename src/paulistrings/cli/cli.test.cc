@@ -978,8 +978,9 @@ TEST_F(Cli, TheColumnEngineResumesToTheUninterruptedBits) {
 }
 
 TEST_F(Cli, TheMemoryGuardStopsBeforeALayerWithOneLineAndTheCheckpoint) {
-  // 4 MB for the run's terms (80 bytes an output term): this run passes 25 000 terms in its last step.
-  const std::string arguments = "kicked-ising --steps 5 --theta-h 0.9 --coeff 1e-7 -q --threads 2";
+  // 4 MB for the run's terms (80 bytes an output term): this run's rx layers in its last step would grow
+  // about 27 000 terms to 54 000 (4.1 MiB); it ends with 44 000 terms.
+  const std::string arguments = "kicked-ising --steps 5 --theta-h 0.9 --coeff 1e-3 -q --threads 2";
   const Result stopped =
       run(arguments + " --checkpoint " + path("run.ckpt") + " --host-memory 4000000");
   ASSERT_EQ(stopped.exit_code, 1) << stopped.err;
@@ -1008,17 +1009,17 @@ TEST_F(Cli, TheMemoryGuardStopsBeforeALayerWithOneLineAndTheCheckpoint) {
 }
 
 TEST_F(Cli, TheMemoryGuardCountsTheColumnEnginesBytesPerTerm) {
-  // The last rx layers grow 1.07·10^6 terms to 2.1·10^6: about 343 MB at the CPU engine's 80 bytes an
-  // output term, 614 MiB at the column engine's 300 (W = 2, real). With 600 MB allowed the CPU engine
-  // finishes and the column engine stops there, writing its checkpoint, which resumes to its result.
-  const std::string arguments = "kicked-ising --steps 5 --theta-h 0.9 --coeff 1e-7 -q --host-memory 600M";
+  // The last rx layers grow 4.4·10^4 terms to 8.8·10^4 at most: about 6.7 MiB at the CPU engine's 80
+  // bytes an output term, 25 MiB at the column engine's 300 (W = 2, real). With 12 MiB allowed the CPU
+  // engine finishes and the column engine stops there, writing its checkpoint, which resumes to its result.
+  const std::string arguments = "kicked-ising --steps 5 --theta-h 0.9 --coeff 1e-3 -q --host-memory 12M";
   const Result cpu = run(arguments);
   ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
   const Result stopped = run(arguments + " --engine column --checkpoint " + path("run.ckpt"));
   ASSERT_EQ(stopped.exit_code, 1) << stopped.err;
   EXPECT_NE(stopped.err.find("memory guard: layer "), std::string::npos) << stopped.err;
   const Result resumed =
-      run("kicked-ising --steps 5 --theta-h 0.9 --coeff 1e-7 -q --engine column --no-memory-guard --resume " +
+      run("kicked-ising --steps 5 --theta-h 0.9 --coeff 1e-3 -q --engine column --no-memory-guard --resume " +
           path("run.ckpt"));
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   EXPECT_NEAR(value_of(parse(resumed.out)["observables"]["Z62"]["value"]).real(),

@@ -2,7 +2,7 @@
 # scripts/bench_under_load.sh [BUILD_DIR]: a run on N threads beside another CPU-bound process
 # (docs/PERFORMANCE.md, "robust under load"). Times the kicked Ising (`paulistrings kicked-ising --steps 20
 # --theta-h 2pi/16`) and the rotation_zz cell at 10^6 terms (`paulistrings-bench`), on 1 and on all cores,
-# alone and beside one busy loop, under two OpenMP wait policies:
+# alone and beside BUSY (default 1) busy loops, under two OpenMP wait policies:
 #   chosen  — what the command picks when the user sets nothing (passive waiting, cli/wait_policy.h);
 #   spin    — libgomp's own default (idle threads spin 300,000 times before they sleep: GOMP_SPINCOUNT).
 # paulistrings-bench does not choose a policy, so it gets OMP_WAIT_POLICY=passive for "chosen".
@@ -21,19 +21,27 @@ best_of() {  # best_of CMD...: the smallest wall time of $repeat runs, in second
     start=$(date +%s.%N)
     "$@" >/dev/null
     end=$(date +%s.%N)
-    t=$(echo "$end - $start" | bc -l)
-    if [[ -z $best ]] || (($(echo "$t < $best" | bc -l))); then best=$t; fi
+    t=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.6f", b - a }')
+    if [[ -z $best ]] || awk -v t="$t" -v b="$best" 'BEGIN { exit !(t < b) }'; then best=$t; fi
   done
   printf '%.3f' "$best"
 }
 
-busy=""
-start_load() { (while :; do :; done) & busy=$!; }
-stop_load() { [[ -n $busy ]] && kill "$busy" 2>/dev/null && wait "$busy" 2>/dev/null || true; busy=""; }
+busy=()
+start_load() {
+  for _ in $(seq "${BUSY:-1}"); do
+    (while :; do :; done) &
+    busy+=($!)
+  done
+}
+stop_load() {
+  for pid in "${busy[@]}"; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true; done
+  busy=()
+}
 trap stop_load EXIT
 
-for load in alone beside_busy_loop; do
-  [[ $load == beside_busy_loop ]] && start_load
+for load in alone "beside_${BUSY:-1}_busy_loops"; do
+  [[ $load != alone ]] && start_load
   for policy in chosen spin; do
     if [[ $policy == chosen ]]; then
       envs=(env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT)

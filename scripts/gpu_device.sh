@@ -49,6 +49,8 @@
 #               scripts/repro/kicked_ising_w17_grows_past_gpu_memory.json (or OOM_REPRO) through the
 #               command: plain (expected: exit 1, one line) and under --memory-limit OOM_LIMIT (default 60G of
 #               device memory; expected: completes with its cuts reported) (oom.txt)
+#   load      — scripts/bench_under_load.sh on the host's cores: the kicked Ising and a 10^6-term cell on 1
+#               and every thread, alone and beside 1 and then half the cores' worth of busy loops (load.txt)
 #   guard     — where the Python host memory guard misfires: the failing test_memory.py call in plain
 #               Python and under pytest, with and without OMP_WAIT_POLICY in the environment (guard.txt)
 #   probe     — variants of a crashing Python case in subprocesses with a SIGSEGV backtrace (scripts/probe)
@@ -97,6 +99,7 @@ targets=()
 has ab && targets+=(paulistrings-bench)
 (has sweep || has build) && targets+=(paulistrings-sweep-bench)
 has threads && targets+=(paulistrings-sweep-bench paulistrings-bench paulistrings-cli)
+has load && targets+=(paulistrings-bench paulistrings-cli)
 (has tests || has sanitize || (has partition && [[ ${PARTITION_TESTS:-1} != 0 ]])) && targets+=(paulistrings-tests paulistrings-cli)
 has oom && targets+=(paulistrings-tests paulistrings-cli)
 has build && targets+=(paulistrings-tests paulistrings-cli paulistrings-gpu-bench paulistrings-workloads paulistrings-bench)
@@ -463,6 +466,14 @@ if has python; then
     python3 -X faulthandler -m pytest -v -p no:cacheprovider python/tests/test_gpu.py ${PYTHON_K:+-k "$PYTHON_K"} \
     > "$out/python_gpu.txt" 2>&1
   grep -E "FAILED|ERROR|Fatal|passed|failed" "$out/python_gpu.txt" | tail -30
+fi
+if has load; then
+  note "load"
+  for busy in 1 $(( $(nproc) / 2 )); do
+    echo "# BUSY=$busy scripts/bench_under_load.sh build-gpu"
+    BUSY=$busy REPEAT=3 timeout 250 scripts/bench_under_load.sh build-gpu 2>&1
+  done > "$out/load.txt"
+  cat "$out/load.txt"
 fi
 if has guard; then
   note "guard"

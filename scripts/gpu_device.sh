@@ -49,6 +49,10 @@
 #               scripts/repro/kicked_ising_w17_grows_past_gpu_memory.json (or OOM_REPRO) through the
 #               command: plain (expected: exit 1, one line) and under --memory-limit OOM_LIMIT (default 60G of
 #               device memory; expected: completes with its cuts reported) (oom.txt)
+#   host_oom  — the out-of-memory repro (OOM_REPRO) on the host's CPU, every thread, the default host guard
+#               (expected: exit 1 with the guard's one line, never a signal), cut at HOST_OOM_TIMEOUT (200 s; on
+#               the 16-core host it had not ended after 170 s, 2026-12-06)
+#               (host_oom.txt)
 #   load      — scripts/bench_under_load.sh on the host's cores: the kicked Ising and a 10^6-term cell on 1
 #               and every thread, alone and beside 1 and then half the cores' worth of busy loops (load.txt)
 #   guard     — where the Python host memory guard misfires: the failing test_memory.py call in plain
@@ -100,6 +104,7 @@ has ab && targets+=(paulistrings-bench)
 (has sweep || has build) && targets+=(paulistrings-sweep-bench)
 has threads && targets+=(paulistrings-sweep-bench paulistrings-bench paulistrings-cli)
 has load && targets+=(paulistrings-bench paulistrings-cli)
+has host_oom && targets+=(paulistrings-cli)
 (has tests || has sanitize || (has partition && [[ ${PARTITION_TESTS:-1} != 0 ]])) && targets+=(paulistrings-tests paulistrings-cli)
 has oom && targets+=(paulistrings-tests paulistrings-cli)
 has build && targets+=(paulistrings-tests paulistrings-cli paulistrings-gpu-bench paulistrings-workloads paulistrings-bench)
@@ -466,6 +471,21 @@ if has python; then
     python3 -X faulthandler -m pytest -v -p no:cacheprovider python/tests/test_gpu.py ${PYTHON_K:+-k "$PYTHON_K"} \
     > "$out/python_gpu.txt" 2>&1
   grep -E "FAILED|ERROR|Fatal|passed|failed" "$out/python_gpu.txt" | tail -30
+fi
+if has host_oom; then
+  note "host_oom"
+  repro=${OOM_REPRO:-scripts/repro/kicked_ising_w17_grows_past_gpu_memory.json}
+  {
+    echo "# paulistrings run $repro --threads $(nproc) (the default host guard), at most ${HOST_OOM_TIMEOUT:-200} s"
+    grep -E "^(MemTotal|MemAvailable)" /proc/meminfo
+    # -k: the command takes SIGTERM as a request to stop after its layer, which a large layer makes long.
+    /usr/bin/time -f "%e s wall, %M KiB peak host" timeout -k 5 "${HOST_OOM_TIMEOUT:-200}" build-gpu/paulistrings \
+      run "$repro" --threads "$(nproc)" -q --trace host_oom_trace.csv > /dev/null 2> host_oom.err
+    echo "exit $?"
+    tail -c 1500 host_oom.err
+    echo "# the trace's last layers"; tail -3 host_oom_trace.csv
+  } > "$out/host_oom.txt" 2>&1
+  cat "$out/host_oom.txt"
 fi
 if has load; then
   note "load"

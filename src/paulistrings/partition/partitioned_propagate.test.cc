@@ -25,12 +25,13 @@
 #include "paulistrings/cpu/bench_cells.h"
 #include "paulistrings/gpu/device_sum.h"
 #include "paulistrings/partition/cpu_pinning.h"
-#include "paulistrings/partition/row_buffers.h"
 #include "paulistrings/partition/nccl_exchange.h"
+#include "paulistrings/partition/row_buffers.h"
 #include "paulistrings/testing/assertions.h"
 #include "paulistrings/testing/engine_cases.h"
 #include "paulistrings/testing/gpu.h"
 #include "paulistrings/testing/oracle_bridge.h"
+#include "paulistrings/testing/sanitizers.h"
 
 namespace paulistrings {
 namespace {
@@ -590,7 +591,8 @@ TEST(PartitionGpu, RanksMustAgreeOnNccl) {
 /// cases above give W = 1 real sums only policies that drop nothing there; this is the Python test that
 /// crashed on the H200 (test_device_partitions_truncation_match_cpu[coeff]) in C++ form.
 void check_w1_coeff_partitions(const std::vector<int>& devices) {
-  for (std::uint64_t seed = 0; seed < 6; ++seed) {
+  const std::uint64_t seeds = testing::kUnderSanitizers ? 2 : 6;
+  for (std::uint64_t seed = 0; seed < seeds; ++seed) {
     std::mt19937_64 rng(seed);
     const Circuit circuit = testing::random_circuit(rng, 10, 60);
     const auto start = testing::random_window_sum<1, double>(rng, 8, 10, 0, 10);
@@ -770,7 +772,8 @@ void check_cpu_fused_remote_layers(std::uint64_t seed, int threads, int bits, co
   std::mt19937_64 rng(seed);
   constexpr std::size_t kQubits = 64 * W;
   const std::size_t window = W == 1 ? 0 : kQubits / 2 - 4;
-  const auto all = testing::random_window_sum<W, C>(rng, 30000, kQubits, window, 8);
+  const auto all =
+      testing::random_window_sum<W, C>(rng, testing::kUnderSanitizers ? 10000 : 30000, kQubits, window, 8);
   const PartitionRows rows = PartitionRows::seeded(bits, kQubits, seed);
   CpuEngineOptions options = base;
   options.threads = threads;

@@ -21,16 +21,29 @@ namespace paulistrings {
 
 namespace {
 
-/// The decimal number at the start of `text`, after blanks, and where it ends. std::from_chars, never
-/// a stream's `>>`: that goes through the global C++ locale's num_get facet, which the program that
-/// loads the library (a Python process, say) may have replaced.
-std::optional<std::size_t> leading_number(std::string_view& text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+/// The decimal digits that start `text`, removed from it. std::from_chars, never a stream's `>>`: that
+/// goes through the global C++ locale's num_get facet, which the program that loads the library (a
+/// Python process, say) may have replaced.
+std::optional<std::size_t> take_digits(std::string_view& text) {
   std::size_t value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc{} || end == text.data()) return std::nullopt;
   text.remove_prefix(static_cast<std::size_t>(end - text.data()));
   return value;
+}
+
+/// The number at the start of `text` after blanks ("   123 kB", a field of /proc/self/statm), removed
+/// from it.
+std::optional<std::size_t> leading_number(std::string_view& text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  return take_digits(text);
+}
+
+/// A file's whole content as one number (cgroup files: "4294967296\n"); none if anything else is there.
+std::optional<std::size_t> number(std::string_view text) {
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\n')) text.remove_suffix(1);
+  const std::optional<std::size_t> value = take_digits(text);
+  return text.empty() ? value : std::nullopt;
 }
 
 /// "Key:   N kB" lines (/proc/meminfo, /proc/self/status): N × 1024.
@@ -145,14 +158,6 @@ std::optional<std::string> first_line(const std::filesystem::path& file) {
   std::string line;
   if (!in || !std::getline(in, line)) return std::nullopt;
   return line;
-}
-
-std::optional<std::size_t> number(std::string_view text) {
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\n')) text.remove_suffix(1);
-  std::size_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc{} || end != text.data() + text.size()) return std::nullopt;
-  return value;
 }
 
 /// "key value" lines (memory.stat): the value of `key`.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: the unit tests under AddressSanitizer + UndefinedBehaviorSanitizer (debug-asan
 # build; the seeded sweeps there run their first seeds only, CMakeLists.txt says which, and a few slow
-# cases a subset of their inputs, testing/sanitizers.h), then the whole suite on the Release build. The exit status is non-zero if any run failed.
+# cases a subset of their inputs, testing/sanitizers.h), then the whole suite on the Release build. The
+# exit status is non-zero if any run failed.
 # ctest runs one entry per GoogleTest suite (cmake/GTestGroups.cmake); the counts below are of test
 # cases: every GoogleTest case, plus each other ctest entry (pytest suite, MPI runs, examples) as one.
 # The output ends with one summary line over both runs: "N passed, N failed", the skipped ones (GPU

@@ -68,11 +68,12 @@ template <class T>
 class PauliStringTest : public ::testing::Test {};
 
 template <int W>
-struct Width {
+struct StringWidth {
   static constexpr int kValue = W;
 };
-using Widths = ::testing::Types<Width<1>, Width<2>, Width<4>, Width<8>, Width<16>>;
-TYPED_TEST_SUITE(PauliStringTest, Widths);
+using StringWidths =
+    ::testing::Types<StringWidth<1>, StringWidth<2>, StringWidth<4>, StringWidth<8>, StringWidth<16>>;
+TYPED_TEST_SUITE(PauliStringTest, StringWidths);
 
 TYPED_TEST(PauliStringTest, StorageIsTwoWordArraysPerWidth) {
   constexpr int W = TypeParam::kValue;

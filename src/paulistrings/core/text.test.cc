@@ -199,7 +199,7 @@ TEST(ParseByteSize, BytesWithBinaryMultiples) {
   };
   const std::string expected = " is not a byte size (expected a number with an optional K, M, G or T suffix)";
   for (const char* bad : {"", "K", "12Q", "1GG", "1 G", "1iB", "1E", "nanG", "0x10"})
-    EXPECT_EQ(reason(bad), "'" + std::string(bad) + "'" + expected);
+    EXPECT_EQ(reason(bad), std::string("'") + bad + "'" + expected);
   EXPECT_EQ(reason("1.3K"), "'1.3K' is not a whole number");
   EXPECT_EQ(reason("-1G"), "'-1G' is negative");
   EXPECT_EQ(reason("16777216T"), "'16777216T' is too large (at most 18446744073709551615)");

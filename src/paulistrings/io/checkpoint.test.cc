@@ -34,10 +34,6 @@ namespace fs = std::filesystem;
 using namespace test_bytes;
 using testing::ThrowsInvalidArgumentMentioning;
 
-// Header offsets (the layout documented in checkpoint.cc).
-constexpr std::size_t kVersion = 8, kWidth = 12, kType = 16, kReserved = 20, kQubits = 24, kCircuit = 32,
-                      kTask = 40, kLayers = 48, kCount = 56, kHeader = 64;
-
 // ---- sums ----
 
 std::uint64_t QubitMask(std::size_t num_qubits, int word) {

@@ -1,7 +1,7 @@
 #pragma once
 // Byte helpers of the checkpoint tests (io/checkpoint.test.cc, io/checkpoint_columns.test.cc), written
-// independently of the implementation: FNV-1a 64, little-endian reads and writes, and resealing a file
-// whose bytes a test changed so that the checks after the checksum see the change.
+// independently of the implementation: the header offsets, FNV-1a 64, little-endian reads and writes, and
+// resealing a file whose bytes a test changed so that the checks after the checksum see the change.
 
 #include <cstddef>
 #include <cstdint>
@@ -9,6 +9,10 @@
 #include <string_view>
 
 namespace paulistrings::io::test_bytes {
+
+// Header offsets (the layout documented in checkpoint.cc; version 2 adds its fields after kHeader's 64).
+constexpr std::size_t kVersion = 8, kWidth = 12, kType = 16, kReserved = 20, kQubits = 24, kCircuit = 32,
+                      kTask = 40, kLayers = 48, kCount = 56, kHeader = 64;
 
 inline std::uint64_t Fnv1a64(std::string_view bytes) {
   std::uint64_t hash = 14695981039346656037ULL;

@@ -28,7 +28,7 @@ using testing::ThrowsInvalidArgumentMentioning;
 
 using namespace test_bytes;
 
-constexpr std::size_t kVersion = 8, kCount = 56, kColumns = 64, kCone = 72;
+constexpr std::size_t kColumns = 64, kCone = 72;
 
 template <Coefficient C>
 std::uint64_t Bits(const C& c, int part) {
@@ -161,7 +161,7 @@ std::string SmallFile() {
   return encode_columns_checkpoint<2, Complex>(Header(70, 4), rows.keys, rows.coefficients);
 }
 
-std::string DecodeError(const std::string& bytes) {
+std::string ColumnsDecodeError(const std::string& bytes) {
   try {
     decode_columns_checkpoint(bytes, "f");
   } catch (const std::invalid_argument& e) {
@@ -176,10 +176,10 @@ TEST(ColumnsCheckpoint, EveryByteFlipAndEveryTruncationIsRefused) {
   for (std::size_t at = 0; at < good.size(); ++at) {
     std::string bad = good;
     bad[at] = static_cast<char>(bad[at] ^ 0x40);
-    ASSERT_NE(DecodeError(bad).find("checkpoint f: "), std::string::npos) << at;
+    ASSERT_NE(ColumnsDecodeError(bad).find("checkpoint f: "), std::string::npos) << at;
   }
   for (std::size_t length = 0; length < good.size(); ++length) {
-    const std::string error = DecodeError(good.substr(0, length));
+    const std::string error = ColumnsDecodeError(good.substr(0, length));
     if (length < 64) {
       ASSERT_NE(error.find("truncated: the file has " + std::to_string(length) + " bytes, less than the 64"),
                 std::string::npos)
@@ -194,7 +194,8 @@ TEST(ColumnsCheckpoint, EveryByteFlipAndEveryTruncationIsRefused) {
   }
   std::string flipped = good;
   flipped[200] ^= 1;
-  EXPECT_EQ(DecodeError(flipped), "checkpoint f: checksum mismatch: the file is corrupted or truncated");
+  EXPECT_EQ(ColumnsDecodeError(flipped),
+            "checkpoint f: checksum mismatch: the file is corrupted or truncated");
 }
 
 TEST(ColumnsCheckpoint, HeaderAndBodyChecksNameWhatFailed) {
@@ -203,7 +204,7 @@ TEST(ColumnsCheckpoint, HeaderAndBodyChecksNameWhatFailed) {
     std::string bytes = good;
     change(bytes);
     Reseal(bytes);
-    return DecodeError(bytes);
+    return ColumnsDecodeError(bytes);
   };
   EXPECT_EQ(with([](std::string& b) { PutU32(b, kVersion, 7); }),
             "checkpoint f: format version 7 is not supported (this build reads 1 and 2)");

@@ -99,7 +99,7 @@ Circuit AsWritten(const Circuit& circuit) {
   return out;
 }
 
-dense::Matrix RandomOperator(std::mt19937_64& rng, std::size_t num_qubits) {
+dense::Matrix RandomDenseOperator(std::mt19937_64& rng, std::size_t num_qubits) {
   return dense::operator_from_pauli_terms(static_cast<int>(num_qubits),
                                           testing::random_terms(rng, num_qubits, 12, true));
 }
@@ -222,7 +222,7 @@ TEST(TaskJson, V1FileMeansTheSameAsTheDenseOracleReadingOfIt) {
   const Task task = parse_task(kV1Task);
   ASSERT_EQ(task.circuit.size(), steps.size());
   std::mt19937_64 rng(11);
-  const dense::Matrix op = RandomOperator(rng, 4);
+  const dense::Matrix op = RandomDenseOperator(rng, 4);
   dense::Matrix forward = op, heisenberg = op;
   for (const Step& step : steps) forward = step(forward, false);
   for (auto it = steps.rbegin(); it != steps.rend(); ++it) heisenberg = (*it)(heisenberg, true);
@@ -272,7 +272,7 @@ TEST(TaskJson, ExtensionGatesMatchFactoriesAndOracle) {
   ExpectSameCircuit(task.circuit, expected);
 
   std::mt19937_64 rng(5);
-  const dense::Matrix op = RandomOperator(rng, 3);
+  const dense::Matrix op = RandomDenseOperator(rng, 3);
   dense::Matrix want = op;
   auto apply = [&](const dense::Matrix& local, std::vector<int> qubits) {
     want = dense::apply_unitary(want, dense::embed(local, qubits, 3), false);
@@ -453,7 +453,7 @@ TEST(TaskJson, GatesToJsonRoundTripsRandomCircuitsExactly) {
     EXPECT_EQ(gates_to_json(task.circuit), gates);
     // Same map, gate for gate, on the oracle (a few seeds: the oracle is slow under sanitizers).
     if (seed >= 4) continue;
-    const dense::Matrix op = RandomOperator(rng, 4);
+    const dense::Matrix op = RandomDenseOperator(rng, 4);
     EXPECT_TRUE(
         testing::operators_close(testing::apply_circuit_dense(op, task.circuit, Direction::heisenberg, 4),
                                  testing::apply_circuit_dense(op, circuit, Direction::heisenberg, 4), 1e-12));

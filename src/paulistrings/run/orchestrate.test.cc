@@ -32,22 +32,22 @@ namespace {
 namespace fs = std::filesystem;
 using testing::ThrowsInvalidArgumentMentioning;
 
-constexpr std::size_t kQubits = 8;
+constexpr std::size_t kCircuitQubits = 8;
 
 /// Rotation layers that make the sum grow to a few hundred terms: 3 steps of rx on every qubit and zz
 /// on neighbours (45 layers).
 Circuit brickwork() {
-  Circuit circuit(kQubits);
+  Circuit circuit(kCircuitQubits);
   for (int step = 0; step < 3; ++step) {
-    for (std::size_t q = 0; q < kQubits; ++q) circuit.append(Channel::rx(0.4 + 0.1 * step, q));
-    for (std::size_t q = 0; q + 1 < kQubits; ++q) circuit.append(Channel::rzz(0.3, q, q + 1));
+    for (std::size_t q = 0; q < kCircuitQubits; ++q) circuit.append(Channel::rx(0.4 + 0.1 * step, q));
+    for (std::size_t q = 0; q + 1 < kCircuitQubits; ++q) circuit.append(Channel::rzz(0.3, q, q + 1));
   }
   return circuit;
 }
 
 AnyPauliSum observable(double scale = 1.0) {
   const std::vector<std::pair<std::string, Complex>> terms = {{"IIIZIIII", scale}, {"XIIIIIIX", 0.5}};
-  return AnyPauliSum::from_labels(kQubits, terms);
+  return AnyPauliSum::from_labels(kCircuitQubits, terms);
 }
 
 RunOptions base_options() {
@@ -117,7 +117,7 @@ TEST_F(Orchestrate, SegmentsWithCheckpointsGiveTheUninterruptedRunBitwise) {
   RunOptions options = base_options();
   options.checkpoint = dir_ / "run.ckpt";
   options.checkpoint_every = 10;
-  io::save_checkpoint(dir_ / "run.ckpt.part-0-of-2", io::Checkpoint{1, 2, 3, AnyPauliSum(kQubits)});
+  io::save_checkpoint(dir_ / "run.ckpt.part-0-of-2", io::Checkpoint{1, 2, 3, AnyPauliSum(kCircuitQubits)});
   AnyPauliSum sum = observable();
   const RunResult result = orchestrate(sum, circuit_, options);
   EXPECT_TRUE(Bitwise(sum, full));
@@ -246,7 +246,7 @@ TEST_F(Orchestrate, AnInterruptWithoutACheckpointLeavesTheStateItReached) {
   const RunResult stopped = orchestrate(sum, circuit_, options);
   EXPECT_TRUE(stopped.interrupted);
   EXPECT_FALSE(stopped.checkpoint_written);
-  Circuit first(kQubits);
+  Circuit first(kCircuitQubits);
   for (std::size_t i = circuit_.size() - 5; i < circuit_.size(); ++i)
     first.append(circuit_[i]);  // heisenberg
   AnyPauliSum expected = observable();
@@ -360,7 +360,7 @@ TEST_F(Orchestrate, WithoutACheckpointTheGuardNamesNoneAndTheGuardCanBeTurnedOff
   // The default: the host's real allowance, far above this run.
   RunOptions defaults = base_options();
   AnyPauliSum guarded = observable();
-  Orchestration run(circuit_, kQubits, defaults);
+  Orchestration run(circuit_, kCircuitQubits, defaults);
   EXPECT_GT(run.memory_guard().bytes, std::size_t{64} << 20);
   run.propagate(0, guarded);
   EXPECT_TRUE(Bitwise(guarded, Full()));
@@ -371,12 +371,12 @@ TEST_F(Orchestrate, OnGpusTheLimitIsInDeviceBytesAndTheHostIsNotGuarded) {
   options.propagate.device = 0;
   // Below what the process holds on the host, but device memory: accepted (no GPU is touched yet).
   options.memory_limit = 2 << 20;
-  Orchestration run(circuit_, kQubits, options);
+  Orchestration run(circuit_, kCircuitQubits, options);
   EXPECT_EQ(run.baseline_bytes(), 0u);
   EXPECT_EQ(run.memory_guard().bytes, 0u);
   options.memory_limit = 1 << 20;
   options.memory_limit_name = "--memory-limit";
-  EXPECT_TRUE(ThrowsInvalidArgumentMentioning([&] { Orchestration(circuit_, kQubits, options); },
+  EXPECT_TRUE(ThrowsInvalidArgumentMentioning([&] { Orchestration(circuit_, kCircuitQubits, options); },
                                               {"--memory-limit 1048576 bytes leaves a GPU run no room"}));
 }
 
@@ -389,7 +389,7 @@ TEST_F(Orchestrate, ATaskOfSeveralObservablesResumesTheOneItsCheckpointCarries) 
   {
     RunOptions first = options;
     interrupt.install(first);
-    Orchestration run(circuit_, kQubits, first, fingerprints);
+    Orchestration run(circuit_, kCircuitQubits, first, fingerprints);
     run.join(nullptr);
     AnyPauliSum sum = make(0);
     EXPECT_FALSE(run.propagate(0, sum).interrupted);
@@ -400,7 +400,7 @@ TEST_F(Orchestrate, ATaskOfSeveralObservablesResumesTheOneItsCheckpointCarries) 
   EXPECT_EQ(io::load_checkpoint(dir_ / "task.ckpt").task_fingerprint, 8u);
 
   options.resume = dir_ / "task.ckpt";
-  Orchestration run(circuit_, kQubits, options, fingerprints);
+  Orchestration run(circuit_, kCircuitQubits, options, fingerprints);
   run.join(nullptr);
   ASSERT_TRUE(run.resume().has_value());
   EXPECT_EQ(run.resume()->match, 1u);
@@ -454,7 +454,7 @@ std::string message(const std::exception_ptr& error) {
 TEST_F(Orchestrate, DistributedRunsWriteOnePartPerRankAndResumeWithAnyRankCount) {
   const AnyPauliSum full = Full();
   io::save_checkpoint(dir_ / "run.ckpt",
-                      io::Checkpoint{1, 2, 3, AnyPauliSum(kQubits)});  // a stale single file
+                      io::Checkpoint{1, 2, 3, AnyPauliSum(kCircuitQubits)});  // a stale single file
   std::vector<AnyPauliSum> gathered(2);
   const auto errors = on_ranks(2, [&](int rank, Transport& transport) {
     RunOptions options = base_options();
@@ -489,7 +489,7 @@ TEST_F(Orchestrate, DistributedRunsWriteOnePartPerRankAndResumeWithAnyRankCount)
     shares[static_cast<std::size_t>(rank)] = std::move(sum);
   });
   for (const auto& e : four) EXPECT_EQ(message(e), "");
-  AnyPauliSum united(kQubits);
+  AnyPauliSum united(kCircuitQubits);
   for (const AnyPauliSum& share : shares) united += share;
   EXPECT_TRUE(Close(united, full));
 }

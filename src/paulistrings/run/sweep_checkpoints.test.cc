@@ -28,13 +28,13 @@ namespace {
 
 using testing::ThrowsInvalidArgumentMentioning;
 
-constexpr std::size_t kQubits = 6;
+constexpr std::size_t kSweepQubits = 6;
 
 /// Column k of a sweep over the angle of every rx (and the strength of the noise): rotations, Cliffords,
 /// a general two-qubit unitary (its outputs merge), amplitude damping, depolarizing, a reset; column 0 at
 /// angle 0 (its sines vanish: rows other columns make hold ±0 there).
 Circuit column(double theta, double p) {
-  Circuit c(kQubits);
+  Circuit c(kSweepQubits);
   const double s = std::sqrt(0.5);
   const std::vector<Complex> swap_like = {1, 0, 0, 0, 0, Complex(0, s), s, 0, 0, s, Complex(0, s),
                                           0, 0, 0, 0, 1};
@@ -49,8 +49,8 @@ Circuit column(double theta, double p) {
   c.append(Channel::rx(theta * 1.3, 1));
   c.append(Channel::reset(5));
   for (int round = 0; round < 3; ++round) {
-    for (Qubit q = 0; q < kQubits; ++q) c.append(Channel::rx(theta * (1 + 0.1 * q), q));
-    for (Qubit q = 0; q + 1 < kQubits; q += 2) c.append(Channel::rzz(0.7, q, q + 1));
+    for (Qubit q = 0; q < kSweepQubits; ++q) c.append(Channel::rx(theta * (1 + 0.1 * q), q));
+    for (Qubit q = 0; q + 1 < kSweepQubits; q += 2) c.append(Channel::rzz(0.7, q, q + 1));
     c.append(Channel::cnot(1, 2));
     c.append(Channel::unitary_2q(3, 4, swap_like));
     c.append(Channel::amplitude_damping(p, 5));
@@ -86,7 +86,7 @@ Sweep make_sweep(bool gradient, std::vector<double> thetas = {0.0, 0.9, -2.2}) {
     sweep.gradients.push_back(std::move(g));
   }
   sweep.observable = AnyPauliSum::from_labels(
-      kQubits,
+      kSweepQubits,
       std::vector<std::pair<std::string, Complex>>{{"ZZIIII", 1.0}, {"IIXYII", 0.5}, {"IIIIZZ", -0.25}});
   return sweep;
 }
@@ -180,7 +180,7 @@ TEST_F(SweepCheckpoint, ResumingAfterAnyLayerGivesTheUninterruptedBits) {
           write_sweep_checkpoint(path, sweep_circuit_fingerprint(sweep.columns), 42, state);
           const std::uint64_t fingerprints[] = {41, 42};
           SweepResumePoint point =
-              load_sweep_resume(path, sweep.columns, all_columns, kQubits, fingerprints, "sweep");
+              load_sweep_resume(path, sweep.columns, all_columns, kSweepQubits, fingerprints, "sweep");
           EXPECT_EQ(point.match, 1u);
           ASSERT_TRUE(SameState(point.state, state));  // the file holds the state bit for bit
           SweepState resumed = std::move(point.state);
@@ -202,7 +202,7 @@ TEST_F(SweepCheckpoint, ResumingAfterAnyLayerGivesTheUninterruptedBits) {
               coefficients.push_back(j < 3 ? obs.coefficients()[i] : typename Obs::Coeff(0.0));
           }
           zero.sum = AnySweepSum(
-              SweepSum<Obs::kWidth, typename Obs::Coeff>(kQubits, all_columns, keys, coefficients));
+              SweepSum<Obs::kWidth, typename Obs::Coeff>(kSweepQubits, all_columns, keys, coefficients));
         });
         ASSERT_FALSE(full.sum.is_complex());
         resume_sweep(sweep.observable, sweep.columns, o, zero, sweep.gradients);
@@ -239,7 +239,7 @@ TEST_F(SweepCheckpoint, SegmentsWithCheckpointsAndAnInterruptGiveTheUninterrupte
   EXPECT_EQ(stopped.layers_done, 10u);
   const std::uint64_t fingerprint[] = {9};
   SweepResumePoint point =
-      load_sweep_resume(*run.checkpoint, sweep.columns, 6, kQubits, fingerprint, "sweep");
+      load_sweep_resume(*run.checkpoint, sweep.columns, 6, kSweepQubits, fingerprint, "sweep");
   run.interrupted = nullptr;
   result = run_sweep_segments(sweep.observable, sweep.columns, sweep.gradients, run, point.state, true);
   EXPECT_FALSE(result.interrupted);
@@ -300,12 +300,12 @@ TEST_F(SweepCheckpoint, ACheckpointOfAnotherSweepIsRefused) {
   const std::uint64_t task = sweep_task_fingerprint(base, sweep.columns, sweep.gradients);
   write_sweep_checkpoint(path, sweep_circuit_fingerprint(sweep.columns), task, state);
   const std::uint64_t mine[] = {task};
-  EXPECT_NO_THROW(load_sweep_resume(path, sweep.columns, 6, kQubits, mine, "sweep"));
+  EXPECT_NO_THROW(load_sweep_resume(path, sweep.columns, 6, kSweepQubits, mine, "sweep"));
   // Another value in one column: another circuit fingerprint.
   const Sweep moved = make_sweep(true, {0.0, 0.9, -2.1});
   EXPECT_NE(sweep_circuit_fingerprint(moved.columns), sweep_circuit_fingerprint(sweep.columns));
   EXPECT_TRUE(ThrowsInvalidArgumentMentioning(
-      [&] { load_sweep_resume(path, moved.columns, 6, kQubits, mine, "sweep (values differ)"); },
+      [&] { load_sweep_resume(path, moved.columns, 6, kSweepQubits, mine, "sweep (values differ)"); },
       {"checkpoint " + path.string() + " belongs to a different sweep (values differ); refusing to resume"}));
   // No gradient, another base (direction, truncation, observable): other task fingerprints.
   const Sweep plain = make_sweep(false);
@@ -314,13 +314,13 @@ TEST_F(SweepCheckpoint, ACheckpointOfAnotherSweepIsRefused) {
   EXPECT_NE(sweep_task_fingerprint(base, moved.columns, moved.gradients), task);  // the derivatives moved
   const std::uint64_t other[] = {sweep_task_fingerprint(base + 1, sweep.columns, sweep.gradients)};
   EXPECT_TRUE(ThrowsInvalidArgumentMentioning(
-      [&] { load_sweep_resume(path, sweep.columns, 6, kQubits, other, "sweep"); },
+      [&] { load_sweep_resume(path, sweep.columns, 6, kSweepQubits, other, "sweep"); },
       {"belongs to a different sweep"}));
   // Another column count: said as such.
   EXPECT_TRUE(ThrowsInvalidArgumentMentioning(
-      [&] { load_sweep_resume(path, plain.columns, 3, kQubits, mine, "sweep"); },
+      [&] { load_sweep_resume(path, plain.columns, 3, kSweepQubits, mine, "sweep"); },
       {"holds 6 coefficient columns a term but this sweep has 3"}));
-  EXPECT_THROW(load_sweep_resume(dir_ / "missing.ckpt", sweep.columns, 6, kQubits, mine, "sweep"),
+  EXPECT_THROW(load_sweep_resume(dir_ / "missing.ckpt", sweep.columns, 6, kSweepQubits, mine, "sweep"),
                CheckpointNotFound);
   // The library's own checks of a state.
   SweepState copy = state;
@@ -334,7 +334,7 @@ TEST_F(SweepCheckpoint, ACheckpointOfAnotherSweepIsRefused) {
       {"is after 1000 layers but the circuits have"}));
   copy = state;
   const AnyPauliSum complex_observable = AnyPauliSum::from_labels(
-      kQubits, std::vector<std::pair<std::string, Complex>>{{"ZZIIII", Complex(1.0, 0.5)}});
+      kSweepQubits, std::vector<std::pair<std::string, Complex>>{{"ZZIIII", Complex(1.0, 0.5)}});
   EXPECT_TRUE(ThrowsInvalidArgumentMentioning(
       [&] { resume_sweep(complex_observable, sweep.columns, o, copy, sweep.gradients); },
       {"has real coefficients but this sweep's are complex"}));

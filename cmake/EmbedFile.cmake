@@ -1,9 +1,10 @@
-# embed_text_file(INPUT OUTPUT): turns a text file into a C++ raw-string literal include,
-# regenerated when the input changes, so data travels inside the binary.
+# embed_text_file(INPUT OUTPUT): turns a text file into a C++ raw-string literal include, so data travels
+# inside the binary. Written when CMake configures (again whenever the input changes: it is a configure
+# dependency), not by a build step: a generated source would make every object of its target wait for
+# the target's dependencies (the CUDA kernels) to finish building.
 function(embed_text_file input output)
-  add_custom_command(
-    OUTPUT ${output}
-    COMMAND ${CMAKE_COMMAND} -DINPUT=${input} -DOUTPUT=${output} -P ${CMAKE_SOURCE_DIR}/cmake/EmbedFileScript.cmake
-    DEPENDS ${input} ${CMAKE_SOURCE_DIR}/cmake/EmbedFileScript.cmake
-    COMMENT "Embedding ${input}")
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${input})
+  file(READ ${input} content)
+  # Rewritten only when the text differs, so that a re-configure rebuilds nothing.
+  file(CONFIGURE OUTPUT ${output} CONTENT "R\"embedded(@content@)embedded\"\n" @ONLY)
 endfunction()

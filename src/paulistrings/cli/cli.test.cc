@@ -19,6 +19,7 @@
 #include <string>
 #include <tuple>
 
+#include "paulistrings/cpu/cpu_engine.h"
 #include "paulistrings/gpu/device_sum.h"
 #include "paulistrings/io/atomic_file.h"
 #include "paulistrings/io/checkpoint.h"
@@ -1069,6 +1070,23 @@ TEST_F(Cli, TheCommandChoosesPassiveOpenMpWaitingUnlessTheUserDid) {
   const Result spins = run(arguments, "env -u OMP_WAIT_POLICY GOMP_SPINCOUNT=1000");
   ASSERT_EQ(spins.exit_code, 0) << spins.err;
   EXPECT_EQ(parse(spins.out)["openmp_wait_policy"], "GOMP_SPINCOUNT=1000");
+}
+
+// Under OMP_PROC_BIND libgomp binds the main thread to one place as it loads: neither the re-executed
+// image (wait_policy.h) nor --threads 0 may take that one place for every CPU the command was given.
+TEST_F(Cli, BoundOpenMpThreadsKeepEveryCpuTheCommandWasGiven) {
+  const int cpus = available_cpus();
+  if (cpus < 2) GTEST_SKIP() << "one CPU: nothing to lose";
+  const std::string arguments = "kicked-ising --steps 1 --theta-h 0.25 -q --threads 0";
+  for (const std::string bind : {"OMP_PROC_BIND=close OMP_PLACES=cores", "OMP_PROC_BIND=true"}) {
+    for (const std::string policy : {"env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT", "OMP_WAIT_POLICY=passive"}) {
+      SCOPED_TRACE(policy + " " + bind);
+      const Result r = run(arguments, policy + " " + bind);
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      EXPECT_EQ(parse(r.out)["threads"], cpus);
+      EXPECT_EQ(parse(r.out)["openmp_wait_policy"], "passive");
+    }
+  }
 }
 
 // ---- sweeps (docs/cli.md, "Sweeps") ----------------------------------------------------------------

@@ -2,17 +2,15 @@
 
 #include "paulistrings/cpu/cpu_engine.h"
 
-#include <sched.h>
+#include <omp.h>
+
+#include <algorithm>
 
 namespace paulistrings {
 
 int available_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    const int count = CPU_COUNT(&set);
-    if (count > 0) return count;
-  }
+  // libgomp's count: the CPUs this process may use when it started. The calling thread's own mask is
+  // one place only once OMP_PROC_BIND or OMP_PLACES has bound it.
   return std::max(1, omp_get_num_procs());
 }
 

@@ -122,6 +122,14 @@ class PauliSum {
   /// them in place: 24 extra bytes a term instead of a second copy (the GPU engine's download).
   /// Distinctness is the caller's promise, checked in debug builds.
   void assign_distinct_columns(std::vector<Key>&& keys, std::vector<C>&& coefficients, int bits);
+  /// Replaces the contents with distinct terms that `for_each_term(f)` hands to f(key, coefficient), at
+  /// most `n` of them, the same terms in the same order on each of its two calls (exact zeros dropped):
+  /// counted into buckets on the first call, written where they belong on the second, then each bucket
+  /// sorted where it stands. One copy of the terms plus 4 bytes a term, every pass streaming (an
+  /// engine's export; assign_distinct_columns's cycles read a random term per write). Distinctness is the
+  /// caller's promise, checked in debug builds.
+  template <class ForEachTerm>
+  void assign_distinct_stream(std::size_t n, ForEachTerm&& for_each_term, int bits);
   /// Replaces the contents with already canonical columns (an engine's output). Checked in debug.
   void assign_canonical(std::vector<Key>&& keys, std::vector<C>&& coefficients,
                         std::vector<std::size_t>&& bucket_offsets, int bits);
@@ -134,6 +142,10 @@ class PauliSum {
   friend class PauliSum;
 
   bool sorted_terms_equal(const PauliSum& other) const;
+  /// Sorts keys[start[b], start[b + 1]) by key for every bucket b, coefficients alongside, in place
+  /// (buckets in parallel for large sums).
+  static void sort_bucket_ranges(std::vector<Key>& keys, std::vector<C>& coefficients,
+                                 const std::vector<std::size_t>& start);
   void validate_key(const Key& key) const;
   std::size_t bucket_of(const Key& key) const { return hash_(key, bucket_bits_); }
   void debug_check() const {

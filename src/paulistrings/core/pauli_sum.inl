@@ -187,9 +187,98 @@ void PauliSum<W, C>::assign_terms(std::vector<Term>&& terms, int bits) {
 }
 
 template <int W, Coefficient C>
+void PauliSum<W, C>::sort_bucket_ranges(std::vector<Key>& keys, std::vector<C>& coefficients,
+                                        const std::vector<std::size_t>& start) {
+  const std::size_t buckets = start.size() - 1;
+  const std::size_t n = keys.size();
+  ParallelErrors errors;  // std::bad_alloc of a bucket's scratch must not leave the region
+#pragma omp parallel if (n >= (std::size_t{1} << 16))
+  {
+    std::vector<std::size_t> local;
+    std::vector<Key> sorted_keys;
+    std::vector<C> sorted_coefficients;
+#pragma omp for schedule(dynamic, 64)
+    for (std::size_t b = 0; b < buckets; ++b) {
+      if (errors.failed()) continue;
+      try {
+        Key* const bucket_keys = keys.data() + start[b];
+        C* const bucket_coefficients = coefficients.data() + start[b];
+        const std::size_t m = start[b + 1] - start[b];
+        bool in_order = true;
+        for (std::size_t t = 1; t < m && in_order; ++t) in_order = bucket_keys[t - 1] < bucket_keys[t];
+        if (in_order) continue;
+        local.resize(m);
+        std::iota(local.begin(), local.end(), std::size_t{0});
+        std::sort(local.begin(), local.end(),
+                  [&](std::size_t a, std::size_t c) { return bucket_keys[a] < bucket_keys[c]; });
+        sorted_keys.resize(m);
+        sorted_coefficients.resize(m);
+        for (std::size_t t = 0; t < m; ++t) {
+          sorted_keys[t] = bucket_keys[local[t]];
+          sorted_coefficients[t] = bucket_coefficients[local[t]];
+        }
+        std::copy(sorted_keys.begin(), sorted_keys.end(), bucket_keys);
+        std::copy(sorted_coefficients.begin(), sorted_coefficients.end(), bucket_coefficients);
+      } catch (...) {
+        errors.capture();
+      }
+    }
+  }
+  errors.rethrow();
+}
+
+template <int W, Coefficient C>
+template <class ForEachTerm>
+void PauliSum<W, C>::assign_distinct_stream(std::size_t n, ForEachTerm&& for_each_term, int bits) {
+  bits = std::max(bits, bucket_bits_);
+  const std::size_t buckets = std::size_t{1} << bits;
+  static_assert(kMaxBucketBits <= 32, "a bucket index fits 32 bits");
+  std::vector<std::uint32_t> bucket_of_term;
+  bucket_of_term.reserve(n);
+  std::vector<std::size_t> start(buckets + 1, 0);
+  for_each_term([&](const Key& key, const C& coefficient) {
+    if (coefficient == C(0.0)) return;
+    const std::size_t b = hash_(key, bits);
+    bucket_of_term.push_back(static_cast<std::uint32_t>(b));
+    ++start[b + 1];
+  });
+  std::partial_sum(start.begin(), start.end(), start.begin());
+  std::vector<Key> keys(start[buckets]);
+  std::vector<C> coefficients(start[buckets]);
+  {
+    std::vector<std::size_t> cursor(start.begin(), start.end() - 1);
+    std::size_t i = 0;
+    for_each_term([&](const Key& key, const C& coefficient) {
+      if (coefficient == C(0.0)) return;
+      if (i == bucket_of_term.size()) {
+        throw std::logic_error("assign_distinct_stream: the second pass gave more terms than the first's " +
+                               std::to_string(bucket_of_term.size()));
+      }
+      const std::size_t at = cursor[bucket_of_term[i++]]++;
+      keys[at] = key;
+      coefficients[at] = coefficient;
+    });
+    if (i != bucket_of_term.size()) {
+      throw std::logic_error("assign_distinct_stream: the second pass gave " + std::to_string(i) +
+                             " terms, the first " + std::to_string(bucket_of_term.size()));
+    }
+  }
+  bucket_of_term = std::vector<std::uint32_t>();
+  sort_bucket_ranges(keys, coefficients, start);
+  keys_ = std::move(keys);
+  coefficients_ = std::move(coefficients);
+  bucket_bits_ = bits;
+  bucket_offsets_ = std::move(start);
+  debug_check();
+}
+
+template <int W, Coefficient C>
 void PauliSum<W, C>::assign_distinct_columns(std::vector<Key>&& keys, std::vector<C>&& coefficients, int bits) {
-  // In place: zeros compacted away, the columns permuted into canonical order by following the
-  // permutation's cycles, and the columns adopted as the sum's own. Extra memory: 24 bytes a term.
+  // In place: zeros compacted away, the columns permuted into bucket order by following the
+  // permutation's cycles, then each bucket sorted by key where it stands, and the columns adopted as
+  // the sum's own. Extra memory: 24 bytes a term, plus a bucket's worth per thread. Sorting after the
+  // move keeps a bucket's keys in cache while it is sorted; sorting indices into the unmoved columns
+  // read two random keys per comparison.
   using namespace pauli_sum_detail;
   if (keys.size() != coefficients.size()) {
     throw std::invalid_argument("assign_distinct_columns: " + std::to_string(keys.size()) + " keys but " +
@@ -205,36 +294,32 @@ void PauliSum<W, C>::assign_distinct_columns(std::vector<Key>&& keys, std::vecto
   keys.resize(n);
   coefficients.resize(n);
   bits = std::max(bits, bucket_bits_);
-  const std::size_t buckets = std::size_t{1} << bits;
   std::vector<std::size_t> start;
-  std::vector<std::uint64_t> order =
-      order_by_bucket(n, bits, [&](std::size_t i) { return hash_(keys[i], bits); }, start);
-#pragma omp parallel for schedule(dynamic, 64) if (n >= (std::size_t{1} << 16))
-  for (std::size_t b = 0; b < buckets; ++b) {
-    std::sort(order.begin() + static_cast<std::ptrdiff_t>(start[b]),
-              order.begin() + static_cast<std::ptrdiff_t>(start[b + 1]),
-              [&](std::uint64_t a, std::uint64_t c) { return keys[a & kIndexMask] < keys[c & kIndexMask]; });
-  }
-  // Position k receives term order[k]: follow each cycle once, marking the positions written.
-  std::vector<bool> done(n, false);
-  for (std::size_t k = 0; k < n; ++k) {
-    if (done[k]) continue;
-    const Key key = keys[k];
-    const C coefficient = coefficients[k];
-    std::size_t j = k;
-    for (;;) {
-      done[j] = true;
-      const std::size_t from = static_cast<std::size_t>(order[j] & kIndexMask);
-      if (from == k) {
-        keys[j] = key;
-        coefficients[j] = coefficient;
-        break;
+  {
+    std::vector<std::uint64_t> order =
+        order_by_bucket(n, bits, [&](std::size_t i) { return hash_(keys[i], bits); }, start);
+    // Position k receives term order[k]: follow each cycle once, marking the positions written.
+    std::vector<bool> done(n, false);
+    for (std::size_t k = 0; k < n; ++k) {
+      if (done[k]) continue;
+      const Key key = keys[k];
+      const C coefficient = coefficients[k];
+      std::size_t j = k;
+      for (;;) {
+        done[j] = true;
+        const std::size_t from = static_cast<std::size_t>(order[j] & kIndexMask);
+        if (from == k) {
+          keys[j] = key;
+          coefficients[j] = coefficient;
+          break;
+        }
+        keys[j] = keys[from];
+        coefficients[j] = coefficients[from];
+        j = from;
       }
-      keys[j] = keys[from];
-      coefficients[j] = coefficients[from];
-      j = from;
     }
   }
+  sort_bucket_ranges(keys, coefficients, start);
   keys_ = std::move(keys);
   coefficients_ = std::move(coefficients);
   bucket_bits_ = bits;

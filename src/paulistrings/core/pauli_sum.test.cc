@@ -517,11 +517,28 @@ TYPED_TEST(PauliSumTest, DistinctColumnsSortInPlaceIntoTheCanonicalLayout) {
     coefficients.push_back(c);
     if (c != C(0.0)) nonzero.push_back({key, c});
   }
+  // assign_distinct_stream (an engine's export) reads the same terms from a generator, twice.
+  Sum streamed(n);
+  int passes = 0;
+  streamed.assign_distinct_stream(
+      keys.size(),
+      [&](auto&& f) {
+        ++passes;
+        for (std::size_t i = 0; i < keys.size(); ++i) f(keys[i], coefficients[i]);
+      },
+      3);
+  EXPECT_EQ(passes, 2);
   Sum sum(n);
   sum.assign_distinct_columns(std::move(keys), std::move(coefficients), 3);
   const Sum expected = Sum::from_terms(n, nonzero);
   EXPECT_TRUE(InvariantsHold(sum));
   EXPECT_EQ(sum, expected);
+  EXPECT_TRUE(InvariantsHold(streamed));
+  ASSERT_EQ(streamed.bucket_bits(), sum.bucket_bits());
+  EXPECT_TRUE(
+      std::equal(streamed.keys().begin(), streamed.keys().end(), sum.keys().begin(), sum.keys().end()));
+  EXPECT_TRUE(std::equal(streamed.coefficients().begin(), streamed.coefficients().end(),
+                         sum.coefficients().begin(), sum.coefficients().end()));
   Sum same_bits = expected;
   same_bits.refine(sum.bucket_bits());
   ASSERT_EQ(sum.bucket_bits(), same_bits.bucket_bits());
@@ -534,6 +551,38 @@ TYPED_TEST(PauliSumTest, DistinctColumnsSortInPlaceIntoTheCanonicalLayout) {
   std::vector<C> one(1, C(1.0));
   EXPECT_TRUE(ThrowsInvalidArgumentMentioning([&] { bad.assign_distinct_columns(std::move(two), std::move(one), 1); },
                                               {"2 keys", "1 coefficients"}));
+}
+
+// A generator that gives fewer terms the second time is a caller's bug, reported, not a corrupt sum.
+TEST(PauliSumSmallTest, StreamedAssignmentRefusesPassesThatDiffer) {
+  using Sum = PauliSum<1, double>;
+  Sum sum(4);
+  int pass = 0;
+  const auto shrinking = [&](auto&& f) {
+    ++pass;
+    f(Sum::Key::from_label("XZII", 4), 1.0);
+    if (pass == 1) f(Sum::Key::from_label("ZZII", 4), 2.0);
+  };
+  const auto growing = [&](auto&& f) {
+    ++pass;
+    f(Sum::Key::from_label("XZII", 4), 1.0);
+    if (pass == 2) f(Sum::Key::from_label("ZZII", 4), 2.0);
+  };
+  for (const auto& [name, expected] :
+       {std::pair<std::string, std::string>{"shrinking", "second pass gave 1 terms, the first 2"},
+        {"growing", "second pass gave more terms than the first's 1"}}) {
+    pass = 0;
+    try {
+      if (name == "shrinking") {
+        sum.assign_distinct_stream(2, shrinking, 0);
+      } else {
+        sum.assign_distinct_stream(2, growing, 0);
+      }
+      ADD_FAILURE() << name << ": no error";
+    } catch (const std::logic_error& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << name << ": " << e.what();
+    }
+  }
 }
 
 TYPED_TEST(PauliSumTest, EqualityIgnoresBucketCountAndHashSeed) {
@@ -701,6 +750,17 @@ TEST(PauliSumSmallTest, LargeAssignmentsMatchTheSequentialModel) {
   }
   std::shuffle(keys.begin(), keys.end(), std::mt19937_64(5));
   for (std::size_t i = 0; i < keys.size(); ++i) coefficients[i] = model.at(keys[i]);
+  Sum streamed(128);
+  streamed.assign_distinct_stream(
+      keys.size(),
+      [&](auto&& f) {
+        for (std::size_t i = 0; i < keys.size(); ++i) f(keys[i], coefficients[i]);
+      },
+      6);
+  EXPECT_TRUE(
+      std::equal(streamed.keys().begin(), streamed.keys().end(), sum.keys().begin(), sum.keys().end()));
+  EXPECT_TRUE(std::equal(streamed.coefficients().begin(), streamed.coefficients().end(),
+                         sum.coefficients().begin(), sum.coefficients().end()));
   Sum columns(128);
   columns.assign_distinct_columns(std::move(keys), std::move(coefficients), 6);
   EXPECT_TRUE(std::equal(columns.keys().begin(), columns.keys().end(), sum.keys().begin(), sum.keys().end()));

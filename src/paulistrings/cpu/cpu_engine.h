@@ -87,6 +87,16 @@ class CpuEngine {
   LayerPassResult finalize_layer(const Truncation& truncation);
   /// Writes the current sum into `sum` in canonical order.
   void export_to(PauliSum<W, C>& sum);
+  /// Calls f(key, coefficient) for every term, bucket by bucket in the engine's own order (not sorted;
+  /// the same order on every call while no layer runs): for an export that re-buckets the terms
+  /// anyway (PauliSum::assign_distinct_stream), without export_to's sort.
+  template <class F>
+  void for_each_term(F&& f) const {
+    for (std::size_t b = 0; b < store_.num_buckets(); ++b) {
+      const Bucket<W, C>& bucket = store_.bucket(b);
+      for (std::size_t t = 0; t < bucket.size(); ++t) f(bucket.keys[t], bucket.coefficients[t]);
+    }
+  }
 
  protected:
   // Shared with CpuPartitionEngine (cpu_partition_engine.h), which adds the partition hooks.

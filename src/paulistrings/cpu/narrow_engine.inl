@@ -159,23 +159,23 @@ void NarrowEngine<W, C>::label(const PauliString<W>& mask) {
   std::visit(
       [&](auto& engine) {
         constexpr int V = narrow_detail::EngineWidth<std::decay_t<decltype(engine)>>::value;
-        PauliSum<V, C> now(64 * static_cast<std::size_t>(V), hash_seed_);
-        engine.export_to(now);
         narrow_detail::with_width<W>(needed, [&](auto v) {
           constexpr int U = decltype(v)::value;
           if constexpr (U > V) {
-            std::vector<PauliString<U>> keys(now.size());
-            for (std::size_t t = 0; t < now.size(); ++t) {
-              for (int i = 0; i < V; ++i) {
-                keys[t].x[i] = now.keys()[t].x[i];
-                keys[t].z[i] = now.keys()[t].z[i];
-              }
-            }
-            std::vector<C> coefficients(now.coefficients().begin(), now.coefficients().end());
-            const int bits = now.bucket_bits();
-            now = PauliSum<V, C>();  // the narrower copy goes before the engine is rebuilt
             PauliSum<U, C> wider(64 * static_cast<std::size_t>(U), hash_seed_);
-            wider.assign_distinct_columns(std::move(keys), std::move(coefficients), bits);
+            wider.assign_distinct_stream(
+                engine.size(),
+                [&](auto&& f) {
+                  engine.for_each_term([&](const PauliString<V>& key, const C& c) {
+                    PauliString<U> wide;
+                    for (int i = 0; i < V; ++i) {
+                      wide.x[i] = key.x[i];
+                      wide.z[i] = key.z[i];
+                    }
+                    f(wide, c);
+                  });
+                },
+                engine.bucket_bits());
             start<U>(wider);
           }
         });
@@ -301,16 +301,11 @@ void NarrowEngine<W, C>::export_to(PauliSum<W, C>& sum) {
   std::visit(
       [&](auto& engine) {
         constexpr int V = narrow_detail::EngineWidth<std::decay_t<decltype(engine)>>::value;
-        PauliSum<V, C> narrowed(64 * static_cast<std::size_t>(V), hash_seed_);
-        engine.export_to(narrowed);
-        std::vector<PauliString<W>> keys;
-        keys.reserve(narrowed.size());
-        for (const auto& key : narrowed.keys()) keys.push_back(widen<V>(key));
-        std::vector<C> coefficients(narrowed.coefficients().begin(), narrowed.coefficients().end());
-        const int bits = narrowed.bucket_bits();
-        narrowed = PauliSum<V, C>();
         PauliSum<W, C> wide(num_qubits_, hash_seed_);
-        wide.assign_distinct_columns(std::move(keys), std::move(coefficients), bits);
+        wide.assign_distinct_stream(
+            engine.size(),
+            [&](auto&& f) { engine.for_each_term([&](const PauliString<V>& key, const C& c) { f(widen<V>(key), c); }); },
+            engine.bucket_bits());
         sum = std::move(wide);
       },
       engine_);

@@ -75,6 +75,11 @@
 #               command (20 steps, 10^-4, weight ≤ 8) on 1, 4 and every core; the CPU cells at 4096, 16384
 #               and 65536 terms on 1, 4 and every core at the default grain 4096 and THREADS_CELL_GRAINS (16384 0)
 #               (threads.txt)
+#   kicked_cpu — the 127-qubit kicked Ising through the command on the host's CPU, end to end (the
+#               results' wall_time_s: propagation, export, read-out): 5 steps at 2^-12 on 1 and every thread
+#               (KICKED_REPEAT runs each, 3), 20 steps at 2^-14 on every thread (2 runs) and on one (once); with
+#               build-base-src/ present the same runs (but the one-thread 20 steps) of that tree's command
+#               too, base and current alternating (kicked_cpu.txt)
 #   build     — every target the other modes use (a first call that later, warm calls reuse)
 #   base_bg   — with ab to come in a later call: starts the build of build-base-src/ in the background
 #               (setsid: it outlives this call while the machine stays warm); ab waits for it
@@ -107,6 +112,7 @@ has host_oom && targets+=(paulistrings-cli)
 (has tests || has sanitize || (has partition && [[ ${PARTITION_TESTS:-1} != 0 ]])) && targets+=(paulistrings-tests paulistrings-cli)
 has oom && targets+=(paulistrings-tests paulistrings-cli)
 has build && targets+=(paulistrings-tests paulistrings-cli paulistrings-gpu-bench paulistrings-workloads paulistrings-bench)
+has kicked_cpu && targets+=(paulistrings-cli)
 (has partition || has cpu_partition || has route_ab || has receive_ab) && targets+=(paulistrings-partition-bench)
 python=(-DPAULISTRINGS_BUILD_PYTHON=OFF)
 if has python || has probe || has oom || has guard || has build; then
@@ -138,9 +144,11 @@ awk 'NR > 1 { printf "%7.1f %s\n", ($2 - $1) / 1000, $4 }' build-gpu/.ninja_log 
 export OMP_PROC_BIND=close OMP_PLACES=cores
 # The tree in build-base-src/ (ab's "before") built into build-base/.
 build_base() {
+  local base_targets=(paulistrings-gpu-bench paulistrings-workloads paulistrings-bench)
+  has kicked_cpu && base_targets+=(paulistrings-cli)
   cmake -S build-base-src -B build-base -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAULISTRINGS_CUDA=ON \
     -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DPAULISTRINGS_BUILD_PYTHON=OFF -DPAULISTRINGS_BUILD_TESTS=OFF &&
-    cmake --build build-base --target paulistrings-gpu-bench paulistrings-workloads paulistrings-bench
+    cmake --build build-base --target "${base_targets[@]}"
 }
 if has base_bg && [[ -d build-base-src ]]; then
   touch build-base.running
@@ -540,6 +548,39 @@ PY
   } > "$out/guard.txt" 2>&1
   cat "$out/guard.txt"
   rm -rf guard_probe
+fi
+if has kicked_cpu; then
+  note "kicked_cpu"
+  trees=(build-gpu)
+  if [[ -d build-base-src ]]; then
+    start=$(date +%s)
+    build_base >> "$out/build_base.log" 2>&1 || tail -20 "$out/build_base.log"
+    note "kicked_cpu: base build $(( $(date +%s) - start )) s"
+    [[ -x build-base/paulistrings ]] && trees=(build-base build-gpu)
+  fi
+  all=$(nproc)
+  kicked_wall() {  # TREE THREADS ARGS...: one run's wall_time_s and value from its results
+    local tree=$1 threads=$2
+    shift 2
+    OMP_WAIT_POLICY=passive timeout 200 "$tree/paulistrings" kicked-ising "$@" --threads "$threads" --device cpu -q \
+      --out kicked_cpu.json > /dev/null 2>&1 || { echo "$tree threads $threads $*: exit $?"; return; }
+    python3 -c "import json,sys; d=json.load(open('kicked_cpu.json')); o=d['observables']['Z62']
+print(sys.argv[1], 'threads', sys.argv[2], ' '.join(sys.argv[3:]), 'wall_time_s %.4f' % d['wall_time_s'],
+      'final_terms', d['final_terms'], 'value %.15f' % o['value'])" "$tree" "$threads" "$@"
+  }
+  {
+    for round in $(seq "${KICKED_REPEAT:-3}"); do
+      for tree in "${trees[@]}"; do
+        for threads in 1 "$all"; do kicked_wall "$tree" "$threads" --steps 5 --theta-h 5pi/16 --coeff 0.000244140625; done
+      done
+    done
+    for round in 1 2; do
+      for tree in "${trees[@]}"; do kicked_wall "$tree" "$all" --steps 20 --theta-h 7pi/32 --coeff 0.00006103515625; done
+    done
+    kicked_wall build-gpu 1 --steps 20 --theta-h 7pi/32 --coeff 0.00006103515625
+  } 2>&1 | tee "$out/kicked_cpu.txt"
+  rm -f kicked_cpu.json
+  note "kicked_cpu done"
 fi
 if has threads; then
   note "threads"

@@ -25,6 +25,14 @@ def _parse_cpulist(text: str) -> list:
 
 
 def _allowed_cpus() -> set:
+    """The CPUs this process may run on. Not ``os.sched_getaffinity(0)`` alone: under OMP_PROC_BIND
+    the OpenMP runtime binds the main thread to one CPU as the extension loads, and the library then
+    reads the CPUs from the OpenMP places."""
+    from . import _core
+
+    cpus = set(_core.allowed_cpus())
+    if cpus:
+        return cpus
     try:
         return set(os.sched_getaffinity(0))
     except (AttributeError, OSError):

@@ -21,6 +21,7 @@
 #include "mpi_comm.h"
 #include "paulistrings/cpu/cpu_engine.h"
 #include "paulistrings/io/checkpoint.h"
+#include "paulistrings/partition/cpu_pinning.h"
 #include "paulistrings/run/memory_budget.h"
 #include "paulistrings/run/orchestrate.h"
 #include "propagate_run.h"
@@ -274,6 +275,8 @@ void register_propagate(py::module_& m) {
   m.def("run_fingerprint", &run_fingerprint);
   m.def("resident_bytes", [] { return resident_bytes(); });
   m.def("available_cpus", &available_cpus);
+  m.def("allowed_cpus", &allowed_cpus,
+        "The CPUs this process may run on (partition/cpu_pinning.h: the OpenMP places when OpenMP binds).");
   // What the host memory guard reads at the start of a run (run/memory_budget.h), for diagnostics: the
   // three limits it considers (None where there is none) and the allowance it takes from them.
   m.def("_host_memory", [] {

@@ -283,6 +283,31 @@ def test_partitions_auto_and_cpu_lists():
     assert st.partition.partitions == 8
 
 
+def test_openmp_binding_keeps_every_cpu_for_cpu_lists():
+    # Under OMP_PROC_BIND the OpenMP runtime binds the main thread to one CPU as the extension loads;
+    # CPU lists naming the process's other CPUs must still run, and numa_nodes() must still cover them.
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2 or "OMP_PROC_BIND" in os.environ or "OMP_PLACES" in os.environ:
+        pytest.skip("needs two CPUs and a process not bound by OpenMP already")
+    script = (
+        "import json, os, paulistrings\n"
+        "from paulistrings import Circuit, PauliSum\n"
+        "c = Circuit(4)\n"
+        "c.h(0); c.cnot(0, 1); c.rz(0.3, 1); c.cnot(1, 2)\n"
+        "obs = PauliSum.from_strings({'ZIII': 1.0, 'IXII': 0.5})\n"
+        f"out, st = obs.propagate_with_stats(c, partitions=[[{cpus[0]}], [{cpus[-1]}]])\n"
+        "print(json.dumps({'nodes': paulistrings.numa_nodes(), 'partitions': st.partition.partitions,\n"
+        "                  'bound': sorted(os.sched_getaffinity(0))}))\n"
+    )
+    for bind in ({"OMP_PROC_BIND": "close", "OMP_PLACES": "cores"}, {"OMP_PROC_BIND": "true"}):
+        env = dict(os.environ, **bind)
+        proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, (bind, proc.stderr)
+        result = json.loads(proc.stdout.strip().splitlines()[-1])
+        assert result["partitions"] == 2, bind
+        assert sorted(c for node in result["nodes"] for c in node) == cpus, (bind, result)
+
+
 def test_partitions_auto_pins_one_partition_per_numa_node(monkeypatch):
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:

@@ -9,7 +9,9 @@
 
 namespace paulistrings {
 
-/// The CPUs this process may run on (sched_getaffinity of the calling thread), ascending.
+/// The CPUs this process may run on, ascending: the union of the OpenMP places when OpenMP binds its
+/// threads (OMP_PROC_BIND, OMP_PLACES: the calling thread itself is then bound to one place), otherwise
+/// the calling thread's affinity mask (sched_getaffinity).
 std::vector<int> allowed_cpus();
 
 /// One CPU list per NUMA node (ascending node order), intersected with allowed_cpus(); nodes with no

@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <filesystem>
 #include <set>
+#include <string>
 
 namespace paulistrings {
 namespace {
@@ -25,6 +28,37 @@ TEST(CpuPinning, NumaListsCoverOnlyAllowedCpusOnce) {
     }
   }
   EXPECT_EQ(seen.size(), allowed.size());  // every allowed CPU belongs to some node
+}
+
+// Run only as the child of the test below (--gtest_also_run_disabled_tests): prints the CPUs it sees.
+TEST(CpuPinningChild, DISABLED_PrintAllowedCpus) {
+  std::printf("allowed:");
+  for (int c : allowed_cpus()) std::printf(" %d", c);
+  std::printf("\n");
+}
+
+// Under OMP_PROC_BIND libgomp binds the main thread to one CPU as it loads; the process may still use
+// every CPU it was started with, and CPU lists naming them must not be refused (cpu_lists_problem).
+TEST(CpuPinning, OpenMpBindingDoesNotShrinkTheAllowedCpus) {
+  const std::vector<int> allowed = allowed_cpus();
+  if (allowed.size() < 2) GTEST_SKIP() << "one CPU: nothing to lose";
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  for (const std::string bind :
+       {"OMP_PROC_BIND=close OMP_PLACES=cores", "OMP_PROC_BIND=true", "OMP_PLACES=threads"}) {
+    SCOPED_TRACE(bind);
+    const std::string command = "env " + bind + " '" + self +
+                                "' --gtest_filter=CpuPinningChild.DISABLED_PrintAllowedCpus "
+                                "--gtest_also_run_disabled_tests 2>&1";
+    FILE* pipe = ::popen(command.c_str(), "r");
+    ASSERT_NE(pipe, nullptr);
+    std::string output;
+    char buffer[4096];
+    while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) output += buffer;
+    ASSERT_EQ(::pclose(pipe), 0) << output;
+    std::string expected = "allowed:";
+    for (int c : allowed) expected.append(" ").append(std::to_string(c));
+    EXPECT_NE(output.find(expected + "\n"), std::string::npos) << output;
+  }
 }
 
 TEST(CpuPinning, PartitionsSpreadOverNodes) {

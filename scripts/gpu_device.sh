@@ -145,7 +145,7 @@ export OMP_PROC_BIND=close OMP_PLACES=cores
 # The tree in build-base-src/ (ab's "before") built into build-base/.
 build_base() {
   local base_targets=(paulistrings-gpu-bench paulistrings-workloads paulistrings-bench)
-  has kicked_cpu && base_targets+=(paulistrings-cli)
+  [[ ",${modes:-}," == *",kicked_cpu,"* ]] && base_targets+=(paulistrings-cli)  # (base_bg: modes unset)
   cmake -S build-base-src -B build-base -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAULISTRINGS_CUDA=ON \
     -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DPAULISTRINGS_BUILD_PYTHON=OFF -DPAULISTRINGS_BUILD_TESTS=OFF &&
     cmake --build build-base --target "${base_targets[@]}"

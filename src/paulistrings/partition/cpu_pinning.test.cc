@@ -31,7 +31,7 @@ TEST(CpuPinning, NumaListsCoverOnlyAllowedCpusOnce) {
 }
 
 // Run only as the child of the test below (--gtest_also_run_disabled_tests): prints the CPUs it sees.
-TEST(CpuPinningChild, DISABLED_PrintAllowedCpus) {
+TEST(CpuPinning, DISABLED_PrintAllowedCpusForTheTestBelow) {
   std::printf("allowed:");
   for (int c : allowed_cpus()) std::printf(" %d", c);
   std::printf("\n");
@@ -47,7 +47,7 @@ TEST(CpuPinning, OpenMpBindingDoesNotShrinkTheAllowedCpus) {
        {"OMP_PROC_BIND=close OMP_PLACES=cores", "OMP_PROC_BIND=true", "OMP_PLACES=threads"}) {
     SCOPED_TRACE(bind);
     const std::string command = "env " + bind + " '" + self +
-                                "' --gtest_filter=CpuPinningChild.DISABLED_PrintAllowedCpus "
+                                "' --gtest_filter=CpuPinning.DISABLED_PrintAllowedCpusForTheTestBelow "
                                 "--gtest_also_run_disabled_tests 2>&1";
     FILE* pipe = ::popen(command.c_str(), "r");
     ASSERT_NE(pipe, nullptr);

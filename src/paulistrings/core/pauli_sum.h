@@ -122,14 +122,15 @@ class PauliSum {
   /// them in place: 24 extra bytes a term instead of a second copy (the GPU engine's download).
   /// Distinctness is the caller's promise, checked in debug builds.
   void assign_distinct_columns(std::vector<Key>&& keys, std::vector<C>&& coefficients, int bits);
-  /// Replaces the contents with distinct terms that `for_each_term(f)` hands to f(key, coefficient), at
-  /// most `n` of them, the same terms in the same order on each of its two calls (exact zeros dropped):
-  /// counted into buckets on the first call, written where they belong on the second, then each bucket
-  /// sorted where it stands. One copy of the terms plus 4 bytes a term, every pass streaming (an
-  /// engine's export; assign_distinct_columns's cycles read a random term per write). Distinctness is the
-  /// caller's promise, checked in debug builds.
+  /// Replaces the contents with distinct terms, about `n` of them, read in `pieces` disjoint pieces:
+  /// `for_each_term(p, parts, f)` hands piece p of `parts` (parts ≤ pieces: fewer when the buckets are
+  /// many) to f(key, coefficient), the same terms in the same order on each of its two calls; exact zeros
+  /// are dropped. The pieces are counted into buckets, then written where they belong (in parallel for
+  /// large sums), then each bucket is sorted where it stands. One copy of the terms plus 4 bytes a term,
+  /// every pass streaming (an engine's export; assign_distinct_columns's cycles read a random term per
+  /// write). Distinctness is the caller's promise, checked in debug builds.
   template <class ForEachTerm>
-  void assign_distinct_stream(std::size_t n, ForEachTerm&& for_each_term, int bits);
+  void assign_distinct_stream(std::size_t n, std::size_t pieces, ForEachTerm&& for_each_term, int bits);
   /// Replaces the contents with already canonical columns (an engine's output). Checked in debug.
   void assign_canonical(std::vector<Key>&& keys, std::vector<C>&& coefficients,
                         std::vector<std::size_t>&& bucket_offsets, int bits);
@@ -143,9 +144,9 @@ class PauliSum {
 
   bool sorted_terms_equal(const PauliSum& other) const;
   /// Sorts keys[start[b], start[b + 1]) by key for every bucket b, coefficients alongside, in place
-  /// (buckets in parallel for large sums).
+  /// (buckets on up to `threads` threads for large sums; 0: OpenMP's default).
   static void sort_bucket_ranges(std::vector<Key>& keys, std::vector<C>& coefficients,
-                                 const std::vector<std::size_t>& start);
+                                 const std::vector<std::size_t>& start, int threads = 0);
   void validate_key(const Key& key) const;
   std::size_t bucket_of(const Key& key) const { return hash_(key, bucket_bits_); }
   void debug_check() const {

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <numeric>
 #include <stdexcept>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "paulistrings/core/parallel_errors.h"
 #include "paulistrings/core/text.h"
@@ -188,11 +191,18 @@ void PauliSum<W, C>::assign_terms(std::vector<Term>&& terms, int bits) {
 
 template <int W, Coefficient C>
 void PauliSum<W, C>::sort_bucket_ranges(std::vector<Key>& keys, std::vector<C>& coefficients,
-                                        const std::vector<std::size_t>& start) {
+                                        const std::vector<std::size_t>& start, int threads) {
   const std::size_t buckets = start.size() - 1;
   const std::size_t n = keys.size();
+  if (threads <= 0) {
+#ifdef _OPENMP
+    threads = omp_get_max_threads();
+#else
+    threads = 1;
+#endif
+  }
   ParallelErrors errors;  // std::bad_alloc of a bucket's scratch must not leave the region
-#pragma omp parallel if (n >= (std::size_t{1} << 16))
+#pragma omp parallel num_threads(threads) if (threads > 1 && n >= (std::size_t{1} << 16))
   {
     std::vector<std::size_t> local;
     std::vector<Key> sorted_keys;
@@ -229,42 +239,73 @@ void PauliSum<W, C>::sort_bucket_ranges(std::vector<Key>& keys, std::vector<C>& 
 
 template <int W, Coefficient C>
 template <class ForEachTerm>
-void PauliSum<W, C>::assign_distinct_stream(std::size_t n, ForEachTerm&& for_each_term, int bits) {
+void PauliSum<W, C>::assign_distinct_stream(std::size_t n, std::size_t pieces, ForEachTerm&& for_each_term,
+                                            int bits) {
+  static_assert(kMaxBucketBits <= 32, "a bucket index fits 32 bits");
   bits = std::max(bits, bucket_bits_);
   const std::size_t buckets = std::size_t{1} << bits;
-  static_assert(kMaxBucketBits <= 32, "a bucket index fits 32 bits");
-  std::vector<std::uint32_t> bucket_of_term;
-  bucket_of_term.reserve(n);
-  std::vector<std::size_t> start(buckets + 1, 0);
-  for_each_term([&](const Key& key, const C& coefficient) {
-    if (coefficient == C(0.0)) return;
-    const std::size_t b = hash_(key, bits);
-    bucket_of_term.push_back(static_cast<std::uint32_t>(b));
-    ++start[b + 1];
-  });
-  std::partial_sum(start.begin(), start.end(), start.begin());
-  std::vector<Key> keys(start[buckets]);
-  std::vector<C> coefficients(start[buckets]);
-  {
-    std::vector<std::size_t> cursor(start.begin(), start.end() - 1);
-    std::size_t i = 0;
-    for_each_term([&](const Key& key, const C& coefficient) {
-      if (coefficient == C(0.0)) return;
-      if (i == bucket_of_term.size()) {
-        throw std::logic_error("assign_distinct_stream: the second pass gave more terms than the first's " +
-                               std::to_string(bucket_of_term.size()));
-      }
-      const std::size_t at = cursor[bucket_of_term[i++]]++;
-      keys[at] = key;
-      coefficients[at] = coefficient;
-    });
-    if (i != bucket_of_term.size()) {
-      throw std::logic_error("assign_distinct_stream: the second pass gave " + std::to_string(i) +
-                             " terms, the first " + std::to_string(bucket_of_term.size()));
+  // One count per (piece, bucket): at most 2^22 of them (32 MiB), fewer pieces when buckets are many.
+  pieces = std::clamp<std::size_t>(pieces, 1, std::max<std::size_t>(1, (std::size_t{1} << 22) / buckets));
+  const bool parallel = pieces > 1 && n >= (std::size_t{1} << 16);
+  std::vector<std::vector<std::uint32_t>> bucket_of_term(pieces);
+  std::vector<std::size_t> counts(pieces * buckets, 0);  // then each piece's first position in a bucket
+  ParallelErrors errors;  // std::bad_alloc, or a caller's exception, must not leave the region
+#pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(pieces)) if (parallel)
+  for (std::size_t p = 0; p < pieces; ++p) {
+    try {
+      std::size_t* const count = counts.data() + p * buckets;
+      for_each_term(p, pieces, [&](const Key& key, const C& coefficient) {
+        if (coefficient == C(0.0)) return;
+        const std::size_t b = hash_(key, bits);
+        bucket_of_term[p].push_back(static_cast<std::uint32_t>(b));
+        ++count[b];
+      });
+    } catch (...) {
+      errors.capture();
     }
   }
-  bucket_of_term = std::vector<std::uint32_t>();
-  sort_bucket_ranges(keys, coefficients, start);
+  errors.rethrow();
+  std::vector<std::size_t> start(buckets + 1, 0);
+  for (std::size_t b = 0; b < buckets; ++b) {
+    std::size_t at = start[b];
+    for (std::size_t p = 0; p < pieces; ++p) {
+      const std::size_t count = counts[p * buckets + b];
+      counts[p * buckets + b] = at;
+      at += count;
+    }
+    start[b + 1] = at;
+  }
+  std::vector<Key> keys(start[buckets]);
+  std::vector<C> coefficients(start[buckets]);
+#pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(pieces)) if (parallel)
+  for (std::size_t p = 0; p < pieces; ++p) {
+    try {
+      std::size_t* const cursor = counts.data() + p * buckets;
+      const std::vector<std::uint32_t>& bucket_of = bucket_of_term[p];
+      std::size_t i = 0;
+      for_each_term(p, pieces, [&](const Key& key, const C& coefficient) {
+        if (coefficient == C(0.0)) return;
+        if (i == bucket_of.size()) {
+          throw std::logic_error("assign_distinct_stream: the second pass over piece " + std::to_string(p) +
+                                 " gave more terms than the first's " + std::to_string(bucket_of.size()));
+        }
+        const std::size_t at = cursor[bucket_of[i++]]++;
+        keys[at] = key;
+        coefficients[at] = coefficient;
+      });
+      if (i != bucket_of.size()) {
+        throw std::logic_error("assign_distinct_stream: the second pass over piece " + std::to_string(p) +
+                               " gave " + std::to_string(i) + " terms, the first " +
+                               std::to_string(bucket_of.size()));
+      }
+    } catch (...) {
+      errors.capture();
+    }
+  }
+  errors.rethrow();
+  bucket_of_term = {};
+  counts = {};
+  sort_bucket_ranges(keys, coefficients, start, parallel ? static_cast<int>(pieces) : 1);
   keys_ = std::move(keys);
   coefficients_ = std::move(coefficients);
   bucket_bits_ = bits;

@@ -517,28 +517,38 @@ TYPED_TEST(PauliSumTest, DistinctColumnsSortInPlaceIntoTheCanonicalLayout) {
     coefficients.push_back(c);
     if (c != C(0.0)) nonzero.push_back({key, c});
   }
-  // assign_distinct_stream (an engine's export) reads the same terms from a generator, twice.
-  Sum streamed(n);
+  // assign_distinct_stream (an engine's export) reads the same terms from a generator, twice, in one
+  // piece or in several (each piece a stride of the terms).
+  Sum streamed(n), pieces(n);
   int passes = 0;
   streamed.assign_distinct_stream(
-      keys.size(),
-      [&](auto&& f) {
+      keys.size(), 1,
+      [&](std::size_t part, std::size_t parts, auto&& f) {
+        EXPECT_EQ(part, 0u);
+        EXPECT_EQ(parts, 1u);
         ++passes;
         for (std::size_t i = 0; i < keys.size(); ++i) f(keys[i], coefficients[i]);
       },
       3);
   EXPECT_EQ(passes, 2);
+  pieces.assign_distinct_stream(
+      keys.size(), 5,
+      [&](std::size_t part, std::size_t parts, auto&& f) {
+        for (std::size_t i = part; i < keys.size(); i += parts) f(keys[i], coefficients[i]);
+      },
+      3);
   Sum sum(n);
   sum.assign_distinct_columns(std::move(keys), std::move(coefficients), 3);
   const Sum expected = Sum::from_terms(n, nonzero);
   EXPECT_TRUE(InvariantsHold(sum));
   EXPECT_EQ(sum, expected);
-  EXPECT_TRUE(InvariantsHold(streamed));
-  ASSERT_EQ(streamed.bucket_bits(), sum.bucket_bits());
-  EXPECT_TRUE(
-      std::equal(streamed.keys().begin(), streamed.keys().end(), sum.keys().begin(), sum.keys().end()));
-  EXPECT_TRUE(std::equal(streamed.coefficients().begin(), streamed.coefficients().end(),
-                         sum.coefficients().begin(), sum.coefficients().end()));
+  for (const Sum* s : {&streamed, &pieces}) {
+    EXPECT_TRUE(InvariantsHold(*s));
+    ASSERT_EQ(s->bucket_bits(), sum.bucket_bits());
+    EXPECT_TRUE(std::equal(s->keys().begin(), s->keys().end(), sum.keys().begin(), sum.keys().end()));
+    EXPECT_TRUE(std::equal(s->coefficients().begin(), s->coefficients().end(), sum.coefficients().begin(),
+                           sum.coefficients().end()));
+  }
   Sum same_bits = expected;
   same_bits.refine(sum.bucket_bits());
   ASSERT_EQ(sum.bucket_bits(), same_bits.bucket_bits());
@@ -558,25 +568,26 @@ TEST(PauliSumSmallTest, StreamedAssignmentRefusesPassesThatDiffer) {
   using Sum = PauliSum<1, double>;
   Sum sum(4);
   int pass = 0;
-  const auto shrinking = [&](auto&& f) {
+  const auto shrinking = [&](std::size_t, std::size_t, auto&& f) {
     ++pass;
     f(Sum::Key::from_label("XZII", 4), 1.0);
     if (pass == 1) f(Sum::Key::from_label("ZZII", 4), 2.0);
   };
-  const auto growing = [&](auto&& f) {
+  const auto growing = [&](std::size_t, std::size_t, auto&& f) {
     ++pass;
     f(Sum::Key::from_label("XZII", 4), 1.0);
     if (pass == 2) f(Sum::Key::from_label("ZZII", 4), 2.0);
   };
   for (const auto& [name, expected] :
-       {std::pair<std::string, std::string>{"shrinking", "second pass gave 1 terms, the first 2"},
-        {"growing", "second pass gave more terms than the first's 1"}}) {
+       {std::pair<std::string, std::string>{"shrinking",
+                                            "second pass over piece 0 gave 1 terms, the first 2"},
+        {"growing", "second pass over piece 0 gave more terms than the first's 1"}}) {
     pass = 0;
     try {
       if (name == "shrinking") {
-        sum.assign_distinct_stream(2, shrinking, 0);
+        sum.assign_distinct_stream(2, 1, shrinking, 0);
       } else {
-        sum.assign_distinct_stream(2, growing, 0);
+        sum.assign_distinct_stream(2, 1, growing, 0);
       }
       ADD_FAILURE() << name << ": no error";
     } catch (const std::logic_error& e) {
@@ -719,7 +730,8 @@ TYPED_TEST(PauliSumTest, LargeRandomSumsBuiltTwoWaysAreEqual) {
   EXPECT_EQ(accumulated.size(), model.size());
 }
 
-// Inputs of ≥ 2^16 terms take the parallel path of assign_terms and assign_distinct_columns: the result
+// Inputs of ≥ 2^16 terms take the parallel path of assign_terms, assign_distinct_stream (four pieces)
+// and assign_distinct_columns: the result
 // must not depend on it (duplicates still summed in input order, bit for bit).
 TEST(PauliSumSmallTest, LargeAssignmentsMatchTheSequentialModel) {
   using Sum = PauliSum<2, Complex>;
@@ -752,9 +764,10 @@ TEST(PauliSumSmallTest, LargeAssignmentsMatchTheSequentialModel) {
   for (std::size_t i = 0; i < keys.size(); ++i) coefficients[i] = model.at(keys[i]);
   Sum streamed(128);
   streamed.assign_distinct_stream(
-      keys.size(),
-      [&](auto&& f) {
-        for (std::size_t i = 0; i < keys.size(); ++i) f(keys[i], coefficients[i]);
+      keys.size(), 4,
+      [&](std::size_t part, std::size_t parts, auto&& f) {
+        const std::size_t from = keys.size() * part / parts, to = keys.size() * (part + 1) / parts;
+        for (std::size_t i = from; i < to; ++i) f(keys[i], coefficients[i]);
       },
       6);
   EXPECT_TRUE(

@@ -87,12 +87,14 @@ class CpuEngine {
   LayerPassResult finalize_layer(const Truncation& truncation);
   /// Writes the current sum into `sum` in canonical order.
   void export_to(PauliSum<W, C>& sum);
-  /// Calls f(key, coefficient) for every term, bucket by bucket in the engine's own order (not sorted;
-  /// the same order on every call while no layer runs): for an export that re-buckets the terms
-  /// anyway (PauliSum::assign_distinct_stream), without export_to's sort.
+  /// Calls f(key, coefficient) for every term of piece `part` of `parts` (the buckets cut into `parts`
+  /// runs), bucket by bucket in the engine's own order (not sorted; the same on every call while no layer
+  /// runs): for an export that re-buckets the terms anyway (PauliSum::assign_distinct_stream), without
+  /// export_to's sort.
   template <class F>
-  void for_each_term(F&& f) const {
-    for (std::size_t b = 0; b < store_.num_buckets(); ++b) {
+  void for_each_term(std::size_t part, std::size_t parts, F&& f) const {
+    const std::size_t buckets = store_.num_buckets();
+    for (std::size_t b = buckets * part / parts; b < buckets * (part + 1) / parts; ++b) {
       const Bucket<W, C>& bucket = store_.bucket(b);
       for (std::size_t t = 0; t < bucket.size(); ++t) f(bucket.keys[t], bucket.coefficients[t]);
     }

@@ -164,9 +164,9 @@ void NarrowEngine<W, C>::label(const PauliString<W>& mask) {
           if constexpr (U > V) {
             PauliSum<U, C> wider(64 * static_cast<std::size_t>(U), hash_seed_);
             wider.assign_distinct_stream(
-                engine.size(),
-                [&](auto&& f) {
-                  engine.for_each_term([&](const PauliString<V>& key, const C& c) {
+                engine.size(), static_cast<std::size_t>(engine.threads()),
+                [&](std::size_t part, std::size_t parts, auto&& f) {
+                  engine.for_each_term(part, parts, [&](const PauliString<V>& key, const C& c) {
                     PauliString<U> wide;
                     for (int i = 0; i < V; ++i) {
                       wide.x[i] = key.x[i];
@@ -303,8 +303,10 @@ void NarrowEngine<W, C>::export_to(PauliSum<W, C>& sum) {
         constexpr int V = narrow_detail::EngineWidth<std::decay_t<decltype(engine)>>::value;
         PauliSum<W, C> wide(num_qubits_, hash_seed_);
         wide.assign_distinct_stream(
-            engine.size(),
-            [&](auto&& f) { engine.for_each_term([&](const PauliString<V>& key, const C& c) { f(widen<V>(key), c); }); },
+            engine.size(), static_cast<std::size_t>(engine.threads()),
+            [&](std::size_t part, std::size_t parts, auto&& f) {
+              engine.for_each_term(part, parts, [&](const PauliString<V>& key, const C& c) { f(widen<V>(key), c); });
+            },
             engine.bucket_bits());
         sum = std::move(wide);
       },

@@ -24,6 +24,7 @@
 #include "paulistrings/cpu/bucket_store.h"
 #include "paulistrings/cpu/coset_plan.h"
 #include "paulistrings/cpu/layer_kernel.h"
+#include "paulistrings/engine/cpus.h"  // available_cpus()
 #include "paulistrings/engine/layer_engine.h"
 #include "paulistrings/engine/options.h"
 #include "paulistrings/engine/stats.h"
@@ -52,10 +53,6 @@ struct CpuEngineOptions {
   /// (discard it). Empty: never. Lets Ctrl-C stop a long layer at once (cli/runner.cc).
   std::function<bool()> interrupt;
 };
-
-
-/// Number of CPUs in the process's affinity mask (at least 1).
-int available_cpus();
 
 template <int W, Coefficient C>
 class CpuEngine {

@@ -7,12 +7,9 @@
 #include <string>
 #include <vector>
 
-namespace paulistrings {
+#include "paulistrings/engine/cpus.h"  // allowed_cpus()
 
-/// The CPUs this process may run on, ascending: the union of the OpenMP places when OpenMP binds its
-/// threads (OMP_PROC_BIND, OMP_PLACES: the calling thread itself is then bound to one place), otherwise
-/// the calling thread's affinity mask (sched_getaffinity).
-std::vector<int> allowed_cpus();
+namespace paulistrings {
 
 /// One CPU list per NUMA node (ascending node order), intersected with allowed_cpus(); nodes with no
 /// allowed CPU are left out. Read from /sys/devices/system/node/node*/cpulist; a machine without that

@@ -34,7 +34,22 @@ TEST(CpuPinning, NumaListsCoverOnlyAllowedCpusOnce) {
 TEST(CpuPinning, DISABLED_PrintAllowedCpusForTheTestBelow) {
   std::printf("allowed:");
   for (int c : allowed_cpus()) std::printf(" %d", c);
-  std::printf("\n");
+  std::printf("\navailable: %d\n", available_cpus());
+}
+
+/// What the test above prints in a child of this test binary run under the environment `bind`.
+std::string child_output(const std::string& bind) {
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  const std::string command = "env " + bind + " '" + self +
+                              "' --gtest_filter=CpuPinning.DISABLED_PrintAllowedCpusForTheTestBelow "
+                              "--gtest_also_run_disabled_tests 2>&1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return "popen failed";
+  std::string output;
+  char buffer[4096];
+  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) output += buffer;
+  if (::pclose(pipe) != 0) output += "\n(the child failed)";
+  return output;
 }
 
 // Under OMP_PROC_BIND libgomp binds the main thread to one CPU as it loads; the process may still use
@@ -42,23 +57,26 @@ TEST(CpuPinning, DISABLED_PrintAllowedCpusForTheTestBelow) {
 TEST(CpuPinning, OpenMpBindingDoesNotShrinkTheAllowedCpus) {
   const std::vector<int> allowed = allowed_cpus();
   if (allowed.size() < 2) GTEST_SKIP() << "one CPU: nothing to lose";
-  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  EXPECT_EQ(available_cpus(), static_cast<int>(allowed.size()));
   for (const std::string bind :
        {"OMP_PROC_BIND=close OMP_PLACES=cores", "OMP_PROC_BIND=true", "OMP_PLACES=threads"}) {
     SCOPED_TRACE(bind);
-    const std::string command = "env " + bind + " '" + self +
-                                "' --gtest_filter=CpuPinning.DISABLED_PrintAllowedCpusForTheTestBelow "
-                                "--gtest_also_run_disabled_tests 2>&1";
-    FILE* pipe = ::popen(command.c_str(), "r");
-    ASSERT_NE(pipe, nullptr);
-    std::string output;
-    char buffer[4096];
-    while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) output += buffer;
-    ASSERT_EQ(::pclose(pipe), 0) << output;
+    const std::string output = child_output(bind);
     std::string expected = "allowed:";
     for (int c : allowed) expected.append(" ").append(std::to_string(c));
-    EXPECT_NE(output.find(expected + "\n"), std::string::npos) << output;
+    expected.append("\navailable: ").append(std::to_string(allowed.size())).append("\n");
+    EXPECT_NE(output.find(expected), std::string::npos) << output;
   }
+}
+
+// A place list narrower than the CPUs the process started with is what OpenMP may use: a run asking
+// for every CPU (threads = 0) gets one thread per CPU of the places, not one per CPU of the machine.
+TEST(CpuPinning, AnOpenMpPlaceListNarrowsTheAvailableCpus) {
+  const std::vector<int> allowed = allowed_cpus();
+  if (allowed.size() < 2) GTEST_SKIP() << "one CPU: nothing to narrow";
+  const std::string first = std::to_string(allowed[0]);
+  const std::string output = child_output("OMP_PLACES='{" + first + "}'");
+  EXPECT_NE(output.find("allowed: " + first + "\navailable: 1\n"), std::string::npos) << output;
 }
 
 TEST(CpuPinning, PartitionsSpreadOverNodes) {

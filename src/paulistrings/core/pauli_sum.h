@@ -117,11 +117,13 @@ class PauliSum {
 
   /// Replaces the contents with unsorted terms (summed in input order, zeros dropped), keeping
   /// the bucket count at ≥ bits; terms are trusted to fit num_qubits. The engines' assembly step.
-  void assign_terms(std::vector<Term>&& terms, int bits);
+  /// Large inputs are ordered on up to `threads` threads (0: OpenMP's default), here and below.
+  void assign_terms(std::vector<Term>&& terms, int bits, int threads = 0);
   /// Replaces the contents with columns of distinct keys in any order (exact zeros dropped), sorting
   /// them in place: 24 extra bytes a term instead of a second copy (the GPU engine's download).
   /// Distinctness is the caller's promise, checked in debug builds.
-  void assign_distinct_columns(std::vector<Key>&& keys, std::vector<C>&& coefficients, int bits);
+  void assign_distinct_columns(std::vector<Key>&& keys, std::vector<C>&& coefficients, int bits,
+                               int threads = 0);
   /// Replaces the contents with distinct terms, about `n` of them, read in `pieces` disjoint pieces:
   /// `for_each_term(p, parts, f)` hands piece p of `parts` (parts ≤ pieces: fewer when the buckets are
   /// many) to f(key, coefficient), the same terms in the same order on each of its two calls; exact zeros

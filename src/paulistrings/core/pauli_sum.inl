@@ -7,6 +7,7 @@
 #include <omp.h>
 #endif
 
+#include "paulistrings/core/key_sorter.h"
 #include "paulistrings/core/parallel_errors.h"
 #include "paulistrings/core/text.h"
 
@@ -98,17 +99,26 @@ namespace pauli_sum_detail {
 inline constexpr int kIndexBits = 64 - kMaxBucketBits;
 inline constexpr std::uint64_t kIndexMask = (std::uint64_t{1} << kIndexBits) - 1;
 
+/// A parallel step's team: `threads`, or OpenMP's default for 0 (or less).
+inline int team_size(int threads) {
+#ifdef _OPENMP
+  return threads > 0 ? threads : omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
 /// Records (bucket << kIndexBits | index) sorted by bucket, indices ascending within a bucket: an LSD
 /// radix sort of 8-byte records (8-bit digits, 256 output streams a pass, stable), and the start of
-/// every bucket. A fresh large allocation is paid for page by page on first touch (slowly on the VMs
+/// every bucket, the first step on up to `threads` threads (0: OpenMP's default). A fresh large allocation is paid for page by page on first touch (slowly on the VMs
 /// we measure: docs/PERFORMANCE.md, "2026-11-30 (morning)"), so this works on 8-byte records rather
 /// than on the terms themselves.
 template <class BucketOf>
 std::vector<std::uint64_t> order_by_bucket(std::size_t n, int bits, BucketOf&& bucket_of,
-                                           std::vector<std::size_t>& start) {
+                                           std::vector<std::size_t>& start, int threads) {
   if (n >> kIndexBits) throw std::length_error("a Pauli sum holds at most 2^34 terms");
   std::vector<std::uint64_t> order(n), scratch(n);
-#pragma omp parallel for schedule(static) if (n >= (std::size_t{1} << 16))
+#pragma omp parallel for schedule(static) num_threads(team_size(threads)) if (n >= (std::size_t{1} << 16))
   for (std::size_t i = 0; i < n; ++i) order[i] = (static_cast<std::uint64_t>(bucket_of(i)) << kIndexBits) | i;
   for (int shift = kIndexBits; shift < kIndexBits + bits; shift += 8) {
     std::size_t count[257] = {};
@@ -126,7 +136,7 @@ std::vector<std::uint64_t> order_by_bucket(std::size_t n, int bits, BucketOf&& b
 }  // namespace pauli_sum_detail
 
 template <int W, Coefficient C>
-void PauliSum<W, C>::assign_terms(std::vector<Term>&& terms, int bits) {
+void PauliSum<W, C>::assign_terms(std::vector<Term>&& terms, int bits, int threads) {
   // Order by bucket (pauli_sum_detail::order_by_bucket), then per bucket: gather its terms in input
   // order, sort them by key (stable: equal keys are summed in input order, whatever the thread count),
   // sum runs of equal keys, drop exact zeros. Buckets are independent and run in parallel for large
@@ -138,12 +148,12 @@ void PauliSum<W, C>::assign_terms(std::vector<Term>&& terms, int bits) {
   const std::size_t buckets = std::size_t{1} << bits;
   std::vector<std::size_t> start;
   const std::vector<std::uint64_t> order =
-      order_by_bucket(n, bits, [&](std::size_t i) { return hash_(terms[i].key, bits); }, start);
+      order_by_bucket(n, bits, [&](std::size_t i) { return hash_(terms[i].key, bits); }, start, threads);
   keys_.resize(n);
   coefficients_.resize(n);
   std::vector<std::size_t> kept(buckets + 1, 0);
   ParallelErrors errors;  // an exception must not leave the parallel region (std::bad_alloc of a run)
-#pragma omp parallel if (n >= (std::size_t{1} << 16))
+#pragma omp parallel num_threads(team_size(threads)) if (n >= (std::size_t{1} << 16))
   {
     std::vector<Term> run;
 #pragma omp for schedule(dynamic, 64)
@@ -194,41 +204,16 @@ void PauliSum<W, C>::sort_bucket_ranges(std::vector<Key>& keys, std::vector<C>& 
                                         const std::vector<std::size_t>& start, int threads) {
   const std::size_t buckets = start.size() - 1;
   const std::size_t n = keys.size();
-  if (threads <= 0) {
-#ifdef _OPENMP
-    threads = omp_get_max_threads();
-#else
-    threads = 1;
-#endif
-  }
+  threads = pauli_sum_detail::team_size(threads);
   ParallelErrors errors;  // std::bad_alloc of a bucket's scratch must not leave the region
 #pragma omp parallel num_threads(threads) if (threads > 1 && n >= (std::size_t{1} << 16))
   {
-    std::vector<std::size_t> local;
-    std::vector<Key> sorted_keys;
-    std::vector<C> sorted_coefficients;
+    KeySorter<Key, C> sorter;
 #pragma omp for schedule(dynamic, 64)
     for (std::size_t b = 0; b < buckets; ++b) {
       if (errors.failed()) continue;
       try {
-        Key* const bucket_keys = keys.data() + start[b];
-        C* const bucket_coefficients = coefficients.data() + start[b];
-        const std::size_t m = start[b + 1] - start[b];
-        bool in_order = true;
-        for (std::size_t t = 1; t < m && in_order; ++t) in_order = bucket_keys[t - 1] < bucket_keys[t];
-        if (in_order) continue;
-        local.resize(m);
-        std::iota(local.begin(), local.end(), std::size_t{0});
-        std::sort(local.begin(), local.end(),
-                  [&](std::size_t a, std::size_t c) { return bucket_keys[a] < bucket_keys[c]; });
-        sorted_keys.resize(m);
-        sorted_coefficients.resize(m);
-        for (std::size_t t = 0; t < m; ++t) {
-          sorted_keys[t] = bucket_keys[local[t]];
-          sorted_coefficients[t] = bucket_coefficients[local[t]];
-        }
-        std::copy(sorted_keys.begin(), sorted_keys.end(), bucket_keys);
-        std::copy(sorted_coefficients.begin(), sorted_coefficients.end(), bucket_coefficients);
+        sorter.sort(keys.data() + start[b], coefficients.data() + start[b], start[b + 1] - start[b]);
       } catch (...) {
         errors.capture();
       }
@@ -314,7 +299,8 @@ void PauliSum<W, C>::assign_distinct_stream(std::size_t n, std::size_t pieces, F
 }
 
 template <int W, Coefficient C>
-void PauliSum<W, C>::assign_distinct_columns(std::vector<Key>&& keys, std::vector<C>&& coefficients, int bits) {
+void PauliSum<W, C>::assign_distinct_columns(std::vector<Key>&& keys, std::vector<C>&& coefficients, int bits,
+                                             int threads) {
   // In place: zeros compacted away, the columns permuted into bucket order by following the
   // permutation's cycles, then each bucket sorted by key where it stands, and the columns adopted as
   // the sum's own. Extra memory: 24 bytes a term, plus a bucket's worth per thread. Sorting after the
@@ -338,7 +324,7 @@ void PauliSum<W, C>::assign_distinct_columns(std::vector<Key>&& keys, std::vecto
   std::vector<std::size_t> start;
   {
     std::vector<std::uint64_t> order =
-        order_by_bucket(n, bits, [&](std::size_t i) { return hash_(keys[i], bits); }, start);
+        order_by_bucket(n, bits, [&](std::size_t i) { return hash_(keys[i], bits); }, start, threads);
     // Position k receives term order[k]: follow each cycle once, marking the positions written.
     std::vector<bool> done(n, false);
     for (std::size_t k = 0; k < n; ++k) {
@@ -360,7 +346,7 @@ void PauliSum<W, C>::assign_distinct_columns(std::vector<Key>&& keys, std::vecto
       }
     }
   }
-  sort_bucket_ranges(keys, coefficients, start);
+  sort_bucket_ranges(keys, coefficients, start, threads);
   keys_ = std::move(keys);
   coefficients_ = std::move(coefficients);
   bucket_bits_ = bits;

@@ -7,9 +7,9 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <numeric>
 #include <vector>
 
+#include "paulistrings/core/key_sorter.h"
 #include "paulistrings/core/parallel_errors.h"
 #include "paulistrings/core/pauli_sum.h"
 
@@ -49,13 +49,18 @@ class BucketStore {
   /// Sorts every bucket by key: the canonical (bucket, key) order. `threads` ≥ 1 here and below.
   void sort_buckets(int threads) {
     ParallelErrors errors;  // std::bad_alloc of a bucket's sort must not leave the region
-#pragma omp parallel for schedule(dynamic, 16) num_threads(threads)
-    for (std::size_t i = 0; i < buckets_.size(); ++i) {
-      if (errors.failed()) continue;
-      try {
-        sort_bucket(buckets_[i]);
-      } catch (...) {
-        errors.capture();
+#pragma omp parallel num_threads(threads)
+    {
+      KeySorter<PauliString<W>, C> sorter;
+#pragma omp for schedule(dynamic, 16)
+      for (std::size_t i = 0; i < buckets_.size(); ++i) {
+        if (errors.failed()) continue;
+        try {
+          Bucket<W, C>& b = buckets_[i];
+          sorter.sort(b.keys.data(), b.coefficients.data(), b.size());
+        } catch (...) {
+          errors.capture();
+        }
       }
     }
     errors.rethrow();
@@ -102,26 +107,6 @@ class BucketStore {
                 coefficients.begin() + static_cast<std::ptrdiff_t>(offsets[i]));
     }
     sum.assign_canonical(std::move(keys), std::move(coefficients), std::move(offsets), bits_);
-  }
-
-  static void sort_bucket(Bucket<W, C>& b) {
-    const std::size_t n = b.size();
-    if (n < 2) return;
-    bool sorted = true;
-    for (std::size_t t = 1; t < n && sorted; ++t) sorted = b.keys[t - 1] < b.keys[t];
-    if (sorted) return;
-    std::vector<std::size_t> order(n);
-    std::iota(order.begin(), order.end(), std::size_t{0});
-    std::sort(order.begin(), order.end(),
-              [&](std::size_t x, std::size_t y) { return b.keys[x] < b.keys[y]; });
-    std::vector<PauliString<W>> keys(n);
-    std::vector<C> coefficients(n);
-    for (std::size_t t = 0; t < n; ++t) {
-      keys[t] = b.keys[order[t]];
-      coefficients[t] = b.coefficients[order[t]];
-    }
-    b.keys = std::move(keys);
-    b.coefficients = std::move(coefficients);
   }
 
  private:

@@ -637,7 +637,8 @@ void ColumnEngine<W, C>::export_to(PauliSum<W, C>& sum) const {
     if (index_.live(r)) terms.push_back({keys_[r], coefficients_[r]});
   }
   sum.assign_terms(std::move(terms),
-                   PauliSum<W, C>::bits_to_fit(live_rows_, options_.target_bucket_len, options_.min_buckets));
+                   PauliSum<W, C>::bits_to_fit(live_rows_, options_.target_bucket_len, options_.min_buckets),
+                   1);  // one thread, as the engine
 }
 
 template <int W, Coefficient C>

@@ -67,7 +67,8 @@ typename NarrowEngine<W, C>::Engines NarrowEngine<W, C>::first_engine(const Paul
     for (const auto& key : sum.keys()) keys.push_back(narrow<V>(key));
     std::vector<C> coefficients(sum.coefficients().begin(), sum.coefficients().end());
     PauliSum<V, C> narrowed(64 * static_cast<std::size_t>(V), hash_seed_);
-    narrowed.assign_distinct_columns(std::move(keys), std::move(coefficients), sum.bucket_bits());
+    narrowed.assign_distinct_columns(std::move(keys), std::move(coefficients), sum.bucket_bits(),
+                                     options_.threads > 0 ? options_.threads : available_cpus());
     return Engines(std::in_place_type<CpuEngine<V, C>>, narrowed, options_);
   });
 }

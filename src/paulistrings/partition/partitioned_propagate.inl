@@ -28,23 +28,25 @@ std::string validate(const PauliSum<W, C>& sum, const Circuit& circuit, const Pr
   return {};
 }
 
-/// This partition's terms of `sum` (the whole sum, bucket count kept, when there is one partition).
+/// This partition's terms of `sum` (the whole sum, bucket count kept, when there is one partition),
+/// bucketed on up to `threads` threads (0: OpenMP's default; a rank's own count under MPI).
 template <int W, Coefficient C>
-PauliSum<W, C> share_of(const PauliSum<W, C>& sum, const PartitionRows& rows, std::uint32_t rank) {
+PauliSum<W, C> share_of(const PauliSum<W, C>& sum, const PartitionRows& rows, std::uint32_t rank, int threads) {
   if (rows.bits() == 0) return sum;
   std::vector<typename PauliSum<W, C>::Term> terms;
   for (std::size_t i = 0; i < sum.size(); ++i) {
     if (rows.part(sum.keys()[i]) == rank) terms.push_back({sum.keys()[i], sum.coefficients()[i]});
   }
   PauliSum<W, C> share(sum.num_qubits(), sum.hash().seed());
-  share.assign_terms(std::move(terms), sum.bucket_bits());
+  share.assign_terms(std::move(terms), sum.bucket_bits(), threads);
   return share;
 }
 
-/// Replaces `sum` by the union of the shares (keys are disjoint across partitions).
+/// Replaces `sum` by the union of the shares (keys are disjoint across partitions), on up to `threads`
+/// threads as share_of.
 template <int W, Coefficient C>
-void assemble(PauliSum<W, C>& sum, std::vector<typename PauliSum<W, C>::Term>&& terms, int bits) {
-  sum.assign_terms(std::move(terms), bits);
+void assemble(PauliSum<W, C>& sum, std::vector<typename PauliSum<W, C>::Term>&& terms, int bits, int threads) {
+  sum.assign_terms(std::move(terms), bits, threads);
 }
 
 }  // namespace partition_detail
@@ -102,7 +104,7 @@ PartitionedPropagation propagate_partitioned(PauliSum<W, C>& sum, const Circuit&
       } else if (partition_options.input == PartitionInput::scattered) {
         share = sum;  // routed to the owners once the ranks have agreed on the run (PartitionRunner::run)
       } else {
-        share = partition_detail::share_of(sum, *rows, rank);
+        share = partition_detail::share_of(sum, *rows, rank, options.threads);
       }
     }
     const std::uint64_t input_fp =
@@ -130,7 +132,7 @@ PartitionedPropagation propagate_partitioned(PauliSum<W, C>& sum, const Circuit&
     for (std::size_t i = 0; i < keys.size(); ++i) terms[i] = {keys[i], values[i]};
     std::uint64_t max_bits = static_cast<std::uint64_t>(bits);
     transport.all_reduce_max(std::span<std::uint64_t>(&max_bits, 1));
-    partition_detail::assemble(sum, std::move(terms), static_cast<int>(max_bits));
+    partition_detail::assemble(sum, std::move(terms), static_cast<int>(max_bits), options.threads);
     return result;
   }
 
@@ -159,7 +161,7 @@ PartitionedPropagation propagate_partitioned(PauliSum<W, C>& sum, const Circuit&
   std::vector<PauliSum<W, C>> shares;
   shares.reserve(partitions);
   for (std::size_t r = 0; r < partitions; ++r)
-    shares.push_back(partition_detail::share_of(sum, rows, static_cast<std::uint32_t>(r)));
+    shares.push_back(partition_detail::share_of(sum, rows, static_cast<std::uint32_t>(r), 0));
   const std::uint64_t input_fp = partition_detail::input_fingerprint(sum);
   InProcessGroup group(static_cast<int>(partitions));
   std::vector<std::optional<PartitionedPropagation>> results(partitions);
@@ -213,7 +215,7 @@ PartitionedPropagation propagate_partitioned(PauliSum<W, C>& sum, const Circuit&
       terms.push_back({share.keys()[i], share.coefficients()[i]});
     bits = std::max(bits, share.bucket_bits());
   }
-  partition_detail::assemble(sum, std::move(terms), bits);
+  partition_detail::assemble(sum, std::move(terms), bits, 0);
   return std::move(*results[0]);
 }
 

@@ -1,7 +1,9 @@
 #pragma once
 // BucketHash<W>: the GF(2)-linear bucket function h(v) = H·v (docs/design.md §4.2). Row j of H is a dense
 // pseudo-random vector of GF(2)^{2·64W} derived from (seed, j) alone, so h(v ⊕ d) = h(v) ⊕ h(d) and
-// growing from b to b+1 rows splits every bucket β into β and β | 2^b (grow-only refinement).
+// growing from b to b+1 rows splits every bucket β into β and β | 2^b (grow-only refinement). A hash
+// may also take columns of another hash (copy_column): a narrowed engine's keys, whose positions are
+// labels of the full-width qubits, then fall in the buckets their full-width keys fall in (§7.6).
 
 #include <array>
 #include <bit>
@@ -53,9 +55,30 @@ class BucketHash {
     return h;
   }
 
-  friend bool operator==(const BucketHash& a, const BucketHash& b) { return a.seed_ == b.seed_; }
+  /// Column `position` of H (what the x and z bits at qubit `position` add to h) becomes column `from`
+  /// of `other`. With every position a key uses so assigned, h(key) = other.h(the key with each position
+  /// moved to the qubit its column came from). It moves every key with a factor at `position` to
+  /// another bucket, so a store that holds keys calls it only for a position none of them uses.
+  template <int W2>
+  void copy_column(std::size_t position, const BucketHash<W2>& other, std::size_t from) {
+    const std::size_t w = position / 64, w2 = from / 64;
+    const std::uint64_t bit = std::uint64_t{1} << (position % 64);
+    for (int j = 0; j < kMaxBucketBits; ++j) {
+      const bool x = (other.rows_[j].x[w2] >> (from % 64)) & 1;
+      const bool z = (other.rows_[j].z[w2] >> (from % 64)) & 1;
+      rows_[j].x[w] = x ? rows_[j].x[w] | bit : rows_[j].x[w] & ~bit;
+      rows_[j].z[w] = z ? rows_[j].z[w] | bit : rows_[j].z[w] & ~bit;
+    }
+  }
+
+  friend bool operator==(const BucketHash& a, const BucketHash& b) {
+    return a.seed_ == b.seed_ && a.rows_ == b.rows_;
+  }
 
  private:
+  template <int W2>
+  friend class BucketHash;
+
   std::uint64_t seed_;
   std::array<PauliString<W>, kMaxBucketBits> rows_;  // row(seed_, j), precomputed
 };

@@ -167,6 +167,36 @@ TYPED_TEST(BucketHashTest, BucketsAreBalanced) {
   }
 }
 
+// A narrowed key (position l standing for qubit qubit_of[l] of a wider register) hashes, under a hash
+// given those qubits' columns, to the bucket of its full-width key: what keeps a narrowed engine's
+// buckets those of the full-width sum (docs/design.md §7.6).
+TEST(BucketHashWidthTest, CopiedColumnsHashARelabelledKeyAsItsFullWidthKey) {
+  std::mt19937_64 rng(77);
+  const BucketHash<4> wide(31337);
+  std::vector<std::size_t> qubit_of(256);
+  for (std::size_t q = 0; q < qubit_of.size(); ++q) qubit_of[q] = q;
+  std::shuffle(qubit_of.begin(), qubit_of.end(), rng);
+  qubit_of.resize(128);  // 128 labels on 128 of the 256 qubits, in no order
+  BucketHash<2> narrow(31337);
+  for (std::size_t l = 0; l < qubit_of.size(); ++l) narrow.copy_column(l, wide, qubit_of[l]);
+  EXPECT_FALSE(narrow == BucketHash<2>(31337));  // the copied columns are not the seed's own
+  for (int trial = 0; trial < 200; ++trial) {
+    const PauliString<2> key = RandomKey<2>(rng);
+    PauliString<4> full;
+    for (std::size_t l = 0; l < 128; ++l) {
+      const std::size_t q = qubit_of[l];
+      full.x[q / 64] |= ((key.x[l / 64] >> (l % 64)) & 1) << (q % 64);
+      full.z[q / 64] |= ((key.z[l / 64] >> (l % 64)) & 1) << (q % 64);
+    }
+    for (int bits : {1, 7, 16, kMaxBucketBits})
+      ASSERT_EQ(narrow(key, bits), wide(full, bits)) << trial << " " << bits;
+  }
+  // Copying a column back from the seed's own hash restores it.
+  const BucketHash<2> own(31337);
+  for (std::size_t l = 0; l < 128; ++l) narrow.copy_column(l, own, l);
+  EXPECT_TRUE(narrow == own);
+}
+
 TEST(BucketHashWidthTest, RowWordsDependOnlyOnSeedRowAndWord) {
   // A key that fits 64 qubits hashes the same at every width.
   std::mt19937_64 rng(7000);

@@ -44,6 +44,8 @@ class PauliSum {
 
   /// The empty sum (the zero operator) on num_qubits qubits.
   explicit PauliSum(std::size_t num_qubits = 0, std::uint64_t hash_seed = kDefaultHashSeed);
+  /// An empty sum bucketed by `hash` (a narrowed engine's: BucketHash::copy_column).
+  PauliSum(std::size_t num_qubits, const BucketHash<W>& hash);
 
   /// From (label, coefficient) pairs; labels dense or sparse. Duplicates are summed in input order,
   /// exact zeros dropped.
@@ -124,15 +126,6 @@ class PauliSum {
   /// Distinctness is the caller's promise, checked in debug builds.
   void assign_distinct_columns(std::vector<Key>&& keys, std::vector<C>&& coefficients, int bits,
                                int threads = 0);
-  /// Replaces the contents with distinct terms, about `n` of them, read in `pieces` disjoint pieces:
-  /// `for_each_term(p, parts, f)` hands piece p of `parts` (parts ≤ pieces: fewer when the buckets are
-  /// many) to f(key, coefficient), the same terms in the same order on each of its two calls; exact zeros
-  /// are dropped. The pieces are counted into buckets, then written where they belong (in parallel for
-  /// large sums), then each bucket is sorted where it stands. One copy of the terms plus 4 bytes a term,
-  /// every pass streaming (an engine's export; assign_distinct_columns's cycles read a random term per
-  /// write). Distinctness is the caller's promise, checked in debug builds.
-  template <class ForEachTerm>
-  void assign_distinct_stream(std::size_t n, std::size_t pieces, ForEachTerm&& for_each_term, int bits);
   /// Replaces the contents with already canonical columns (an engine's output). Checked in debug.
   void assign_canonical(std::vector<Key>&& keys, std::vector<C>&& coefficients,
                         std::vector<std::size_t>&& bucket_offsets, int bits);

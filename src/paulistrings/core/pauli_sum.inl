@@ -21,6 +21,11 @@ PauliSum<W, C>::PauliSum(std::size_t num_qubits, std::uint64_t hash_seed)
 }
 
 template <int W, Coefficient C>
+PauliSum<W, C>::PauliSum(std::size_t num_qubits, const BucketHash<W>& hash) : PauliSum(num_qubits, hash.seed()) {
+  hash_ = hash;
+}
+
+template <int W, Coefficient C>
 PauliSum<W, C> PauliSum<W, C>::from_labels(std::size_t num_qubits,
                                            std::span<const std::pair<std::string, C>> terms) {
   std::vector<Term> parsed;
@@ -220,82 +225,6 @@ void PauliSum<W, C>::sort_bucket_ranges(std::vector<Key>& keys, std::vector<C>& 
     }
   }
   errors.rethrow();
-}
-
-template <int W, Coefficient C>
-template <class ForEachTerm>
-void PauliSum<W, C>::assign_distinct_stream(std::size_t n, std::size_t pieces, ForEachTerm&& for_each_term,
-                                            int bits) {
-  static_assert(kMaxBucketBits <= 32, "a bucket index fits 32 bits");
-  bits = std::max(bits, bucket_bits_);
-  const std::size_t buckets = std::size_t{1} << bits;
-  // One count per (piece, bucket): at most 2^22 of them (32 MiB), fewer pieces when buckets are many.
-  pieces = std::clamp<std::size_t>(pieces, 1, std::max<std::size_t>(1, (std::size_t{1} << 22) / buckets));
-  const bool parallel = pieces > 1 && n >= (std::size_t{1} << 16);
-  std::vector<std::vector<std::uint32_t>> bucket_of_term(pieces);
-  std::vector<std::size_t> counts(pieces * buckets, 0);  // then each piece's first position in a bucket
-  ParallelErrors errors;  // std::bad_alloc, or a caller's exception, must not leave the region
-#pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(pieces)) if (parallel)
-  for (std::size_t p = 0; p < pieces; ++p) {
-    try {
-      std::size_t* const count = counts.data() + p * buckets;
-      for_each_term(p, pieces, [&](const Key& key, const C& coefficient) {
-        if (coefficient == C(0.0)) return;
-        const std::size_t b = hash_(key, bits);
-        bucket_of_term[p].push_back(static_cast<std::uint32_t>(b));
-        ++count[b];
-      });
-    } catch (...) {
-      errors.capture();
-    }
-  }
-  errors.rethrow();
-  std::vector<std::size_t> start(buckets + 1, 0);
-  for (std::size_t b = 0; b < buckets; ++b) {
-    std::size_t at = start[b];
-    for (std::size_t p = 0; p < pieces; ++p) {
-      const std::size_t count = counts[p * buckets + b];
-      counts[p * buckets + b] = at;
-      at += count;
-    }
-    start[b + 1] = at;
-  }
-  std::vector<Key> keys(start[buckets]);
-  std::vector<C> coefficients(start[buckets]);
-#pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(pieces)) if (parallel)
-  for (std::size_t p = 0; p < pieces; ++p) {
-    try {
-      std::size_t* const cursor = counts.data() + p * buckets;
-      const std::vector<std::uint32_t>& bucket_of = bucket_of_term[p];
-      std::size_t i = 0;
-      for_each_term(p, pieces, [&](const Key& key, const C& coefficient) {
-        if (coefficient == C(0.0)) return;
-        if (i == bucket_of.size()) {
-          throw std::logic_error("assign_distinct_stream: the second pass over piece " + std::to_string(p) +
-                                 " gave more terms than the first's " + std::to_string(bucket_of.size()));
-        }
-        const std::size_t at = cursor[bucket_of[i++]]++;
-        keys[at] = key;
-        coefficients[at] = coefficient;
-      });
-      if (i != bucket_of.size()) {
-        throw std::logic_error("assign_distinct_stream: the second pass over piece " + std::to_string(p) +
-                               " gave " + std::to_string(i) + " terms, the first " +
-                               std::to_string(bucket_of.size()));
-      }
-    } catch (...) {
-      errors.capture();
-    }
-  }
-  errors.rethrow();
-  bucket_of_term = {};
-  counts = {};
-  sort_bucket_ranges(keys, coefficients, start, parallel ? static_cast<int>(pieces) : 1);
-  keys_ = std::move(keys);
-  coefficients_ = std::move(coefficients);
-  bucket_bits_ = bits;
-  bucket_offsets_ = std::move(start);
-  debug_check();
 }
 
 template <int W, Coefficient C>

@@ -517,38 +517,11 @@ TYPED_TEST(PauliSumTest, DistinctColumnsSortInPlaceIntoTheCanonicalLayout) {
     coefficients.push_back(c);
     if (c != C(0.0)) nonzero.push_back({key, c});
   }
-  // assign_distinct_stream (an engine's export) reads the same terms from a generator, twice, in one
-  // piece or in several (each piece a stride of the terms).
-  Sum streamed(n), pieces(n);
-  int passes = 0;
-  streamed.assign_distinct_stream(
-      keys.size(), 1,
-      [&](std::size_t part, std::size_t parts, auto&& f) {
-        EXPECT_EQ(part, 0u);
-        EXPECT_EQ(parts, 1u);
-        ++passes;
-        for (std::size_t i = 0; i < keys.size(); ++i) f(keys[i], coefficients[i]);
-      },
-      3);
-  EXPECT_EQ(passes, 2);
-  pieces.assign_distinct_stream(
-      keys.size(), 5,
-      [&](std::size_t part, std::size_t parts, auto&& f) {
-        for (std::size_t i = part; i < keys.size(); i += parts) f(keys[i], coefficients[i]);
-      },
-      3);
   Sum sum(n);
   sum.assign_distinct_columns(std::move(keys), std::move(coefficients), 3);
   const Sum expected = Sum::from_terms(n, nonzero);
   EXPECT_TRUE(InvariantsHold(sum));
   EXPECT_EQ(sum, expected);
-  for (const Sum* s : {&streamed, &pieces}) {
-    EXPECT_TRUE(InvariantsHold(*s));
-    ASSERT_EQ(s->bucket_bits(), sum.bucket_bits());
-    EXPECT_TRUE(std::equal(s->keys().begin(), s->keys().end(), sum.keys().begin(), sum.keys().end()));
-    EXPECT_TRUE(std::equal(s->coefficients().begin(), s->coefficients().end(), sum.coefficients().begin(),
-                           sum.coefficients().end()));
-  }
   Sum same_bits = expected;
   same_bits.refine(sum.bucket_bits());
   ASSERT_EQ(sum.bucket_bits(), same_bits.bucket_bits());
@@ -561,39 +534,6 @@ TYPED_TEST(PauliSumTest, DistinctColumnsSortInPlaceIntoTheCanonicalLayout) {
   std::vector<C> one(1, C(1.0));
   EXPECT_TRUE(ThrowsInvalidArgumentMentioning([&] { bad.assign_distinct_columns(std::move(two), std::move(one), 1); },
                                               {"2 keys", "1 coefficients"}));
-}
-
-// A generator that gives fewer terms the second time is a caller's bug, reported, not a corrupt sum.
-TEST(PauliSumSmallTest, StreamedAssignmentRefusesPassesThatDiffer) {
-  using Sum = PauliSum<1, double>;
-  Sum sum(4);
-  int pass = 0;
-  const auto shrinking = [&](std::size_t, std::size_t, auto&& f) {
-    ++pass;
-    f(Sum::Key::from_label("XZII", 4), 1.0);
-    if (pass == 1) f(Sum::Key::from_label("ZZII", 4), 2.0);
-  };
-  const auto growing = [&](std::size_t, std::size_t, auto&& f) {
-    ++pass;
-    f(Sum::Key::from_label("XZII", 4), 1.0);
-    if (pass == 2) f(Sum::Key::from_label("ZZII", 4), 2.0);
-  };
-  for (const auto& [name, expected] :
-       {std::pair<std::string, std::string>{"shrinking",
-                                            "second pass over piece 0 gave 1 terms, the first 2"},
-        {"growing", "second pass over piece 0 gave more terms than the first's 1"}}) {
-    pass = 0;
-    try {
-      if (name == "shrinking") {
-        sum.assign_distinct_stream(2, 1, shrinking, 0);
-      } else {
-        sum.assign_distinct_stream(2, 1, growing, 0);
-      }
-      ADD_FAILURE() << name << ": no error";
-    } catch (const std::logic_error& e) {
-      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << name << ": " << e.what();
-    }
-  }
 }
 
 TYPED_TEST(PauliSumTest, EqualityIgnoresBucketCountAndHashSeed) {
@@ -730,9 +670,9 @@ TYPED_TEST(PauliSumTest, LargeRandomSumsBuiltTwoWaysAreEqual) {
   EXPECT_EQ(accumulated.size(), model.size());
 }
 
-// Inputs of ≥ 2^16 terms take the parallel path of assign_terms, assign_distinct_stream (four pieces)
-// and assign_distinct_columns: the result
-// must not depend on it (duplicates still summed in input order, bit for bit).
+// Inputs of ≥ 2^16 terms take the parallel path of assign_terms and assign_distinct_columns: the result
+// must not depend on it, nor on the thread count asked for (duplicates still summed in input order, bit
+// for bit).
 TEST(PauliSumSmallTest, LargeAssignmentsMatchTheSequentialModel) {
   using Sum = PauliSum<2, Complex>;
   std::mt19937_64 rng(97);
@@ -753,6 +693,14 @@ TEST(PauliSumSmallTest, LargeAssignmentsMatchTheSequentialModel) {
   for (const auto& [key, c] : model) nonzero += c != Complex(0.0);
   ASSERT_EQ(sum.size(), nonzero);
   for (std::size_t i = 0; i < sum.size(); ++i) EXPECT_EQ(sum.coefficients()[i], model.at(sum.keys()[i]));
+  for (int threads : {1, 3}) {
+    Sum again(128);
+    again.assign_terms(std::vector<Sum::Term>(terms), 6, threads);
+    EXPECT_TRUE(std::equal(again.keys().begin(), again.keys().end(), sum.keys().begin(), sum.keys().end()));
+    EXPECT_TRUE(std::equal(again.coefficients().begin(), again.coefficients().end(),
+                           sum.coefficients().begin(), sum.coefficients().end()))
+        << threads << " threads";
+  }
 
   std::vector<Sum::Key> keys;
   std::vector<Complex> coefficients;
@@ -762,23 +710,16 @@ TEST(PauliSumSmallTest, LargeAssignmentsMatchTheSequentialModel) {
   }
   std::shuffle(keys.begin(), keys.end(), std::mt19937_64(5));
   for (std::size_t i = 0; i < keys.size(); ++i) coefficients[i] = model.at(keys[i]);
-  Sum streamed(128);
-  streamed.assign_distinct_stream(
-      keys.size(), 4,
-      [&](std::size_t part, std::size_t parts, auto&& f) {
-        const std::size_t from = keys.size() * part / parts, to = keys.size() * (part + 1) / parts;
-        for (std::size_t i = from; i < to; ++i) f(keys[i], coefficients[i]);
-      },
-      6);
-  EXPECT_TRUE(
-      std::equal(streamed.keys().begin(), streamed.keys().end(), sum.keys().begin(), sum.keys().end()));
-  EXPECT_TRUE(std::equal(streamed.coefficients().begin(), streamed.coefficients().end(),
-                         sum.coefficients().begin(), sum.coefficients().end()));
-  Sum columns(128);
-  columns.assign_distinct_columns(std::move(keys), std::move(coefficients), 6);
-  EXPECT_TRUE(std::equal(columns.keys().begin(), columns.keys().end(), sum.keys().begin(), sum.keys().end()));
-  EXPECT_TRUE(std::equal(columns.coefficients().begin(), columns.coefficients().end(), sum.coefficients().begin(),
-                         sum.coefficients().end()));
+  for (int threads : {0, 1}) {
+    Sum columns(128);
+    columns.assign_distinct_columns(std::vector<Sum::Key>(keys), std::vector<Complex>(coefficients), 6,
+                                    threads);
+    EXPECT_TRUE(
+        std::equal(columns.keys().begin(), columns.keys().end(), sum.keys().begin(), sum.keys().end()));
+    EXPECT_TRUE(std::equal(columns.coefficients().begin(), columns.coefficients().end(),
+                           sum.coefficients().begin(), sum.coefficients().end()))
+        << threads << " threads";
+  }
 }
 
 TEST(PauliSumSmallTest, OppositeDuplicatesCancelToTheEmptySum) {

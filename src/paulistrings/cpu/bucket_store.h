@@ -43,6 +43,11 @@ class BucketStore {
   int bits() const { return bits_; }
   std::size_t num_buckets() const { return buckets_.size(); }
   const BucketHash<W>& hash() const { return hash_; }
+  /// BucketHash::copy_column on the store's hash: only for a position no key in the store uses.
+  template <int W2>
+  void copy_hash_column(std::size_t position, const BucketHash<W2>& other, std::size_t from) {
+    hash_.copy_column(position, other, from);
+  }
   Bucket<W, C>& bucket(std::size_t index) { return buckets_[index]; }
   const Bucket<W, C>& bucket(std::size_t index) const { return buckets_[index]; }
 

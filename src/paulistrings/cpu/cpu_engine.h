@@ -62,6 +62,12 @@ class CpuEngine {
   std::size_t size() const { return size_; }
   int threads() const { return threads_; }
   int bucket_bits() const { return store_.bits(); }
+  /// Column `label` of the bucket hash becomes column `qubit` of `wide` (BucketHash::copy_column): for
+  /// NarrowEngine, as it gives `label`, which no term carries, to `qubit`.
+  template <int W2>
+  void copy_hash_column(std::size_t label, const BucketHash<W2>& wide, std::size_t qubit) {
+    store_.copy_hash_column(label, wide, qubit);
+  }
   /// Layers skipped because no term lies in their light cone (see support_).
   std::size_t skipped_layers() const { return skipped_layers_; }
   /// Layers applied inside blocks (apply_block), skipped ones included.
@@ -84,17 +90,13 @@ class CpuEngine {
   LayerPassResult finalize_layer(const Truncation& truncation);
   /// Writes the current sum into `sum` in canonical order.
   void export_to(PauliSum<W, C>& sum);
-  /// Calls f(key, coefficient) for every term of piece `part` of `parts` (the buckets cut into `parts`
-  /// runs), bucket by bucket in the engine's own order (not sorted; the same on every call while no layer
-  /// runs): for an export that re-buckets the terms anyway (PauliSum::assign_distinct_stream), without
-  /// export_to's sort.
+  /// Calls f(key, coefficient) for every term of bucket `bucket` (of 2^bucket_bits()), in the engine's
+  /// own order (not sorted; the same on every call while no layer runs): for NarrowEngine's export,
+  /// which maps every key and sorts each bucket at its new width.
   template <class F>
-  void for_each_term(std::size_t part, std::size_t parts, F&& f) const {
-    const std::size_t buckets = store_.num_buckets();
-    for (std::size_t b = buckets * part / parts; b < buckets * (part + 1) / parts; ++b) {
-      const Bucket<W, C>& bucket = store_.bucket(b);
-      for (std::size_t t = 0; t < bucket.size(); ++t) f(bucket.keys[t], bucket.coefficients[t]);
-    }
+  void for_each_term_of_bucket(std::size_t bucket, F&& f) const {
+    const Bucket<W, C>& b = store_.bucket(bucket);
+    for (std::size_t t = 0; t < b.size(); ++t) f(b.keys[t], b.coefficients[t]);
   }
 
  protected:

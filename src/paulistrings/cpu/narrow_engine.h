@@ -111,10 +111,20 @@ class NarrowEngine {
   PauliString<W> widen(const PauliString<V>& key) const;
   template <int V>
   PreparedChannel<V> narrow(const PreparedChannel<W>& table) const;
+  /// hash_ on narrowed keys of V words: column l is column qubit_of_[l] of hash_ for every label in use.
+  template <int V>
+  BucketHash<V> narrow_hash() const;
+  /// The engine's terms as a sum of U words bucketed by `hash`, each key mapped by `map`, each bucket
+  /// copied where it lies (the hash gives every mapped key its engine bucket) and sorted there.
+  template <int U, int V, class Map>
+  PauliSum<U, C> copy_out(const CpuEngine<V, C>& engine, std::size_t num_qubits, const BucketHash<U>& hash,
+                          Map&& map) const;
 
   CpuEngineOptions options_;
   std::size_t num_qubits_;
-  std::uint64_t hash_seed_;
+  /// The start sum's hash. The engine's hash gives each label its qubit's column of it, so a narrowed
+  /// key lies in the bucket of its full-width key: export and widening keep every term's bucket.
+  BucketHash<W> hash_;
   // Declared before engine_, which first_engine() builds from them.
   static constexpr Qubit kNoQubit = ~Qubit{0};
   std::vector<std::int32_t> label_of_;  ///< per qubit: its label, or −1

@@ -1,8 +1,12 @@
 // Template bodies of NarrowEngine (included by narrow_engine.h).
 
 #include <bit>
+#include <numeric>
 #include <type_traits>
 #include <utility>
+
+#include "paulistrings/core/key_sorter.h"
+#include "paulistrings/core/parallel_errors.h"
 
 namespace paulistrings {
 namespace narrow_detail {
@@ -44,7 +48,7 @@ template <int W, Coefficient C>
 NarrowEngine<W, C>::NarrowEngine(const PauliSum<W, C>& sum, const CpuEngineOptions& options)
     : options_(options),
       num_qubits_(sum.num_qubits()),
-      hash_seed_(sum.hash().seed()),
+      hash_(sum.hash()),
       label_of_(PauliString<W>::kMaxQubits, -1),
       engine_(first_engine(sum)) {}
 
@@ -66,7 +70,7 @@ typename NarrowEngine<W, C>::Engines NarrowEngine<W, C>::first_engine(const Paul
     keys.reserve(sum.size());
     for (const auto& key : sum.keys()) keys.push_back(narrow<V>(key));
     std::vector<C> coefficients(sum.coefficients().begin(), sum.coefficients().end());
-    PauliSum<V, C> narrowed(64 * static_cast<std::size_t>(V), hash_seed_);
+    PauliSum<V, C> narrowed(64 * static_cast<std::size_t>(V), narrow_hash<V>());
     narrowed.assign_distinct_columns(std::move(keys), std::move(coefficients), sum.bucket_bits(),
                                      options_.threads > 0 ? options_.threads : available_cpus());
     return Engines(std::in_place_type<CpuEngine<V, C>>, narrowed, options_);
@@ -77,6 +81,60 @@ template <int W, Coefficient C>
 template <int V>
 void NarrowEngine<W, C>::start(const PauliSum<V, C>& sum) {
   engine_.template emplace<CpuEngine<V, C>>(sum, options_);
+}
+
+template <int W, Coefficient C>
+template <int V>
+BucketHash<V> NarrowEngine<W, C>::narrow_hash() const {
+  BucketHash<V> hash(hash_.seed());  // the columns of free labels are never used: they stay as they are
+  for (std::size_t l = 0; l < qubit_of_.size() && l < 64 * static_cast<std::size_t>(V); ++l) {
+    if (qubit_of_[l] != kNoQubit) hash.copy_column(l, hash_, qubit_of_[l]);
+  }
+  return hash;
+}
+
+template <int W, Coefficient C>
+template <int U, int V, class Map>
+PauliSum<U, C> NarrowEngine<W, C>::copy_out(const CpuEngine<V, C>& engine, std::size_t num_qubits,
+                                            const BucketHash<U>& hash, Map&& map) const {
+  const int bits = engine.bucket_bits();
+  const std::size_t buckets = std::size_t{1} << bits;
+  const bool parallel = engine.threads() > 1 && engine.size() >= (std::size_t{1} << 16);
+  std::vector<std::size_t> offsets(buckets + 1, 0);
+#pragma omp parallel for schedule(static) num_threads(engine.threads()) if (parallel)
+  for (std::size_t b = 0; b < buckets; ++b) {
+    std::size_t count = 0;
+    engine.for_each_term_of_bucket(b, [&](const PauliString<V>&, const C& c) { count += c != C(0.0) ? 1 : 0; });
+    offsets[b + 1] = count;
+  }
+  std::partial_sum(offsets.begin(), offsets.end(), offsets.begin());
+  std::vector<PauliString<U>> keys(offsets.back());
+  std::vector<C> coefficients(offsets.back());
+  ParallelErrors errors;  // std::bad_alloc of a bucket's sort must not leave the region
+#pragma omp parallel num_threads(engine.threads()) if (parallel)
+  {
+    KeySorter<PauliString<U>, C> sorter;
+#pragma omp for schedule(dynamic, 64)
+    for (std::size_t b = 0; b < buckets; ++b) {
+      if (errors.failed()) continue;
+      try {
+        std::size_t at = offsets[b];
+        engine.for_each_term_of_bucket(b, [&](const PauliString<V>& key, const C& c) {
+          if (c == C(0.0)) return;
+          keys[at] = map(key);
+          coefficients[at] = c;
+          ++at;
+        });
+        sorter.sort(keys.data() + offsets[b], coefficients.data() + offsets[b], offsets[b + 1] - offsets[b]);
+      } catch (...) {
+        errors.capture();
+      }
+    }
+  }
+  errors.rethrow();
+  PauliSum<U, C> out(num_qubits, hash);
+  out.assign_canonical(std::move(keys), std::move(coefficients), std::move(offsets), bits);
+  return out;
 }
 
 template <int W, Coefficient C>
@@ -153,31 +211,33 @@ void NarrowEngine<W, C>::label(const PauliString<W>& mask) {
     }
     label_of_[q] = l;
     ++in_use_;
+    std::visit(
+        [&](auto& engine) {
+          constexpr int V = narrow_detail::EngineWidth<std::decay_t<decltype(engine)>>::value;
+          // A label past the engine's width comes with the wider engine below, its hash made whole.
+          if (static_cast<std::size_t>(l) < 64 * static_cast<std::size_t>(V)) engine.copy_hash_column(l, hash_, q);
+        },
+        engine_);
   });
   const int needed = narrow_detail::width_for<W>(qubit_of_.size());
   if (needed <= width()) return;
-  // Widen: the keys keep their labels and gain words (one pass over the sum, at most log2 W times a run).
+  // Widen: the keys keep their labels and gain words (one pass over the sum, at most log2 W times a run),
+  // and their buckets: the wider hash agrees with the engine's on every label the keys use.
   std::visit(
       [&](auto& engine) {
         constexpr int V = narrow_detail::EngineWidth<std::decay_t<decltype(engine)>>::value;
         narrow_detail::with_width<W>(needed, [&](auto v) {
           constexpr int U = decltype(v)::value;
           if constexpr (U > V) {
-            PauliSum<U, C> wider(64 * static_cast<std::size_t>(U), hash_seed_);
-            wider.assign_distinct_stream(
-                engine.size(), static_cast<std::size_t>(engine.threads()),
-                [&](std::size_t part, std::size_t parts, auto&& f) {
-                  engine.for_each_term(part, parts, [&](const PauliString<V>& key, const C& c) {
-                    PauliString<U> wide;
-                    for (int i = 0; i < V; ++i) {
-                      wide.x[i] = key.x[i];
-                      wide.z[i] = key.z[i];
-                    }
-                    f(wide, c);
-                  });
-                },
-                engine.bucket_bits());
-            start<U>(wider);
+            start<U>(copy_out<U>(engine, 64 * static_cast<std::size_t>(U), narrow_hash<U>(),
+                                 [&](const PauliString<V>& key) {
+                                   PauliString<U> wide;
+                                   for (int i = 0; i < V; ++i) {
+                                     wide.x[i] = key.x[i];
+                                     wide.z[i] = key.z[i];
+                                   }
+                                   return wide;
+                                 }));
           }
         });
       },
@@ -302,14 +362,7 @@ void NarrowEngine<W, C>::export_to(PauliSum<W, C>& sum) {
   std::visit(
       [&](auto& engine) {
         constexpr int V = narrow_detail::EngineWidth<std::decay_t<decltype(engine)>>::value;
-        PauliSum<W, C> wide(num_qubits_, hash_seed_);
-        wide.assign_distinct_stream(
-            engine.size(), static_cast<std::size_t>(engine.threads()),
-            [&](std::size_t part, std::size_t parts, auto&& f) {
-              engine.for_each_term(part, parts, [&](const PauliString<V>& key, const C& c) { f(widen<V>(key), c); });
-            },
-            engine.bucket_bits());
-        sum = std::move(wide);
+        sum = copy_out<W>(engine, num_qubits_, hash_, [&](const PauliString<V>& key) { return widen<V>(key); });
       },
       engine_);
 }

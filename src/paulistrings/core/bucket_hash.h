@@ -44,13 +44,17 @@ class BucketHash {
   }
 
   /// The low `bits` bits of h(key), bits ≤ kMaxBucketBits.
-  std::uint64_t operator()(const PauliString<W>& key, int bits) const {
+  std::uint64_t operator()(const PauliString<W>& key, int bits) const { return bits_between(key, 0, bits); }
+
+  /// Bits [from, to) of h(key), shifted down to bit 0 (0 ≤ from ≤ to ≤ kMaxBucketBits): what a bucket
+  /// refined from 2^from to 2^to buckets adds to its index.
+  std::uint64_t bits_between(const PauliString<W>& key, int from, int to) const {
     std::uint64_t h = 0;
-    for (int j = 0; j < bits; ++j) {
+    for (int j = from; j < to; ++j) {
       int parity = 0;
       for (int w = 0; w < W; ++w)
         parity += std::popcount((rows_[j].x[w] & key.x[w]) ^ (rows_[j].z[w] & key.z[w]));
-      h |= static_cast<std::uint64_t>(parity & 1) << j;
+      h |= static_cast<std::uint64_t>(parity & 1) << (j - from);
     }
     return h;
   }

@@ -99,6 +99,21 @@ TYPED_TEST(BucketHashTest, GrowingByOneBitSplitsEveryBucket) {
   }
 }
 
+TYPED_TEST(BucketHashTest, BitsBetweenAreTheHashsBitsShiftedDown) {
+  constexpr int W = TypeParam::kValue;
+  const BucketHash<W> hash(2468);
+  std::mt19937_64 rng(6000 + W);
+  for (int trial = 0; trial < 100; ++trial) {
+    const PauliString<W> key = RandomKey<W>(rng);
+    const std::uint64_t all = hash(key, kMaxBucketBits);
+    for (const auto& [from, to] : {std::pair{0, 0}, std::pair{0, 5}, std::pair{7, 8}, std::pair{3, 11},
+                                   std::pair{12, kMaxBucketBits}}) {
+      const std::uint64_t expected = (all >> from) & ((std::uint64_t{1} << (to - from)) - 1);
+      ASSERT_EQ(hash.bits_between(key, from, to), expected) << from << ".." << to;
+    }
+  }
+}
+
 TYPED_TEST(BucketHashTest, IsDeterminedBySeedAlone) {
   constexpr int W = TypeParam::kValue;
   const BucketHash<W> first(12345), second(12345);

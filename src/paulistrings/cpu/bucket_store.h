@@ -6,7 +6,9 @@
 // PauliSum sorts each bucket into the canonical order.
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "paulistrings/core/key_sorter.h"
@@ -71,30 +73,12 @@ class BucketStore {
     errors.rethrow();
   }
 
-  /// Grow-only refinement to 2^bits buckets: bucket β splits into β | (new bits) by the new rows.
+  /// Grow-only refinement to 2^bits buckets: bucket β splits into β | (new bits) by the new rows. Each
+  /// bucket's terms are counted by target first, so every target is allocated once at its size; only
+  /// the new rows of the hash are computed (the low bits_ bits of a term's bucket are β). At most 8 bits
+  /// a pass (256 targets a bucket).
   void refine(int bits, int threads) {
-    if (bits <= bits_) return;
-    std::vector<Bucket<W, C>> refined(std::size_t{1} << bits);
-    const std::size_t old_count = buckets_.size();
-    ParallelErrors errors;
-#pragma omp parallel for schedule(dynamic, 16) num_threads(threads)
-    for (std::size_t i = 0; i < old_count; ++i) {
-      if (errors.failed()) continue;
-      try {
-        Bucket<W, C>& source = buckets_[i];
-        for (std::size_t t = 0; t < source.size(); ++t) {
-          const std::size_t target = hash_(source.keys[t], bits);  // low bits_ bits equal i
-          refined[target].keys.push_back(source.keys[t]);
-          refined[target].coefficients.push_back(source.coefficients[t]);
-        }
-        source = Bucket<W, C>();
-      } catch (...) {
-        errors.capture();
-      }
-    }
-    errors.rethrow();
-    buckets_ = std::move(refined);
-    bits_ = bits;
+    while (bits_ < bits) refine_by(std::min(bits, bits_ + 8), threads);
   }
 
   /// Writes the contents into `sum` in canonical order (sorting the buckets first).
@@ -115,6 +99,48 @@ class BucketStore {
   }
 
  private:
+  void refine_by(int bits, int threads) {
+    const int added = bits - bits_;
+    std::vector<Bucket<W, C>> refined(std::size_t{1} << bits);
+    const std::size_t old_count = buckets_.size();
+    ParallelErrors errors;
+#pragma omp parallel num_threads(threads)
+    {
+      std::vector<std::uint8_t> high;  // per term of the bucket: its new bits
+      std::array<std::size_t, 256> count{};
+#pragma omp for schedule(dynamic, 16)
+      for (std::size_t i = 0; i < old_count; ++i) {
+        if (errors.failed()) continue;
+        try {
+          Bucket<W, C>& source = buckets_[i];
+          const std::size_t n = source.size();
+          high.resize(n);
+          std::fill_n(count.begin(), std::size_t{1} << added, 0);
+          for (std::size_t t = 0; t < n; ++t) {
+            high[t] = static_cast<std::uint8_t>(hash_.bits_between(source.keys[t], bits_, bits));
+            ++count[high[t]];
+          }
+          for (std::size_t k = 0; k < (std::size_t{1} << added); ++k) {
+            Bucket<W, C>& target = refined[i | (k << bits_)];
+            target.keys.reserve(count[k]);
+            target.coefficients.reserve(count[k]);
+          }
+          for (std::size_t t = 0; t < n; ++t) {
+            Bucket<W, C>& target = refined[i | (static_cast<std::size_t>(high[t]) << bits_)];
+            target.keys.push_back(source.keys[t]);
+            target.coefficients.push_back(source.coefficients[t]);
+          }
+          source = Bucket<W, C>();
+        } catch (...) {
+          errors.capture();
+        }
+      }
+    }
+    errors.rethrow();
+    buckets_ = std::move(refined);
+    bits_ = bits;
+  }
+
   std::size_t num_qubits_;
   BucketHash<W> hash_;
   int bits_;

@@ -115,9 +115,9 @@ inline int team_size(int threads) {
 
 /// Records (bucket << kIndexBits | index) sorted by bucket, indices ascending within a bucket: an LSD
 /// radix sort of 8-byte records (8-bit digits, 256 output streams a pass, stable), and the start of
-/// every bucket, the first step on up to `threads` threads (0: OpenMP's default). A fresh large allocation is paid for page by page on first touch (slowly on the VMs
-/// we measure: docs/PERFORMANCE.md, "2026-11-30 (morning)"), so this works on 8-byte records rather
-/// than on the terms themselves.
+/// every bucket; the records are made on up to `threads` threads (0: OpenMP's default). A fresh large
+/// allocation is paid for page by page on first touch (slowly on the VMs we measure: docs/PERFORMANCE.md,
+/// "2026-11-30 (morning)"), so this works on 8-byte records rather than on the terms themselves.
 template <class BucketOf>
 std::vector<std::uint64_t> order_by_bucket(std::size_t n, int bits, BucketOf&& bucket_of,
                                            std::vector<std::size_t>& start, int threads) {

@@ -1,9 +1,13 @@
 // Template bodies of NarrowEngine (included by narrow_engine.h).
 
+#include <algorithm>
+#include <array>
 #include <bit>
+#include <cstdint>
 #include <numeric>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "paulistrings/core/key_sorter.h"
 #include "paulistrings/core/parallel_errors.h"
@@ -41,6 +45,52 @@ decltype(auto) with_width(int v, F&& f) {
   }
   return f(std::integral_constant<int, 1>{});
 }
+
+/// Widens keys of V words whose bit l is label l to W words with each label at its qubit, by byte
+/// tables: the entry of byte position p and value b is the full-width plane of the labels 8p … 8p + 7 set
+/// in b. A key costs one lookup per nonzero byte of each plane, not a bit operation per factor.
+template <int V, int W>
+class LabelWidener {
+ public:
+  /// qubit_of[l]: the qubit of label l, or `free` (such a label is on no key: its bits map nowhere).
+  LabelWidener(const std::vector<Qubit>& qubit_of, Qubit free)
+      : positions_(positions(qubit_of.size())), table_(positions_ * 256) {
+    for (std::size_t p = 0; p < positions_; ++p) {
+      Plane* entries = table_.data() + 256 * p;
+      for (unsigned b = 1; b < 256; ++b) {
+        entries[b] = entries[b & (b - 1)];  // the value without its lowest bit, filled before b
+        const std::size_t label = 8 * p + static_cast<std::size_t>(std::countr_zero(b));
+        if (label >= qubit_of.size() || qubit_of[label] == free) continue;
+        entries[b][qubit_of[label] / 64] |= std::uint64_t{1} << (qubit_of[label] % 64);
+      }
+    }
+  }
+  /// Entries in the tables for `labels` labels (a caller compares them with the keys it will widen).
+  static std::size_t entries(std::size_t labels) { return 256 * positions(labels); }
+  PauliString<W> operator()(const PauliString<V>& key) const {
+    PauliString<W> out;
+    spread(key.x, out.x);
+    spread(key.z, out.z);
+    return out;
+  }
+
+ private:
+  using Plane = std::array<std::uint64_t, W>;
+  static std::size_t positions(std::size_t labels) { return (std::min(labels, std::size_t{64} * V) + 7) / 8; }
+  void spread(const std::array<std::uint64_t, V>& in, Plane& out) const {
+    for (int v = 0; v < V; ++v) {
+      std::size_t p = 8 * static_cast<std::size_t>(v);
+      for (std::uint64_t word = in[static_cast<std::size_t>(v)]; word != 0; word >>= 8, ++p) {
+        const std::uint64_t byte = word & 0xff;
+        if (byte == 0) continue;
+        const Plane& bits = table_[256 * p + byte];
+        for (int w = 0; w < W; ++w) out[static_cast<std::size_t>(w)] |= bits[static_cast<std::size_t>(w)];
+      }
+    }
+  }
+  std::size_t positions_;
+  std::vector<Plane> table_;
+};
 
 }  // namespace narrow_detail
 
@@ -362,7 +412,12 @@ void NarrowEngine<W, C>::export_to(PauliSum<W, C>& sum) {
   std::visit(
       [&](auto& engine) {
         constexpr int V = narrow_detail::EngineWidth<std::decay_t<decltype(engine)>>::value;
-        sum = copy_out<W>(engine, num_qubits_, hash_, [&](const PauliString<V>& key) { return widen<V>(key); });
+        // The widener's tables pay for themselves when the keys outnumber their entries.
+        if (engine.size() >= narrow_detail::LabelWidener<V, W>::entries(qubit_of_.size())) {
+          sum = copy_out<W>(engine, num_qubits_, hash_, narrow_detail::LabelWidener<V, W>(qubit_of_, kNoQubit));
+        } else {
+          sum = copy_out<W>(engine, num_qubits_, hash_, [&](const PauliString<V>& key) { return widen<V>(key); });
+        }
       },
       engine_);
 }

@@ -8,7 +8,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <random>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "paulistrings/engine/driver.h"
 #include "paulistrings/run/propagate.h"
@@ -92,6 +98,71 @@ TEST(NarrowEngine, WidensAsTheSumSpreadsAndKeepsTheCoefficientsBitForBit) {
     EXPECT_EQ(stats.layers[k].terms_out, wide_stats.layers[k].terms_out) << "layer " << k;
     EXPECT_NEAR(stats.layers[k].discarded_weight, wide_stats.layers[k].discarded_weight, 1e-12) << "layer " << k;
   }
+}
+
+TEST(NarrowEngine, TheWidenersTablesPlaceEveryLabelAtItsQubit) {
+  // 100 labels of 128 (2 words) on distinct qubits of 256 (4 words), every tenth label free; random keys
+  // on the labels in use, widened bit by bit and by the tables.
+  std::mt19937_64 rng(7);
+  std::vector<Qubit> qubits(256);
+  std::iota(qubits.begin(), qubits.end(), Qubit{0});
+  std::shuffle(qubits.begin(), qubits.end(), rng);
+  const Qubit free = ~Qubit{0};
+  std::vector<Qubit> qubit_of(qubits.begin(), qubits.begin() + 100);
+  for (std::size_t l = 0; l < qubit_of.size(); l += 10) qubit_of[l] = free;
+  const narrow_detail::LabelWidener<2, 4> widener(qubit_of, free);
+  EXPECT_EQ(widener.entries(100), 13u * 256);
+  for (int trial = 0; trial < 2000; ++trial) {
+    PauliString<2> key;
+    PauliString<4> expected;
+    for (std::size_t l = 0; l < qubit_of.size(); ++l) {
+      const std::uint8_t code = static_cast<std::uint8_t>(rng() % 4);
+      if (qubit_of[l] == free || code == 0 || rng() % 3 == 0) continue;
+      key.set_code(l, code);
+      expected.set_code(qubit_of[l], code);
+    }
+    ASSERT_EQ(widener(key), expected) << "trial " << trial;
+  }
+}
+
+TEST(NarrowEngine, AnExportWidenedByTablesIsTheFullWidthRun) {
+  // 1,500 terms on 8 qubits scattered over 200 (4 words): the export widens them by the tables (more
+  // keys than the tables' 256 entries) and must give the full-width run bit for bit.
+  const std::size_t n = 200;
+  const std::vector<Qubit> used = {3, 41, 64, 90, 127, 128, 150, 199};
+  std::mt19937_64 rng(11);
+  std::vector<std::pair<std::string, double>> terms;
+  std::vector<std::uint32_t> patterns(1u << 16);
+  std::iota(patterns.begin(), patterns.end(), 0u);
+  std::shuffle(patterns.begin(), patterns.end(), rng);
+  for (std::size_t t = 0; t < 1500; ++t) {
+    std::string label;
+    for (std::size_t i = 0; i < used.size(); ++i) {
+      const char factor = "IXYZ"[(patterns[t] >> (2 * i)) & 3];
+      if (factor == 'I') continue;
+      label += factor;
+      label += std::to_string(used[i]);
+      label += ' ';
+    }
+    terms.emplace_back(label.empty() ? "I" : label, std::ldexp(1.0, -1 - static_cast<int>(t % 7)) + 1e-3 * t);
+  }
+  const auto start = PauliSum<4, double>::from_labels(n, terms);
+  Circuit circuit(n);
+  for (std::size_t i = 0; i + 1 < used.size(); ++i) {
+    circuit.append(Channel::rx(0.3 + 0.1 * i, used[i]));
+    circuit.append(Channel::rzz(0.7, used[i], used[i + 1]));
+  }
+  const PropagateOptions options = forward(Truncation::coeff(1e-6));
+  CpuEngineOptions cpu;
+  cpu.threads = 2;
+  NarrowEngine<4, double> engine(start, cpu);
+  EXPECT_EQ(engine.width(), 1);
+  run_layers<4>(engine, circuit, options);
+  ASSERT_GE(engine.size(), 256u);
+  PauliSum<4, double> narrowed(n);
+  engine.export_to(narrowed);
+  narrowed.check_invariants();
+  EXPECT_TRUE(narrowed == at_full_width(start, circuit, options));
 }
 
 TEST(NarrowEngine, SkipsLayersOnQubitsNoTermUses) {

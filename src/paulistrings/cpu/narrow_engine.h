@@ -63,6 +63,9 @@ struct Engines<16, C> {
       std::variant<CpuEngine<1, C>, CpuEngine<2, C>, CpuEngine<4, C>, CpuEngine<8, C>, CpuEngine<16, C>>;
 };
 
+template <int V>
+class LabelRanker;
+
 }  // namespace narrow_detail
 
 template <int W, Coefficient C>
@@ -115,10 +118,11 @@ class NarrowEngine {
   template <int V>
   BucketHash<V> narrow_hash() const;
   /// The engine's terms as a sum of U words bucketed by `hash`, each key mapped by `map`, each bucket
-  /// copied where it lies (the hash gives every mapped key its engine bucket) and sorted there.
+  /// copied where it lies (the hash gives every mapped key its engine bucket) and sorted there: by the
+  /// ranks of `ranker` (which must order keys as `map`'s images compare) when given, else by the images.
   template <int U, int V, class Map>
   PauliSum<U, C> copy_out(const CpuEngine<V, C>& engine, std::size_t num_qubits, const BucketHash<U>& hash,
-                          Map&& map) const;
+                          Map&& map, const narrow_detail::LabelRanker<V>* ranker = nullptr) const;
 
   CpuEngineOptions options_;
   std::size_t num_qubits_;

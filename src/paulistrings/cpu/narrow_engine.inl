@@ -5,6 +5,7 @@
 #include <bit>
 #include <cstdint>
 #include <numeric>
+#include <optional>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -92,6 +93,93 @@ class LabelWidener {
   std::vector<Plane> table_;
 };
 
+/// Ranks of narrowed keys that order them as their widened keys compare, for at most 64 labels in use.
+/// The full-width order compares the x plane before the z plane, and within a plane an earlier word
+/// before a later one and a higher bit before a lower one. Label l gets the position p(l) of its qubit in
+/// that order among the L labels in use, and a plane's value has bit L − 1 − p(l) for each label set in
+/// it; a key's rank is x value · 2^L + z value (2L ≤ 128 bits). Every qubit without a label is the
+/// identity on every key, so ranks compare as the widened keys do. Values by byte tables, as
+/// LabelWidener's.
+template <int V>
+class LabelRanker {
+ public:
+  struct Rank {
+    std::uint64_t high, low;
+  };
+  /// Whether ranks fit: at most 64 labels in use.
+  static bool fits(const std::vector<Qubit>& qubit_of, Qubit free) {
+    return std::count_if(qubit_of.begin(), qubit_of.end(), [&](Qubit q) { return q != free; }) <= 64;
+  }
+  LabelRanker(const std::vector<Qubit>& qubit_of, Qubit free)
+      : positions_((std::min(qubit_of.size(), std::size_t{64} * V) + 7) / 8), table_(positions_ * 256, 0) {
+    std::vector<std::size_t> in_use;  // labels, by their qubits' place in the full-width order
+    for (std::size_t l = 0; l < qubit_of.size() && l < std::size_t{64} * V; ++l) {
+      if (qubit_of[l] != free) in_use.push_back(l);
+    }
+    const auto weight = [&](std::size_t l) { return (qubit_of[l] / 64) * 64 + (63 - qubit_of[l] % 64); };
+    std::sort(in_use.begin(), in_use.end(), [&](std::size_t a, std::size_t b) { return weight(a) < weight(b); });
+    labels_ = static_cast<int>(in_use.size());
+    std::vector<std::uint64_t> bit_of(positions_ * 8, 0);
+    for (std::size_t p = 0; p < in_use.size(); ++p) bit_of[in_use[p]] = std::uint64_t{1} << (in_use.size() - 1 - p);
+    for (std::size_t p = 0; p < positions_; ++p) {
+      for (unsigned b = 1; b < 256; ++b) {
+        table_[256 * p + b] = table_[256 * p + (b & (b - 1))] | bit_of[8 * p + static_cast<std::size_t>(std::countr_zero(b))];
+      }
+    }
+  }
+  /// Bits of a rank: 2L.
+  int bits() const { return 2 * labels_; }
+  Rank operator()(const PauliString<V>& key) const {
+    const std::uint64_t x = value(key.x), z = value(key.z);
+    if (labels_ == 64) return {x, z};
+    if (labels_ == 0) return {0, 0};
+    return {x >> (64 - labels_), (x << labels_) | z};
+  }
+
+ private:
+  std::uint64_t value(const std::array<std::uint64_t, V>& plane) const {
+    std::uint64_t out = 0;
+    for (int v = 0; v < V; ++v) {
+      std::size_t p = 8 * static_cast<std::size_t>(v);
+      for (std::uint64_t word = plane[static_cast<std::size_t>(v)]; word != 0; word >>= 8, ++p) {
+        out |= table_[256 * p + (word & 0xff)];
+      }
+    }
+    return out;
+  }
+  std::size_t positions_;
+  std::vector<std::uint64_t> table_;
+  int labels_ = 0;
+};
+
+/// An item to sort by rank: the rank and where its term is.
+struct Ranked {
+  std::uint64_t high, low;
+  std::uint32_t index;
+};
+
+/// Sorts `items` ascending by (high, low), of which only the low `bits` bits may differ: least
+/// significant byte first, a pass per byte (a byte equal in every item costs its count only), stable.
+/// `scratch` is the second buffer.
+inline void radix_sort(std::vector<Ranked>& items, std::vector<Ranked>& scratch, int bits) {
+  const std::size_t n = items.size();
+  if (n < 2) return;
+  scratch.resize(n);
+  for (int digit = 0; 8 * digit < bits; ++digit) {
+    const auto byte_of = [digit](const Ranked& item) {
+      const std::uint64_t word = digit < 8 ? item.low : item.high;
+      return static_cast<std::size_t>((word >> (8 * (digit % 8))) & 0xff);
+    };
+    std::array<std::size_t, 256> count{};
+    for (const Ranked& item : items) ++count[byte_of(item)];
+    if (count[byte_of(items[0])] == n) continue;
+    std::size_t at = 0;
+    for (std::size_t& c : count) at += std::exchange(c, at);
+    for (const Ranked& item : items) scratch[count[byte_of(item)]++] = item;
+    items.swap(scratch);
+  }
+}
+
 }  // namespace narrow_detail
 
 template <int W, Coefficient C>
@@ -146,7 +234,8 @@ BucketHash<V> NarrowEngine<W, C>::narrow_hash() const {
 template <int W, Coefficient C>
 template <int U, int V, class Map>
 PauliSum<U, C> NarrowEngine<W, C>::copy_out(const CpuEngine<V, C>& engine, std::size_t num_qubits,
-                                            const BucketHash<U>& hash, Map&& map) const {
+                                            const BucketHash<U>& hash, Map&& map,
+                                            const narrow_detail::LabelRanker<V>* ranker) const {
   const int bits = engine.bucket_bits();
   const std::size_t buckets = std::size_t{1} << bits;
   const bool parallel = engine.threads() > 1 && engine.size() >= (std::size_t{1} << 16);
@@ -164,11 +253,30 @@ PauliSum<U, C> NarrowEngine<W, C>::copy_out(const CpuEngine<V, C>& engine, std::
 #pragma omp parallel num_threads(engine.threads()) if (parallel)
   {
     KeySorter<PauliString<U>, C> sorter;
+    std::vector<narrow_detail::Ranked> ranked, scratch;
+    std::vector<std::pair<const PauliString<V>*, C>> terms;
 #pragma omp for schedule(dynamic, 64)
     for (std::size_t b = 0; b < buckets; ++b) {
       if (errors.failed()) continue;
       try {
         std::size_t at = offsets[b];
+        if (ranker != nullptr) {  // sorted by rank, then mapped in that order
+          ranked.clear();
+          terms.clear();
+          engine.for_each_term_of_bucket(b, [&](const PauliString<V>& key, const C& c) {
+            if (c == C(0.0)) return;
+            const auto rank = (*ranker)(key);
+            ranked.push_back({rank.high, rank.low, static_cast<std::uint32_t>(terms.size())});
+            terms.emplace_back(&key, c);
+          });
+          narrow_detail::radix_sort(ranked, scratch, ranker->bits());
+          for (const narrow_detail::Ranked& item : ranked) {
+            keys[at] = map(*terms[item.index].first);
+            coefficients[at] = terms[item.index].second;
+            ++at;
+          }
+          continue;
+        }
         engine.for_each_term_of_bucket(b, [&](const PauliString<V>& key, const C& c) {
           if (c == C(0.0)) return;
           keys[at] = map(key);
@@ -414,7 +522,11 @@ void NarrowEngine<W, C>::export_to(PauliSum<W, C>& sum) {
         constexpr int V = narrow_detail::EngineWidth<std::decay_t<decltype(engine)>>::value;
         // The widener's tables pay for themselves when the keys outnumber their entries.
         if (engine.size() >= narrow_detail::LabelWidener<V, W>::entries(qubit_of_.size())) {
-          sum = copy_out<W>(engine, num_qubits_, hash_, narrow_detail::LabelWidener<V, W>(qubit_of_, kNoQubit));
+          // Buckets sorted by their keys' ranks where they fit (a radix sort), else by the widened keys.
+          std::optional<narrow_detail::LabelRanker<V>> ranker;
+          if (narrow_detail::LabelRanker<V>::fits(qubit_of_, kNoQubit)) ranker.emplace(qubit_of_, kNoQubit);
+          sum = copy_out<W>(engine, num_qubits_, hash_, narrow_detail::LabelWidener<V, W>(qubit_of_, kNoQubit),
+                            ranker ? &*ranker : nullptr);
         } else {
           sum = copy_out<W>(engine, num_qubits_, hash_, [&](const PauliString<V>& key) { return widen<V>(key); });
         }

@@ -125,9 +125,53 @@ TEST(NarrowEngine, TheWidenersTablesPlaceEveryLabelAtItsQubit) {
   }
 }
 
+TEST(NarrowEngine, RanksSortKeysAsTheirWidenedKeysCompare) {
+  // At most 64 labels in use, some of them above 64 (2 words) and some free, on qubits of 256 (4 words)
+  // spread over every word: the radix sort by rank gives the order of the widened keys.
+  std::mt19937_64 rng(5);
+  for (const std::size_t in_use : {std::size_t{1}, std::size_t{7}, std::size_t{33}, std::size_t{64}}) {
+    std::vector<Qubit> qubits(256);
+    std::iota(qubits.begin(), qubits.end(), Qubit{0});
+    std::shuffle(qubits.begin(), qubits.end(), rng);
+    const Qubit free = ~Qubit{0};
+    std::vector<Qubit> qubit_of(128, free);
+    std::vector<std::size_t> labels(128);
+    std::iota(labels.begin(), labels.end(), std::size_t{0});
+    std::shuffle(labels.begin(), labels.end(), rng);
+    for (std::size_t i = 0; i < in_use; ++i) qubit_of[labels[i]] = qubits[i];
+    ASSERT_TRUE(narrow_detail::LabelRanker<2>::fits(qubit_of, free));
+    const narrow_detail::LabelRanker<2> ranker(qubit_of, free);
+    EXPECT_EQ(ranker.bits(), static_cast<int>(2 * in_use));
+    const narrow_detail::LabelWidener<2, 4> widener(qubit_of, free);
+    std::vector<PauliString<2>> keys;
+    std::vector<narrow_detail::Ranked> ranked;
+    for (std::uint32_t t = 0; t < 3000; ++t) {
+      PauliString<2> key;
+      for (std::size_t i = 0; i < in_use; ++i) {
+        if (rng() % 4 != 0) key.set_code(labels[i], static_cast<std::uint8_t>(rng() % 4));
+      }
+      const auto rank = ranker(key);
+      keys.push_back(key);
+      ranked.push_back({rank.high, rank.low, t});
+    }
+    std::vector<narrow_detail::Ranked> scratch;
+    narrow_detail::radix_sort(ranked, scratch, ranker.bits());
+    for (std::size_t i = 1; i < ranked.size(); ++i) {
+      const PauliString<4> before = widener(keys[ranked[i - 1].index]),
+                           after = widener(keys[ranked[i].index]);
+      ASSERT_TRUE(before <= after) << in_use << " labels, item " << i;
+      // Equal ranks only for equal keys; the sort is stable, so equal keys keep their order.
+      if (before == after) {
+        ASSERT_LT(ranked[i - 1].index, ranked[i].index);
+      }
+    }
+  }
+  EXPECT_FALSE(narrow_detail::LabelRanker<2>::fits(std::vector<Qubit>(65, Qubit{3}), ~Qubit{0}));
+}
+
 TEST(NarrowEngine, AnExportWidenedByTablesIsTheFullWidthRun) {
-  // 1,500 terms on 8 qubits scattered over 200 (4 words): the export widens them by the tables (more
-  // keys than the tables' 256 entries) and must give the full-width run bit for bit.
+  // 1,500 terms on 8 qubits scattered over 200 (4 words): the export sorts them by rank and widens them
+  // by the tables (more keys than the tables' 256 entries) and must give the full-width run bit for bit.
   const std::size_t n = 200;
   const std::vector<Qubit> used = {3, 41, 64, 90, 127, 128, 150, 199};
   std::mt19937_64 rng(11);

@@ -28,6 +28,10 @@ std::vector<int> allowed_cpus() {
     if (!cpus.empty()) return cpus;
   }
 #endif
+  return calling_thread_cpus();
+}
+
+std::vector<int> calling_thread_cpus() {
   cpu_set_t set;
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof set, &set) != 0) return {};

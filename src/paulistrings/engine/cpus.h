@@ -11,6 +11,9 @@ namespace paulistrings {
 /// the calling thread's affinity mask (sched_getaffinity).
 std::vector<int> allowed_cpus();
 
+/// The CPUs of the calling thread's affinity mask, ascending (empty when it cannot be read).
+std::vector<int> calling_thread_cpus();
+
 /// How many CPUs allowed_cpus() lists (at least 1): the thread count of a run that asks for every CPU.
 int available_cpus();
 

@@ -19,14 +19,6 @@
 namespace paulistrings {
 namespace {
 
-std::vector<int> cpus_of(const cpu_set_t& set) {
-  std::vector<int> cpus;
-  for (int c = 0; c < CPU_SETSIZE; ++c) {
-    if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  }
-  return cpus;
-}
-
 void bind(const std::vector<int>& cpus) {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -111,9 +103,7 @@ std::string cpu_lists_problem(const std::vector<std::vector<int>>& lists, std::s
 }
 
 ScopedCpuPin::ScopedCpuPin(const std::vector<int>& cpus) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (pthread_getaffinity_np(pthread_self(), sizeof set, &set) == 0) previous_ = cpus_of(set);
+  previous_ = calling_thread_cpus();
   bind(cpus);
   pinned_ = true;
 }

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "paulistrings/engine/cpus.h"  // allowed_cpus()
+#include "paulistrings/engine/cpus.h"  // allowed_cpus(), calling_thread_cpus()
 
 namespace paulistrings {
 

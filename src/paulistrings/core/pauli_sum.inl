@@ -301,9 +301,13 @@ void PauliSum<W, C>::refine(int bits) {
   const std::size_t buckets = std::size_t{1} << bits;
   std::vector<std::uint32_t> bucket(n);
   std::vector<std::size_t> offsets(buckets + 1, 0);
-  for (std::size_t i = 0; i < n; ++i) {
-    bucket[i] = static_cast<std::uint32_t>(hash_(keys_[i], bits));
-    ++offsets[bucket[i] + 1];
+  // A key of old bucket b keeps b as its low bits: only the hash rows the refinement adds are computed.
+  const int old_bits = bucket_bits_;
+  for (std::size_t b = 0; b + 1 < bucket_offsets_.size(); ++b) {
+    for (std::size_t i = bucket_offsets_[b]; i < bucket_offsets_[b + 1]; ++i) {
+      bucket[i] = static_cast<std::uint32_t>(b | (hash_.bits_between(keys_[i], old_bits, bits) << old_bits));
+      ++offsets[bucket[i] + 1];
+    }
   }
   std::partial_sum(offsets.begin(), offsets.end(), offsets.begin());
   // A stable counting sort: each new bucket draws from one old bucket, so keys stay ascending.

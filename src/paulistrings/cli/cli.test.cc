@@ -1501,6 +1501,36 @@ TEST_F(Cli, ASweepResumedAfterSigkillOrSigintGivesTheUninterruptedValuesAndGradi
             std::stoul(guarded.err.substr(at + 21)));
 }
 
+TEST_F(Cli, ASplitSweepsCheckpointHoldsEveryGroupAndResumesToTheUninterruptedValues) {
+  // θh from 0 to π/2: the columns diverge and the sweep splits (docs/design.md §7.8) before layer 1300.
+  const std::string arguments =
+      "kicked-ising --steps 5 --theta-h 0:1.5707963267948966:6 --coeff 2.44140625e-4 -q";
+  const Result full = run(arguments);
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  const Json expected = parse(full.out)["observables"]["Z62"];
+  ASSERT_GT(expected["column_groups"].get<int>(), 1);
+  const std::string checkpoint = path("split.ckpt");
+  const Result stopped =
+      run(arguments + " --checkpoint " + checkpoint + " --every 1000", "PAULISTRINGS_FAULT=SIGINT@1300");
+  EXPECT_EQ(stopped.exit_code, 130) << stopped.err;
+  const std::string bytes = io::read_file(checkpoint);
+  ASSERT_GE(bytes.size(), 24u);
+  EXPECT_EQ(bytes[8], 3) << "a split sweep's checkpoint is format version 3";
+  const Result resumed = run(arguments + " --resume " + checkpoint);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  const Json got = parse(resumed.out);
+  EXPECT_EQ(got["resumed_from_layer"], 1300);
+  EXPECT_EQ(got["observables"]["Z62"]["values"], expected["values"]);  // bitwise
+  EXPECT_EQ(got["observables"]["Z62"]["column_groups"], expected["column_groups"]);
+  EXPECT_EQ(got["final_terms"], parse(full.out)["final_terms"]);
+  // An ordinary run refuses it, naming what it is.
+  const Result refused =
+      run("kicked-ising --steps 5 --theta-h 0.5 --coeff 2.44140625e-4 -q --resume " + checkpoint);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("format version 3 holds every column group of a split sweep"), std::string::npos)
+      << refused.err;
+}
+
 TEST_F(Cli, ASweepTaskResumesPerObservableAndASignalInTheLastLayerStopsIt) {
   const std::string task_path = write("sweep.json", kSweepTask);
   const std::string arguments = "run " + task_path + " -q";

@@ -216,6 +216,12 @@ Header decode_header(std::string_view bytes, const std::string& name, bool colum
     fail(name, "not a paulistrings checkpoint (the file does not start with \"PSCKPT01\")");
   }
   const std::uint32_t version = get_u32(bytes, kVersionOffset);
+  if (version == kGroupsVersion) {
+    fail(name,
+         "format version 3 holds every column group of a split sweep; a sweep resumes from it "
+         "(load_groups_checkpoint), ",
+         columns_reader ? "not as one group" : "not a run of one observable");
+  }
   if (version == kColumnsVersion && !columns_reader) {
     fail(name,
          "format version 2 holds several coefficient columns a term (a sweep's checkpoint); a run of "

@@ -1,17 +1,18 @@
-// Fuzz target "checkpoint" (testing/fuzz_target.h): checkpoint bytes through decode_checkpoint and
-// decode_columns_checkpoint (format versions 1 and 2). Documented:
+// Fuzz target "checkpoint" (testing/fuzz_target.h): checkpoint bytes through decode_checkpoint,
+// decode_columns_checkpoint and decode_groups_checkpoint (format versions 1, 2 and 3). Documented:
 // std::invalid_argument naming the check that failed. Each input is decoded twice: as given, and with its
 // last 8 bytes replaced by the right checksum (checkpoint.cc's layout), so that mutations reach the checks
 // behind the checksum instead of all stopping at it. A checkpoint the reader accepts must encode to bytes
 // that decode to the same sum and encode to themselves again (the format is canonical: terms in key order);
 // one the columns reader accepts must encode (as version 2, rows in their order) to bytes that decode to
-// the same header and rows.
+// the same header and rows; one the groups reader accepts must encode (as version 3) to itself.
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <variant>
+#include <vector>
 
 #include "paulistrings/io/checkpoint.h"
 #include "paulistrings/testing/fuzz_target.h"
@@ -63,6 +64,32 @@ void decode_columns_and_check(std::string_view bytes) {
       checkpoint.rows);
 }
 
+/// The groups reader: what it accepts encodes (version 3) to the very bytes it was read from.
+void decode_groups_and_check(std::string_view bytes) {
+  std::vector<ColumnGroup> groups;
+  try {
+    groups = decode_groups_checkpoint(bytes, "fuzz");
+  } catch (const std::invalid_argument&) {
+    return;
+  }
+  std::visit(
+      [&](const auto& first) {
+        using Rows = std::decay_t<decltype(first)>;
+        constexpr int W = Rows::kWidth;
+        using C = typename Rows::Coeff;
+        std::vector<ColumnGroupRows<W, C>> out;
+        for (const ColumnGroup& group : groups) {
+          const auto* rows = std::get_if<Rows>(&group.rows.rows);
+          if (rows == nullptr) throw std::logic_error("a groups checkpoint's groups differ in width or type");
+          out.push_back({group.place, group.rows.header, rows->keys, rows->coefficients});
+        }
+        if (encode_groups_checkpoint<W, C>(out) != bytes) {
+          throw std::logic_error("a decoded groups checkpoint does not encode back to its bytes");
+        }
+      },
+      groups.at(0).rows.rows);
+}
+
 // The header's bucket bits (checkpoint.cc: offset 20) are honoured up to 2^30 buckets, an 8 GiB index, as a
 // run with --min-buckets near 2^30 had: a resumed run is bitwise the saved one only with the same bucket
 // count. That allocation is the format's, not a bug, so the target caps the field at 2^20 buckets and the
@@ -81,6 +108,7 @@ void fuzz_checkpoint(std::string_view given) {
   const std::string_view input = capped;
   decode_and_check(input);
   decode_columns_and_check(input);
+  decode_groups_and_check(input);
   if (input.size() < 8) return;
   std::string fixed(input);
   std::uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a 64 of every byte before the checksum
@@ -92,6 +120,7 @@ void fuzz_checkpoint(std::string_view given) {
   if (fixed != input) {
     decode_and_check(fixed);
     decode_columns_and_check(fixed);
+    decode_groups_and_check(fixed);
   }
 }
 

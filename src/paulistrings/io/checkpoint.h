@@ -8,13 +8,15 @@
 // validated, so a truncated, corrupted or foreign file is refused with a message saying which check failed.
 // Format version 2 (ColumnsCheckpoint) holds C ≥ 1 coefficient columns a term — a sweep's state
 // (docs/design.md §7.8): the same header plus the column count and the engine's light cone, the rows in the
-// order the writer gives them (the order is part of the state). The byte layouts: checkpoint.cc.
+// order the writer gives them (the order is part of the state). Format version 3 holds every group of a
+// split sweep, each as a version-2 file. The byte layouts: checkpoint.cc, checkpoint_columns.cc.
 
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <span>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -97,6 +99,58 @@ void save_columns_checkpoint(const std::filesystem::path& path, const ColumnsHea
 ColumnsCheckpoint decode_columns_checkpoint(std::string_view bytes, const std::string& name = "<checkpoint>");
 /// decode_columns_checkpoint of the file, read in 1 MiB pieces straight into the rows.
 ColumnsCheckpoint load_columns_checkpoint(const std::filesystem::path& path);
+
+// ---- checkpoints of a split sweep (format version 3) ----
+// A sweep whose columns have split into groups (docs/design.md §7.8, "Column groups") is one state per
+// group. Version 3 holds every group in one file, written atomically: a header (what every group shares),
+// then per group its place among the columns and a complete version-2 file of its rows — its bucket
+// count, light cone and rows in its engine's order. The byte layout: checkpoint_columns.cc.
+
+/// A group's place among a split sweep's value columns.
+struct ColumnGroupPlace {
+  std::size_t first = 0;       ///< its first value column
+  std::size_t count = 0;       ///< its value columns (≥ 1); its rows hold count × (1 + gradients) columns
+  std::size_t next_count = 0;  ///< the terms at which its columns are counted again for a split
+  bool apart = false;          ///< one column run apart on the host engine (count = 1)
+};
+
+/// A group to write: its place, and its rows as save_columns_checkpoint takes them. Every group's header
+/// has the same fingerprints, layers done and qubit count.
+template <int W, Coefficient C>
+struct ColumnGroupRows {
+  ColumnGroupPlace place;
+  ColumnsHeader header;
+  std::span<const PauliString<W>> keys;
+  std::span<const C> coefficients;
+};
+
+/// A group read back: its place and its version-2 file.
+struct ColumnGroup {
+  ColumnGroupPlace place;
+  ColumnsCheckpoint rows;
+};
+
+/// The bytes of a version-3 file. Throws std::invalid_argument when a group's rows are refused as
+/// encode_columns_checkpoint refuses them, when there is no group, when the groups do not cover adjacent
+/// value columns from 0 in order (first of each = the end of the last, count ≥ 1), an apart group has more
+/// than one column, or the groups' fingerprints, layers done or qubit counts differ.
+template <int W, Coefficient C>
+std::string encode_groups_checkpoint(std::span<const ColumnGroupRows<W, C>> groups);
+/// encode_groups_checkpoint + write_file_atomically, streamed from the rows.
+template <int W, Coefficient C>
+void save_groups_checkpoint(const std::filesystem::path& path, std::span<const ColumnGroupRows<W, C>> groups);
+/// Parses a version-3 file: its groups in column order. A file of another version is refused, naming the
+/// reader that takes it; checks as the writer's, each group's file as decode_columns_checkpoint's, and the
+/// whole file's checksum; throws std::invalid_argument("checkpoint <name>: <which check failed>").
+std::vector<ColumnGroup> decode_groups_checkpoint(std::string_view bytes,
+                                                  const std::string& name = "<checkpoint>");
+/// decode_groups_checkpoint of the file, read in 1 MiB pieces straight into the rows.
+std::vector<ColumnGroup> load_groups_checkpoint(const std::filesystem::path& path);
+
+/// The format version of the checkpoint file at `path` (1, 2 or 3), from its header alone. Throws
+/// std::invalid_argument when the file is not a paulistrings checkpoint or is of another version, and what
+/// FileSource throws when it cannot be read.
+std::uint32_t checkpoint_version(const std::filesystem::path& path);
 
 // ---- checkpoints in parts ----
 // A distributed run (K MPI ranks) checkpoints without gathering: rank r writes its share of the sum,

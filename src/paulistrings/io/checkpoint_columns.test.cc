@@ -1,7 +1,8 @@
 // Checkpoints of several coefficient columns (io/checkpoint.h, format version 2): the documented layout,
 // bit-exact round trips in the writer's row order (real and complex, widths 1 and 2, signed zeros inside a
 // row), every check of the reader naming what failed, and version-1 files read as one column while the
-// one-column reader refuses a version-2 file.
+// one-column reader refuses a version-2 file. Version 3 (every group of a split sweep): round trips of
+// every group, the layout, the checks of reader and writer, and each reader refusing the others' versions.
 
 #include <gtest/gtest.h>
 
@@ -13,6 +14,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "paulistrings/io/atomic_file.h"
@@ -161,13 +163,19 @@ std::string SmallFile() {
   return encode_columns_checkpoint<2, Complex>(Header(70, 4), rows.keys, rows.coefficients);
 }
 
-std::string ColumnsDecodeError(const std::string& bytes) {
+/// The message of the std::invalid_argument `decode` throws, or "no error".
+template <class Decode>
+std::string DecodeErrorOf(Decode&& decode) {
   try {
-    decode_columns_checkpoint(bytes, "f");
+    decode();
   } catch (const std::invalid_argument& e) {
     return e.what();
   }
   return "no error";
+}
+
+std::string ColumnsDecodeError(const std::string& bytes) {
+  return DecodeErrorOf([&] { decode_columns_checkpoint(bytes, "f"); });
 }
 
 TEST(ColumnsCheckpoint, EveryByteFlipAndEveryTruncationIsRefused) {
@@ -296,6 +304,203 @@ TEST_F(ColumnsCheckpointFile, SaveAndLoadMatchTheBytesAndReplaceTheFile) {
   EXPECT_EQ((std::get<ColumnRows<1, Complex>>(back.rows).keys), rows.keys);
   EXPECT_TRUE(ThrowsInvalidArgumentMentioning([&] { load_checkpoint(path); },
                                               {path.string() + ": format version 2"}));
+}
+
+// ---- version 3: every group of a split sweep ----
+
+/// Three groups of a sweep of 6 value columns with one gradient (a group of n columns holds 2n): columns
+/// 0–1, column 2 run apart, columns 3–5; each its own rows, bucket count and light cone.
+template <int W, Coefficient C>
+struct ThreeGroups {
+  std::vector<ColumnRows<W, C>> rows;
+  std::vector<ColumnGroupRows<W, C>> groups;
+  explicit ThreeGroups(std::size_t qubits) {
+    const std::vector<ColumnGroupPlace> places = {
+        {0, 2, 40, false}, {2, 1, 0, true}, {3, 3, 1u << 20, false}};
+    for (std::size_t g = 0; g < places.size(); ++g) {
+      rows.push_back(RandomRows<W, C>(qubits, 5 + 7 * g, 2 * places[g].count, 100 + g));
+    }
+    for (std::size_t g = 0; g < places.size(); ++g) {
+      ColumnGroupRows<W, C> group;
+      group.place = places[g];
+      group.header = Header(qubits, 2 * places[g].count);
+      group.header.bucket_bits = static_cast<int>(3 + g);
+      if (g == 0) {  // every qubit; the others get their keys' supports
+        for (std::size_t w = 0; w < static_cast<std::size_t>(W); ++w) {
+          const std::size_t left = qubits > 64 * w ? qubits - 64 * w : 0;
+          group.header.light_cone.push_back(left >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << left) - 1);
+        }
+      }
+      group.keys = rows[g].keys;
+      group.coefficients = rows[g].coefficients;
+      groups.push_back(group);
+    }
+  }
+  std::string bytes() const { return encode_groups_checkpoint<W, C>(groups); }
+};
+
+template <int W, Coefficient C>
+void ExpectGroupsRoundTrip(std::size_t qubits) {
+  SCOPED_TRACE("W=" + std::to_string(W) + " complex=" + std::to_string(std::same_as<C, Complex>));
+  const ThreeGroups<W, C> three(qubits);
+  const std::string bytes = three.bytes();
+  EXPECT_EQ(GetU32(bytes, kVersion), 3u);
+  EXPECT_EQ(GetU32(bytes, kReserved), 3u);  // the group count
+  EXPECT_EQ(GetU64(bytes, kCount), 6u);     // the value columns
+  // Each group's record, then its version-2 file, exactly what encode_columns_checkpoint gives.
+  std::size_t at = 64;
+  for (const auto& group : three.groups) {
+    const std::string file = encode_columns_checkpoint<W, C>(group.header, group.keys, group.coefficients);
+    EXPECT_EQ(GetU64(bytes, at), group.place.first);
+    EXPECT_EQ(GetU64(bytes, at + 8), group.place.count);
+    EXPECT_EQ(GetU64(bytes, at + 16), group.place.next_count);
+    EXPECT_EQ(GetU32(bytes, at + 24), group.place.apart ? 1u : 0u);
+    ASSERT_EQ(GetU64(bytes, at + 32), file.size());
+    EXPECT_EQ(bytes.substr(at + 40, file.size()), file);
+    at += 40 + file.size();
+  }
+  ASSERT_EQ(bytes.size(), at + 8);
+  EXPECT_EQ(GetU64(bytes, at), Fnv1a64(std::string_view(bytes).substr(0, at)));
+  const std::vector<ColumnGroup> back = decode_groups_checkpoint(bytes, "rt");
+  ASSERT_EQ(back.size(), 3u);
+  for (std::size_t g = 0; g < 3; ++g) {
+    const auto& wrote = three.groups[g];
+    EXPECT_EQ(back[g].place.first, wrote.place.first);
+    EXPECT_EQ(back[g].place.count, wrote.place.count);
+    EXPECT_EQ(back[g].place.next_count, wrote.place.next_count);
+    EXPECT_EQ(back[g].place.apart, wrote.place.apart);
+    EXPECT_EQ(back[g].rows.header.bucket_bits, wrote.header.bucket_bits);
+    EXPECT_EQ(back[g].rows.header.columns, wrote.header.columns);
+    EXPECT_EQ(back[g].rows.header.layers_done, 77u);
+    if (!wrote.header.light_cone.empty()) {
+      EXPECT_EQ(back[g].rows.header.light_cone, wrote.header.light_cone);
+    }
+    const auto* got = std::get_if<ColumnRows<W, C>>(&back[g].rows.rows);
+    ASSERT_NE(got, nullptr);
+    EXPECT_EQ(got->keys, three.rows[g].keys);  // the writer's order
+    ASSERT_EQ(got->coefficients.size(), three.rows[g].coefficients.size());
+    for (std::size_t i = 0; i < got->coefficients.size(); ++i) {
+      for (int part = 0; part < (std::same_as<C, Complex> ? 2 : 1); ++part) {
+        ASSERT_EQ(Bits(got->coefficients[i], part), Bits(three.rows[g].coefficients[i], part))
+            << g << " " << i;
+      }
+    }
+  }
+}
+
+TEST(GroupsCheckpoint, RoundTripKeepsEveryGroupBitForBitInTheDocumentedLayout) {
+  ExpectGroupsRoundTrip<1, double>(40);
+  ExpectGroupsRoundTrip<2, Complex>(127);
+  ExpectGroupsRoundTrip<4, double>(200);
+}
+
+std::string GroupsDecodeError(const std::string& bytes) {
+  return DecodeErrorOf([&] { decode_groups_checkpoint(bytes, "f"); });
+}
+
+TEST(GroupsCheckpoint, EveryTruncationAndEveryByteFlipIsRefused) {
+  const std::string good = ThreeGroups<1, double>(20).bytes();
+  ASSERT_EQ(GroupsDecodeError(good), "no error");
+  for (std::size_t length = 0; length < good.size(); ++length) {
+    ASSERT_NE(GroupsDecodeError(good.substr(0, length)).find("checkpoint f"), std::string::npos) << length;
+  }
+  for (std::size_t at = 0; at < good.size(); at += 7) {
+    std::string bad = good;
+    bad[at] ^= 0x10;
+    ASSERT_NE(GroupsDecodeError(bad).find("checkpoint f"), std::string::npos) << at;
+  }
+}
+
+TEST(GroupsCheckpoint, ChecksNameWhatFailed) {
+  const std::string good = ThreeGroups<1, double>(20).bytes();
+  const std::size_t second = 64 + 40 + GetU64(good, 64 + 32);  // group 1's record
+  const auto with = [&](auto&& change) {
+    std::string bytes = good;
+    change(bytes);
+    Reseal(bytes);
+    return GroupsDecodeError(bytes);
+  };
+  EXPECT_EQ(with([](std::string& b) { PutU32(b, kReserved, 0); }),
+            "checkpoint f: group count 0 is not between 1 and 1048576");
+  EXPECT_EQ(with([](std::string& b) { PutU32(b, kWidth, 2); }),
+            "checkpoint f: word width 2 does not match 20 qubits");
+  EXPECT_EQ(with([](std::string& b) { PutU64(b, kCount, 7); }),
+            "checkpoint f: the groups cover 6 value columns but the header says 7");
+  EXPECT_EQ(
+      with([&](std::string& b) { PutU64(b, second, 3); }),
+      "checkpoint f: group 1 starts at value column 3 with 1 columns; the groups cover adjacent columns "
+      "from 0, this one from 2");
+  EXPECT_EQ(with([&](std::string& b) { PutU64(b, second + 8, 2); }),
+            "checkpoint f: group 1 has apart = 1 with 2 columns (0, or 1 for one column)");
+  EXPECT_EQ(with([&](std::string& b) { PutU32(b, second + 28, 5); }),
+            "checkpoint f: group 1's reserved field is 5, not 0");
+  EXPECT_EQ(with([&](std::string& b) { PutU64(b, second + 32, b.size()); }),
+            "checkpoint f: group 1's file of " + std::to_string(good.size()) +
+                " bytes runs past the end of the file");
+  EXPECT_EQ(with([&](std::string& b) { PutU64(b, kLayers, 78); }),
+            "checkpoint f, group 0: has other qubits, fingerprints or layers done than the file's header");
+  // Inside a group's file its own checks speak, naming the group.
+  EXPECT_EQ(with([&](std::string& b) { b[second + 40 + 100] ^= 1; }),
+            "checkpoint f, group 1: checksum mismatch: the file is corrupted or truncated");
+  // Not resealed: the whole file's checksum.
+  std::string flipped = good;
+  flipped[second + 16] ^= 1;  // group 1's next count: no check of its own
+  EXPECT_EQ(GroupsDecodeError(flipped),
+            "checkpoint f: checksum mismatch: the file is corrupted or truncated");
+  EXPECT_EQ(GroupsDecodeError(good + "x"), "checkpoint f: 1 bytes follow the last group (corrupted)");
+}
+
+TEST(GroupsCheckpoint, EachReaderRefusesTheVersionsItDoesNotRead) {
+  const std::string groups = ThreeGroups<2, Complex>(70).bytes();
+  EXPECT_TRUE(ThrowsInvalidArgumentMentioning(
+      [&] { decode_columns_checkpoint(groups, "g"); },
+      {"checkpoint g: format version 3 holds every column group of a split sweep", "not as one group"}));
+  EXPECT_TRUE(ThrowsInvalidArgumentMentioning(
+      [&] { decode_checkpoint(groups, "g"); },
+      {"checkpoint g: format version 3 holds every column group of a split sweep",
+       "not a run of one observable"}));
+  EXPECT_EQ(
+      GroupsDecodeError(SmallFile()),
+      "checkpoint f: format version 2 is not a split sweep's groups (version 3); load_columns_checkpoint "
+      "reads it");
+}
+
+TEST(GroupsCheckpoint, AWriterRefusesGroupsThatDoNotFit) {
+  ThreeGroups<1, double> three(20);
+  const auto refused = [&](std::vector<ColumnGroupRows<1, double>> groups, std::string mentions) {
+    return ThrowsInvalidArgumentMentioning([&] { encode_groups_checkpoint<1, double>(groups); }, {mentions});
+  };
+  EXPECT_TRUE(refused({}, "at least one group"));
+  auto gap = three.groups;
+  gap.erase(gap.begin() + 1);
+  EXPECT_TRUE(refused(gap, "group 1 starts at value column 3 with 3 columns"));
+  auto wide_apart = three.groups;
+  wide_apart[2].place.apart = true;
+  EXPECT_TRUE(refused(wide_apart, "group 2 runs apart with 3 columns"));
+  auto other = three.groups;
+  other[1].header.layers_done = 5;
+  EXPECT_TRUE(refused(other, "group 1 has other fingerprints, layers done or qubits than group 0"));
+  auto short_rows = three.groups;
+  short_rows[0].coefficients = short_rows[0].coefficients.subspan(1);
+  EXPECT_TRUE(refused(short_rows, "coefficients for"));
+}
+
+TEST_F(ColumnsCheckpointFile, GroupsSaveAndLoadMatchTheBytesAndTheVersionIsReadFromTheHeader) {
+  const ThreeGroups<2, double> three(100);
+  const auto path = dir_ / "g.ckpt";
+  save_groups_checkpoint<2, double>(path, three.groups);
+  EXPECT_EQ(read_file(path), three.bytes());
+  EXPECT_EQ(checkpoint_version(path), 3u);
+  const std::vector<ColumnGroup> back = load_groups_checkpoint(path);
+  ASSERT_EQ(back.size(), 3u);
+  EXPECT_EQ((std::get<ColumnRows<2, double>>(back[2].rows.rows).keys), three.rows[2].keys);
+  const ColumnRows<2, double> rows = RandomRows<2, double>(100, 4, 2, 3);
+  save_columns_checkpoint<2, double>(path, Header(100, 2), rows.keys, rows.coefficients);
+  EXPECT_EQ(checkpoint_version(path), 2u);
+  write_file_atomically(path, [](const ByteSink& sink) { sink(std::string_view("PSCKPT01\x09\0\0\0", 12)); });
+  EXPECT_TRUE(
+      ThrowsInvalidArgumentMentioning([&] { checkpoint_version(path); },
+                                      {"format version 9 is not supported (this build reads 1, 2 and 3)"}));
 }
 
 }  // namespace

@@ -27,6 +27,7 @@ namespace paulistrings::io::checkpoint_format {
 constexpr std::string_view kMagic = "PSCKPT01";
 constexpr std::uint32_t kFormatVersion = 1;
 constexpr std::uint32_t kColumnsVersion = 2;  // C coefficient columns a term (ColumnsCheckpoint)
+constexpr std::uint32_t kGroupsVersion = 3;   // every group of a split sweep, each a version-2 file
 constexpr std::uint32_t kRealCoefficients = 0;
 constexpr std::uint32_t kComplexCoefficients = 1;
 constexpr std::size_t kMaxQubits = 1024;

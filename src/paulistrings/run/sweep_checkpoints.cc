@@ -6,6 +6,7 @@
 #include <exception>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "paulistrings/io/checkpoint.h"
 #include "paulistrings/run/checkpoints.h"
@@ -76,14 +77,22 @@ SweepResumePoint load_sweep_resume(const std::filesystem::path& path, std::span<
                                    std::span<const std::uint64_t> fingerprints,
                                    const std::string& fingerprint_covers) {
   if (!std::filesystem::exists(path)) throw CheckpointNotFound(path);
-  io::ColumnsCheckpoint checkpoint = io::load_columns_checkpoint(path);
-  const io::ColumnsHeader& header = checkpoint.header;
+  // A split sweep's file (version 3) holds every group; any other, the one group.
+  std::vector<io::ColumnGroup> groups;
+  if (io::checkpoint_version(path) == 3) {
+    groups = io::load_groups_checkpoint(path);
+  } else {
+    groups.emplace_back();
+    groups[0].rows = io::load_columns_checkpoint(path);
+  }
+  const io::ColumnsHeader& header = groups[0].rows.header;
+  std::size_t held_columns = 0;
+  for (const io::ColumnGroup& group : groups) held_columns += group.rows.header.columns;
   const std::string name = "checkpoint " + path.string();
-  if (header.columns != all_columns) {
-    throw std::invalid_argument(name + " holds " + std::to_string(header.columns) +
-                                " coefficient columns a term but this sweep has " +
-                                std::to_string(all_columns) +
-                                " (its values and derivatives); refusing to resume from it");
+  if (held_columns != all_columns) {
+    throw std::invalid_argument(
+        name + " holds " + std::to_string(held_columns) + " coefficient columns a term but this sweep has " +
+        std::to_string(all_columns) + " (its values and derivatives); refusing to resume from it");
   }
   SweepResumePoint resume;
   resume.path = path;
@@ -102,33 +111,88 @@ SweepResumePoint load_sweep_resume(const std::filesystem::path& path, std::span<
   }
   SweepState& state = resume.state;
   state.layers_done = static_cast<std::size_t>(header.layers_done);
-  state.bucket_bits = header.bucket_bits;
-  state.light_cone = header.light_cone;
+  const auto rows_of = [&](io::ColumnsCheckpoint& checkpoint) {
+    return std::visit(
+        [&](auto& rows) {
+          using Rows = std::decay_t<decltype(rows)>;
+          return AnySweepSum(SweepSum<Rows::kWidth, typename Rows::Coeff>(
+              checkpoint.header.num_qubits, checkpoint.header.columns, std::move(rows.keys),
+              std::move(rows.coefficients)));
+        },
+        checkpoint.rows);
+  };
+  if (groups.size() == 1 && groups[0].place.count == 0) {  // a version-1 or -2 file: one group
+    state.bucket_bits = header.bucket_bits;
+    state.light_cone = header.light_cone;
+    state.sum = rows_of(groups[0].rows);
+    return resume;
+  }
+  // resume_sweep checks that the groups are this sweep's columns, each with its derivative columns. The
+  // union is not built: `sum` gets no rows, only the sweep's qubits, columns and coefficient type.
   std::visit(
-      [&](auto& rows) {
+      [&](const auto& rows) {
         using Rows = std::decay_t<decltype(rows)>;
-        state.sum = AnySweepSum(SweepSum<Rows::kWidth, typename Rows::Coeff>(
-            header.num_qubits, header.columns, std::move(rows.keys), std::move(rows.coefficients)));
+        state.sum = AnySweepSum(
+            SweepSum<Rows::kWidth, typename Rows::Coeff>(header.num_qubits, held_columns, {}, {}));
       },
-      checkpoint.rows);
+      groups[0].rows.rows);
+  for (io::ColumnGroup& group : groups) {
+    SweepGroupState part;
+    part.first = group.place.first;
+    part.count = group.place.count;
+    part.next_count = group.place.next_count;
+    part.apart = group.place.apart;
+    part.bucket_bits = group.rows.header.bucket_bits;
+    part.light_cone = group.rows.header.light_cone;
+    part.sum = rows_of(group.rows);
+    state.groups.push_back(std::move(part));
+  }
   return resume;
 }
 
 void write_sweep_checkpoint(const std::filesystem::path& path, std::uint64_t circuit_fingerprint,
                             std::uint64_t task_fingerprint, const SweepState& state) {
-  io::ColumnsHeader header;
-  header.circuit_fingerprint = circuit_fingerprint;
-  header.task_fingerprint = task_fingerprint;
-  header.layers_done = state.layers_done;
-  header.bucket_bits = state.bucket_bits;
-  header.num_qubits = state.sum.num_qubits();
-  header.columns = state.sum.columns();
-  header.light_cone = state.light_cone;
-  state.sum.visit([&](const auto& sum) {
-    using Sum = std::decay_t<decltype(sum)>;
-    io::save_columns_checkpoint<Sum::kWidth, typename Sum::Coeff>(path, header, sum.keys(),
-                                                                  sum.coefficients());
-  });
+  const auto header_of = [&](const AnySweepSum& sum, int bucket_bits,
+                             const std::vector<std::uint64_t>& cone) {
+    io::ColumnsHeader header;
+    header.circuit_fingerprint = circuit_fingerprint;
+    header.task_fingerprint = task_fingerprint;
+    header.layers_done = state.layers_done;
+    header.bucket_bits = bucket_bits;
+    header.num_qubits = sum.num_qubits();
+    header.columns = sum.columns();
+    header.light_cone = cone;
+    return header;
+  };
+  if (state.groups.empty()) {
+    const io::ColumnsHeader header = header_of(state.sum, state.bucket_bits, state.light_cone);
+    state.sum.visit([&](const auto& sum) {
+      using Sum = std::decay_t<decltype(sum)>;
+      io::save_columns_checkpoint<Sum::kWidth, typename Sum::Coeff>(path, header, sum.keys(),
+                                                                    sum.coefficients());
+    });
+  } else {
+    // Split: every group, each with its rows, bucket count and light cone, in one version-3 file.
+    state.groups[0].sum.visit([&](const auto& first) {
+      using Sum = std::decay_t<decltype(first)>;
+      constexpr int W = Sum::kWidth;
+      using C = typename Sum::Coeff;
+      std::vector<io::ColumnGroupRows<W, C>> groups;
+      for (const SweepGroupState& group : state.groups) {
+        const auto* rows = group.sum.get_if<W, C>();
+        if (rows == nullptr)
+          throw std::invalid_argument(
+              "write_sweep_checkpoint: the groups' rows differ in width or coefficient type");
+        io::ColumnGroupRows<W, C> out;
+        out.place = {group.first, group.count, group.next_count, group.apart};
+        out.header = header_of(group.sum, group.bucket_bits, group.light_cone);
+        out.keys = rows->keys();
+        out.coefficients = rows->coefficients();
+        groups.push_back(std::move(out));
+      }
+      io::save_groups_checkpoint<W, C>(path, groups);
+    });
+  }
   io::remove_other_checkpoints(path, 0);
 }
 
@@ -143,9 +207,6 @@ SweepRunResult run_sweep_segments(const AnyPauliSum& observable, std::span<const
   Clock::duration interval = run.checkpoint_interval;
   const auto interrupted = [&] { return run.interrupted && run.interrupted(); };
   PropagateOptions options = run.propagate;
-  // A checkpoint file holds one group (io/checkpoint.h, version 2): a run that writes them does not split
-  // its columns (docs/design.md §7.8), so that every stop can be written and resumed to the same bits.
-  if (checkpointing) options.sweep_split = false;
   options.should_stop = [&](std::size_t done) {
     return interrupted() || (checkpointing && every > 0 && done % every == 0) ||
            (by_time && Clock::now() - last_saved >= interval);

@@ -1,7 +1,8 @@
 // Sweep checkpoints (run/sweep_checkpoints.h, sweep/propagate_sweep.h's SweepState): a sweep stopped after
 // any layer, saved, loaded and resumed — or run in checkpointed segments — ends in the uninterrupted run's
 // bits, rows in the same order, with both sweep engines, with gradients and under truncations with and
-// without a layer pass; a checkpoint of another sweep (circuit, values, gradients, column count) is refused.
+// without a layer pass; a split sweep's checkpoint holds every group and resumes to the split run's bits;
+// a checkpoint of another sweep (circuit, values, gradients, column count) is refused.
 
 #include "paulistrings/run/sweep_checkpoints.h"
 
@@ -246,7 +247,24 @@ TEST_F(SweepCheckpoint, SegmentsWithCheckpointsAndAnInterruptGiveTheUninterrupte
   EXPECT_TRUE(SameState(point.state, full));
 }
 
-TEST_F(SweepCheckpoint, ACheckpointedRunKeepsOneGroupAndAnInterruptedSplitRunResumesInMemory) {
+/// Equal groups: the same places and layouts, each group's rows bit for bit.
+::testing::AssertionResult SameGroups(const SweepState& a, const SweepState& b) {
+  if (a.groups.size() != b.groups.size())
+    return ::testing::AssertionFailure() << a.groups.size() << " groups against " << b.groups.size();
+  for (std::size_t g = 0; g < a.groups.size(); ++g) {
+    const SweepGroupState &x = a.groups[g], &y = b.groups[g];
+    if (x.first != y.first || x.count != y.count || x.next_count != y.next_count || x.apart != y.apart ||
+        x.bucket_bits != y.bucket_bits || x.light_cone != y.light_cone)
+      return ::testing::AssertionFailure() << "group " << g << "'s place or layout differs";
+    SweepState rows_x, rows_y;
+    rows_x.sum = x.sum;
+    rows_y.sum = y.sum;
+    if (!SameState(rows_x, rows_y)) return ::testing::AssertionFailure() << "group " << g << "'s rows differ";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST_F(SweepCheckpoint, ASplitSweepsCheckpointHoldsEveryGroupAndResumesToTheSplitRunsBits) {
   // Columns that diverge (angle 0 keeps few terms), counted from the first term: the sweep splits.
   const Sweep sweep = make_sweep(true, {0.0, 0.05, 0.9, -2.2});
   PropagateOptions o = options(Engine::cpu, Truncation::coeff(1e-2));
@@ -255,40 +273,54 @@ TEST_F(SweepCheckpoint, ACheckpointedRunKeepsOneGroupAndAnInterruptedSplitRunRes
   SweepState split;
   const SweepStats split_stats = propagate_sweep(sweep.observable, sweep.columns, o, split, sweep.gradients);
   ASSERT_GE(split_stats.splits, 1u);
-  PropagateOptions one_group = o;
-  one_group.sweep_split = false;
-  SweepState unsplit;
-  propagate_sweep(sweep.observable, sweep.columns, one_group, unsplit, sweep.gradients);
-  // With checkpoints: one group (a file holds one), the unsplit run's bits.
-  SweepRunOptions run = checkpointed(sweep, o, dir_ / "split.ckpt", 10);
+  ASSERT_GE(split.groups.size(), 2u);
+  // In segments that write a checkpoint every 3 layers: the split run's bits, its groups included.
+  SweepRunOptions run = checkpointed(sweep, o, dir_ / "split.ckpt", 3);
   SweepState state;
   SweepRunResult result =
       run_sweep_segments(sweep.observable, sweep.columns, sweep.gradients, run, state, false);
-  EXPECT_EQ(result.stats.splits, 0u);
-  EXPECT_EQ(result.stats.groups, 1u);
-  EXPECT_TRUE(state.groups.empty());
-  EXPECT_TRUE(SameState(state, unsplit));
-  // Without: interrupted in memory after the split, resumed from the state's groups, the split run's bits.
-  run.checkpoint.reset();
+  EXPECT_EQ(result.stats.groups, split.groups.size());
+  EXPECT_TRUE(SameState(state, split));
+  EXPECT_TRUE(SameGroups(state, split));
+  EXPECT_EQ(io::checkpoint_version(*run.checkpoint), 3u);  // the last stop was after the split
+  // Stopped after each layer once the columns have split, written, read back and resumed from the file.
   const std::size_t layers = sweep.columns[0].size();
+  const std::uint64_t fingerprint[] = {9};
+  SweepRunOptions plain = run;
+  plain.checkpoint.reset();
+  std::size_t checked = 0;
+  for (std::size_t stop = 1; stop < layers; ++stop) {
+    SCOPED_TRACE("stopped after layer " + std::to_string(stop));
+    const SweepState stopped = stopped_at(sweep, o, stop);
+    if (stopped.groups.empty()) continue;
+    ++checked;
+    const auto path = dir_ / "stop.ckpt";
+    write_sweep_checkpoint(path, run.circuit_fingerprint, 9, stopped);
+    ASSERT_EQ(io::checkpoint_version(path), 3u);
+    SweepResumePoint point = load_sweep_resume(path, sweep.columns, 8, kSweepQubits, fingerprint, "sweep");
+    EXPECT_EQ(point.state.layers_done, stop);
+    EXPECT_TRUE(SameGroups(point.state, stopped));
+    run_sweep_segments(sweep.observable, sweep.columns, sweep.gradients, plain, point.state, true);
+    ASSERT_TRUE(SameState(point.state, split));
+    ASSERT_TRUE(SameGroups(point.state, split));
+  }
+  EXPECT_GT(checked, 5u);
+  // Interrupted in memory after the split and resumed from the state's groups: the same bits.
   std::size_t polls = 0;
-  run.interrupted = [&] { return ++polls >= layers - 2; };
+  plain.interrupted = [&] { return ++polls >= layers - 2; };
   SweepState stopped;
-  result = run_sweep_segments(sweep.observable, sweep.columns, sweep.gradients, run, stopped, false);
+  result = run_sweep_segments(sweep.observable, sweep.columns, sweep.gradients, plain, stopped, false);
   ASSERT_TRUE(result.interrupted);
   EXPECT_FALSE(stopped.groups.empty());
-  run.interrupted = nullptr;
-  result = run_sweep_segments(sweep.observable, sweep.columns, sweep.gradients, run, stopped, true);
+  plain.interrupted = nullptr;
+  run_sweep_segments(sweep.observable, sweep.columns, sweep.gradients, plain, stopped, true);
   EXPECT_TRUE(SameState(stopped, split));
-  ASSERT_EQ(stopped.groups.size(), split.groups.size());
-  for (std::size_t g = 0; g < split.groups.size(); ++g) {
-    SweepState a, b;
-    a.sum = stopped.groups[g].sum;
-    b.sum = split.groups[g].sum;
-    EXPECT_TRUE(SameState(a, b)) << "group " << g;
-    EXPECT_EQ(stopped.groups[g].bucket_bits, split.groups[g].bucket_bits);
-    EXPECT_EQ(stopped.groups[g].light_cone, split.groups[g].light_cone);
-  }
+  EXPECT_TRUE(SameGroups(stopped, split));
+  // A split checkpoint of another column count is refused, counting every group's columns.
+  const auto path = dir_ / "stop.ckpt";
+  EXPECT_TRUE(ThrowsInvalidArgumentMentioning(
+      [&] { load_sweep_resume(path, sweep.columns, 6, kSweepQubits, fingerprint, "sweep"); },
+      {"holds 8 coefficient columns a term but this sweep has 6"}));
 }
 
 TEST_F(SweepCheckpoint, ACheckpointOfAnotherSweepIsRefused) {

@@ -46,6 +46,7 @@ struct CpuEngine<W, C>::Scratch {
     std::uint32_t index;
   };
   std::vector<Position> flipped, unflipped;
+  std::vector<PauliString<W>> flipped_partners;  ///< per flipped term w: its representative w ⊕ g
   std::vector<char> paired;
   struct Pending {
     std::uint32_t local;
@@ -338,12 +339,14 @@ void CpuEngine<W, C>::rotate_coset(const cpu_detail::LayerKernel<W, C>& kernel, 
     }
   }
   // Index the flipped side w by its representative v = w ⊕ g.
+  // The representatives are kept beside the table, so a probe compares keys without finding buckets.
   scratch.reset_slots(scratch.flipped.size());
   scratch.paired.assign(scratch.flipped.size(), 0);
+  scratch.flipped_partners.resize(scratch.flipped.size());
   for (std::size_t i = 0; i < scratch.flipped.size(); ++i) {
     const auto [local, index] = scratch.flipped[i];
-    scratch.insert_slot(store_.bucket(plan.member(rep, local)).keys[index] ^ generator,
-                        static_cast<std::int32_t>(i));
+    scratch.flipped_partners[i] = store_.bucket(plan.member(rep, local)).keys[index] ^ generator;
+    scratch.insert_slot(scratch.flipped_partners[i], static_cast<std::int32_t>(i));
   }
   // v = representative, w = v ⊕ g: out_v = cos·c_v + σ(w)·sin·c_w, out_w = cos·c_w + σ(v)·sin·c_v.
   for (const auto [local, index] : scratch.unflipped) {
@@ -351,10 +354,8 @@ void CpuEngine<W, C>::rotate_coset(const cpu_detail::LayerKernel<W, C>& kernel, 
     const PauliString<W> v = bucket.keys[index];
     const C c_v = bucket.coefficients[index];
     const double sign_v = product_phase(generator, v) == 3 ? 1.0 : -1.0;
-    const std::int32_t found = scratch.find_slot(v, [&](std::int32_t i) {
-      const auto& w = scratch.flipped[static_cast<std::size_t>(i)];
-      return (store_.bucket(plan.member(rep, w.local)).keys[w.index] ^ generator) == v;
-    });
+    const std::int32_t found = scratch.find_slot(
+        v, [&](std::int32_t i) { return scratch.flipped_partners[static_cast<std::size_t>(i)] == v; });
     if (found >= 0) {
       scratch.paired[static_cast<std::size_t>(found)] = 1;
       const auto& w = scratch.flipped[static_cast<std::size_t>(found)];

@@ -207,7 +207,7 @@ std::string encode_checkpoint(const Checkpoint& checkpoint) {
 
 namespace checkpoint_format {
 
-Header decode_header(std::string_view bytes, const std::string& name, bool columns_reader) {
+Header decode_header(std::string_view bytes, const std::string& name, HeaderFor reader) {
   if (bytes.size() < kHeaderBytes) {
     fail(name, "truncated: the file has ", bytes.size(), " bytes, less than the ", kHeaderBytes,
          "-byte header");
@@ -216,18 +216,23 @@ Header decode_header(std::string_view bytes, const std::string& name, bool colum
     fail(name, "not a paulistrings checkpoint (the file does not start with \"PSCKPT01\")");
   }
   const std::uint32_t version = get_u32(bytes, kVersionOffset);
-  if (version == kGroupsVersion) {
+  const bool columns_reader = reader == HeaderFor::columns;
+  if (reader == HeaderFor::groups) {
+    if (version != kGroupsVersion) {
+      fail(name, "format version ", version, " is not a split sweep's groups (version 3)",
+           version == kFormatVersion || version == kColumnsVersion ? "; load_columns_checkpoint reads it"
+                                                                   : "");
+    }
+  } else if (version == kGroupsVersion) {
     fail(name,
          "format version 3 holds every column group of a split sweep; a sweep resumes from it "
          "(load_groups_checkpoint), ",
          columns_reader ? "not as one group" : "not a run of one observable");
-  }
-  if (version == kColumnsVersion && !columns_reader) {
+  } else if (version == kColumnsVersion && !columns_reader) {
     fail(name,
          "format version 2 holds several coefficient columns a term (a sweep's checkpoint); a run of "
          "one observable resumes from version 1");
-  }
-  if (version != kFormatVersion && version != kColumnsVersion) {
+  } else if (version != kFormatVersion && version != kColumnsVersion) {
     if (columns_reader)
       fail(name, "format version ", version, " is not supported (this build reads 1 and 2)");
     fail(name, "format version ", version, " is not supported (this build reads ", kFormatVersion, ")");
@@ -249,7 +254,7 @@ Header decode_header(std::string_view bytes, const std::string& name, bool colum
   if (coefficient_type != kRealCoefficients && coefficient_type != kComplexCoefficients) {
     fail(name, "coefficient type ", coefficient_type, " is not 0 (real double) or 1 (complex double)");
   }
-  const std::uint32_t bucket_bits = get_u32(bytes, kReservedOffset);
+  const std::uint32_t bucket_bits = reader == HeaderFor::groups ? 0 : get_u32(bytes, kReservedOffset);
   if (bucket_bits > kMaxBucketBits) fail(name, "bucket bits ", bucket_bits, " exceed ", kMaxBucketBits);
   Header header;
   header.version = version;

@@ -28,10 +28,11 @@
 //    end-8     8      u64 FNV-1a 64 checksum of every byte before it
 //
 // The groups' records follow in column order: the first starts at column 0 and each next one where the
-// last ended. decode_groups_checkpoint checks, in this order: the header (magic, version, width for the
-// qubit count, coefficient type, group count), then per group its record (first, count, apart, reserved,
-// L within what is left of the file) and its file as decode_columns_checkpoint checks one, with the
-// header's fields; then that the value columns are the header's, the checksum, and that nothing follows it.
+// last ended. decode_groups_checkpoint checks, in this order: the header as the other readers check theirs
+// (magic, version, width for the qubit count, coefficient type), the group count, then per group its record
+// (first, count, apart, reserved, L within what is left of the file) and its file as
+// decode_columns_checkpoint checks one, with the header's fields; then that the value columns are the
+// header's, the checksum, and that nothing follows it.
 
 #include <algorithm>
 #include <array>
@@ -188,7 +189,7 @@ void decode_rows_of_width(std::uint32_t width, Read&& read, std::string_view hea
 template <class Read>
 ColumnsCheckpoint decode_columns_from(std::string header_bytes, std::uint64_t size, Read&& read,
                                       const std::string& name) {
-  const Header header = decode_header(header_bytes, name, true);
+  const Header header = decode_header(header_bytes, name, HeaderFor::columns);
   const bool version2 = header.version == kColumnsVersion;
   std::uint64_t columns = 1;
   if (version2) {
@@ -347,33 +348,14 @@ std::vector<ColumnGroup> decode_groups_from(std::uint64_t size, Read&& read_raw,
     fail(name, "truncated: the file has ", size, " bytes, less than the ", kHeaderBytes + kChecksumBytes,
          " bytes of a header and a checksum");
   }
-  std::string header(kHeaderBytes, '\0');
-  read(header.data(), header.size());
-  if (std::string_view(header).substr(0, kMagic.size()) != kMagic) {
-    fail(name, "not a paulistrings checkpoint (the file does not start with \"PSCKPT01\")");
-  }
-  const std::uint32_t version = get_u32(header, kVersionOffset);
-  if (version != kGroupsVersion) {
-    fail(name, "format version ", version, " is not a split sweep's groups (version 3)",
-         version == kFormatVersion || version == kColumnsVersion ? "; load_columns_checkpoint reads it" : "");
-  }
-  const std::uint32_t width = get_u32(header, kWidthOffset);
-  const std::uint64_t num_qubits = get_u64(header, kQubitsOffset);
-  if (num_qubits > kMaxQubits) fail(name, "qubit count ", num_qubits, " exceeds the maximum ", kMaxQubits);
-  if (width != static_cast<std::uint32_t>(width_for_qubits(static_cast<std::size_t>(num_qubits)))) {
-    fail(name, "word width ", width, " does not match ", num_qubits, " qubits");
-  }
-  const std::uint32_t type = get_u32(header, kCoefficientTypeOffset);
-  if (type != kRealCoefficients && type != kComplexCoefficients) {
-    fail(name, "coefficient type ", type, " is not 0 (real double) or 1 (complex double)");
-  }
-  const std::uint32_t count = get_u32(header, kReservedOffset);
+  std::string header_bytes(kHeaderBytes, '\0');
+  read(header_bytes.data(), header_bytes.size());
+  const Header header = decode_header(header_bytes, name, HeaderFor::groups);
+  const std::uint32_t count = get_u32(header_bytes, kReservedOffset);
   if (count == 0 || count > kMaxGroups)
     fail(name, "group count ", count, " is not between 1 and ", kMaxGroups);
-  const std::uint64_t circuit = get_u64(header, kCircuitFingerprintOffset);
-  const std::uint64_t task = get_u64(header, kTaskFingerprintOffset);
-  const std::uint64_t layers = get_u64(header, kLayersOffset);
-  const std::uint64_t values = get_u64(header, kCountOffset);
+  const std::uint64_t num_qubits = header.num_qubits, circuit = header.circuit_fingerprint,
+                      task = header.task_fingerprint, layers = header.layers_done, values = header.count;
   std::vector<ColumnGroup> groups;
   std::uint64_t next = 0;
   std::string record(kGroupRecordBytes, '\0');
@@ -424,8 +406,7 @@ std::vector<ColumnGroup> decode_groups_from(std::uint64_t size, Read&& read_raw,
     const bool complex = std::visit(
         [](const auto& rows) { return std::same_as<typename std::decay_t<decltype(rows)>::Coeff, Complex>; },
         group.rows.rows);
-    if (complex != (type == kComplexCoefficients))
-      fail(group_name, "has another coefficient type than the file's header");
+    if (complex != header.complex) fail(group_name, "has another coefficient type than the file's header");
     next = first + columns;
     groups.push_back(std::move(group));
   }

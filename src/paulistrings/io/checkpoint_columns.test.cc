@@ -423,7 +423,7 @@ TEST(GroupsCheckpoint, ChecksNameWhatFailed) {
   EXPECT_EQ(with([](std::string& b) { PutU32(b, kReserved, 0); }),
             "checkpoint f: group count 0 is not between 1 and 1048576");
   EXPECT_EQ(with([](std::string& b) { PutU32(b, kWidth, 2); }),
-            "checkpoint f: word width 2 does not match 20 qubits");
+            "checkpoint f: word width 2 does not match 20 qubits (expected width 1)");
   EXPECT_EQ(with([](std::string& b) { PutU64(b, kCount, 7); }),
             "checkpoint f: the groups cover 6 value columns but the header says 7");
   EXPECT_EQ(

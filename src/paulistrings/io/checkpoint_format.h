@@ -245,9 +245,14 @@ struct Header {
   std::uint64_t circuit_fingerprint = 0, task_fingerprint = 0, layers_done = 0;
 };
 
-/// The 64-byte header checked field by field; `columns_reader`: for load_columns_checkpoint (versions 1
-/// and 2), else for load_checkpoint (version 1 only).
-Header decode_header(std::string_view bytes, const std::string& name, bool columns_reader = false);
+/// Which reader a header is checked for: load_checkpoint (version 1 only), load_columns_checkpoint
+/// (versions 1 and 2) or load_groups_checkpoint (version 3, whose field at offset 20 is the group count,
+/// left to that reader, and whose field at offset 56 is the value columns).
+enum class HeaderFor { one_column, columns, groups };
+
+/// The 64-byte header checked field by field for `reader`.
+Header decode_header(std::string_view bytes, const std::string& name,
+                     HeaderFor reader = HeaderFor::one_column);
 
 /// Refuses a file of `size` bytes unless it is `fixed` bytes plus `count` terms of `bytes_per_term` (the
 /// product guarded against overflow).

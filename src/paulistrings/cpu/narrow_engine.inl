@@ -47,50 +47,73 @@ decltype(auto) with_width(int v, F&& f) {
   return f(std::integral_constant<int, 1>{});
 }
 
-/// Widens keys of V words whose bit l is label l to W words with each label at its qubit, by byte
-/// tables: the entry of byte position p and value b is the full-width plane of the labels 8p … 8p + 7 set
-/// in b. A key costs one lookup per nonzero byte of each plane, not a bit operation per factor.
+/// Byte tables over the labels of a V-word plane (bit l = label l): the entry of byte position p and value
+/// b is the OR of value_of(l) over the labels l = 8p + i whose bit i is set in b. A plane's value then
+/// costs one lookup and one OR per nonzero byte, not one operation per set bit. Value: a 64-bit word or
+/// an array of them.
+template <int V, class Value>
+class LabelByteTables {
+ public:
+  /// value_of(l) for every label l < 8 · entries(labels) / 256 (zero for a label on no key).
+  template <class ValueOf>
+  LabelByteTables(std::size_t labels, ValueOf&& value_of) : positions_(positions(labels)), table_(positions_ * 256) {
+    for (std::size_t p = 0; p < positions_; ++p) {
+      Value* entries = table_.data() + 256 * p;
+      for (unsigned b = 1; b < 256; ++b) {
+        entries[b] = entries[b & (b - 1)];  // the value without its lowest bit, filled before b
+        or_into(entries[b], value_of(8 * p + static_cast<std::size_t>(std::countr_zero(b))));
+      }
+    }
+  }
+  /// Entries in the tables for `labels` labels (a caller compares them with the keys it will look up).
+  static std::size_t entries(std::size_t labels) { return 256 * positions(labels); }
+  Value operator()(const std::array<std::uint64_t, V>& plane) const {
+    Value out{};
+    for (int v = 0; v < V; ++v) {
+      std::size_t p = 8 * static_cast<std::size_t>(v);
+      for (std::uint64_t word = plane[static_cast<std::size_t>(v)]; word != 0; word >>= 8, ++p) {
+        if ((word & 0xff) != 0) or_into(out, table_[256 * p + (word & 0xff)]);
+      }
+    }
+    return out;
+  }
+
+ private:
+  static std::size_t positions(std::size_t labels) { return (std::min(labels, std::size_t{64} * V) + 7) / 8; }
+  static void or_into(std::uint64_t& to, std::uint64_t from) { to |= from; }
+  template <std::size_t N>
+  static void or_into(std::array<std::uint64_t, N>& to, const std::array<std::uint64_t, N>& from) {
+    for (std::size_t w = 0; w < N; ++w) to[w] |= from[w];
+  }
+  std::size_t positions_;
+  std::vector<Value> table_;
+};
+
+/// Widens keys of V words whose bit l is label l to W words with each label at its qubit.
 template <int V, int W>
 class LabelWidener {
  public:
   /// qubit_of[l]: the qubit of label l, or `free` (such a label is on no key: its bits map nowhere).
   LabelWidener(const std::vector<Qubit>& qubit_of, Qubit free)
-      : positions_(positions(qubit_of.size())), table_(positions_ * 256) {
-    for (std::size_t p = 0; p < positions_; ++p) {
-      Plane* entries = table_.data() + 256 * p;
-      for (unsigned b = 1; b < 256; ++b) {
-        entries[b] = entries[b & (b - 1)];  // the value without its lowest bit, filled before b
-        const std::size_t label = 8 * p + static_cast<std::size_t>(std::countr_zero(b));
-        if (label >= qubit_of.size() || qubit_of[label] == free) continue;
-        entries[b][qubit_of[label] / 64] |= std::uint64_t{1} << (qubit_of[label] % 64);
-      }
-    }
-  }
+      : tables_(qubit_of.size(), [&](std::size_t label) {
+          Plane bit{};
+          if (label < qubit_of.size() && qubit_of[label] != free)
+            bit[qubit_of[label] / 64] |= std::uint64_t{1} << (qubit_of[label] % 64);
+          return bit;
+        }) {}
   /// Entries in the tables for `labels` labels (a caller compares them with the keys it will widen).
-  static std::size_t entries(std::size_t labels) { return 256 * positions(labels); }
+  static std::size_t entries(std::size_t labels) { return Tables::entries(labels); }
   PauliString<W> operator()(const PauliString<V>& key) const {
     PauliString<W> out;
-    spread(key.x, out.x);
-    spread(key.z, out.z);
+    out.x = tables_(key.x);
+    out.z = tables_(key.z);
     return out;
   }
 
  private:
   using Plane = std::array<std::uint64_t, W>;
-  static std::size_t positions(std::size_t labels) { return (std::min(labels, std::size_t{64} * V) + 7) / 8; }
-  void spread(const std::array<std::uint64_t, V>& in, Plane& out) const {
-    for (int v = 0; v < V; ++v) {
-      std::size_t p = 8 * static_cast<std::size_t>(v);
-      for (std::uint64_t word = in[static_cast<std::size_t>(v)]; word != 0; word >>= 8, ++p) {
-        const std::uint64_t byte = word & 0xff;
-        if (byte == 0) continue;
-        const Plane& bits = table_[256 * p + byte];
-        for (int w = 0; w < W; ++w) out[static_cast<std::size_t>(w)] |= bits[static_cast<std::size_t>(w)];
-      }
-    }
-  }
-  std::size_t positions_;
-  std::vector<Plane> table_;
+  using Tables = LabelByteTables<V, Plane>;
+  Tables tables_;
 };
 
 /// Ranks of narrowed keys that order them as their widened keys compare, for at most 64 labels in use.
@@ -98,8 +121,7 @@ class LabelWidener {
 /// before a later one and a higher bit before a lower one. Label l gets the position p(l) of its qubit in
 /// that order among the L labels in use, and a plane's value has bit L − 1 − p(l) for each label set in
 /// it; a key's rank is x value · 2^L + z value (2L ≤ 128 bits). Every qubit without a label is the
-/// identity on every key, so ranks compare as the widened keys do. Values by byte tables, as
-/// LabelWidener's.
+/// identity on every key, so ranks compare as the widened keys do.
 template <int V>
 class LabelRanker {
  public:
@@ -107,49 +129,40 @@ class LabelRanker {
     std::uint64_t high, low;
   };
   /// Whether ranks fit: at most 64 labels in use.
-  static bool fits(const std::vector<Qubit>& qubit_of, Qubit free) {
-    return std::count_if(qubit_of.begin(), qubit_of.end(), [&](Qubit q) { return q != free; }) <= 64;
-  }
+  static bool fits(const std::vector<Qubit>& qubit_of, Qubit free) { return in_use(qubit_of, free) <= 64; }
   LabelRanker(const std::vector<Qubit>& qubit_of, Qubit free)
-      : positions_((std::min(qubit_of.size(), std::size_t{64} * V) + 7) / 8), table_(positions_ * 256, 0) {
-    std::vector<std::size_t> in_use;  // labels, by their qubits' place in the full-width order
-    for (std::size_t l = 0; l < qubit_of.size() && l < std::size_t{64} * V; ++l) {
-      if (qubit_of[l] != free) in_use.push_back(l);
-    }
-    const auto weight = [&](std::size_t l) { return (qubit_of[l] / 64) * 64 + (63 - qubit_of[l] % 64); };
-    std::sort(in_use.begin(), in_use.end(), [&](std::size_t a, std::size_t b) { return weight(a) < weight(b); });
-    labels_ = static_cast<int>(in_use.size());
-    std::vector<std::uint64_t> bit_of(positions_ * 8, 0);
-    for (std::size_t p = 0; p < in_use.size(); ++p) bit_of[in_use[p]] = std::uint64_t{1} << (in_use.size() - 1 - p);
-    for (std::size_t p = 0; p < positions_; ++p) {
-      for (unsigned b = 1; b < 256; ++b) {
-        table_[256 * p + b] = table_[256 * p + (b & (b - 1))] | bit_of[8 * p + static_cast<std::size_t>(std::countr_zero(b))];
-      }
-    }
-  }
+      : labels_(static_cast<int>(in_use(qubit_of, free))),
+        tables_(qubit_of.size(), [bits = rank_bits(qubit_of, free)](std::size_t label) {
+          return label < bits.size() ? bits[label] : std::uint64_t{0};
+        }) {}
   /// Bits of a rank: 2L.
   int bits() const { return 2 * labels_; }
   Rank operator()(const PauliString<V>& key) const {
-    const std::uint64_t x = value(key.x), z = value(key.z);
+    const std::uint64_t x = tables_(key.x), z = tables_(key.z);
     if (labels_ == 64) return {x, z};
     if (labels_ == 0) return {0, 0};
     return {x >> (64 - labels_), (x << labels_) | z};
   }
 
  private:
-  std::uint64_t value(const std::array<std::uint64_t, V>& plane) const {
-    std::uint64_t out = 0;
-    for (int v = 0; v < V; ++v) {
-      std::size_t p = 8 * static_cast<std::size_t>(v);
-      for (std::uint64_t word = plane[static_cast<std::size_t>(v)]; word != 0; word >>= 8, ++p) {
-        out |= table_[256 * p + (word & 0xff)];
-      }
-    }
-    return out;
+  static std::size_t in_use(const std::vector<Qubit>& qubit_of, Qubit free) {
+    return static_cast<std::size_t>(
+        std::count_if(qubit_of.begin(), qubit_of.end(), [&](Qubit q) { return q != free; }));
   }
-  std::size_t positions_;
-  std::vector<std::uint64_t> table_;
-  int labels_ = 0;
+  /// Per label: its bit in a plane's value (0 for a free label).
+  static std::vector<std::uint64_t> rank_bits(const std::vector<Qubit>& qubit_of, Qubit free) {
+    std::vector<std::size_t> order;  // labels in use, by their qubits' place in the full-width order
+    for (std::size_t l = 0; l < qubit_of.size() && l < std::size_t{64} * V; ++l) {
+      if (qubit_of[l] != free) order.push_back(l);
+    }
+    const auto weight = [&](std::size_t l) { return (qubit_of[l] / 64) * 64 + (63 - qubit_of[l] % 64); };
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return weight(a) < weight(b); });
+    std::vector<std::uint64_t> bits(qubit_of.size(), 0);
+    for (std::size_t p = 0; p < order.size(); ++p) bits[order[p]] = std::uint64_t{1} << (order.size() - 1 - p);
+    return bits;
+  }
+  int labels_;
+  LabelByteTables<V, std::uint64_t> tables_;
 };
 
 /// An item to sort by rank: the rank and where its term is.

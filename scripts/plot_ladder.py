@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Plots a tfim_2d ladder: wall seconds against the side L, one line per configuration.
 
-usage: scripts/plot_ladder.py LOG [LOG ...] --out PNG [--title TEXT]
+usage: scripts/plot_ladder.py LOG [LOG ...] --out PNG [--title TEXT] [--gpu NAME]
 
 LOG holds the lines paulistrings-workloads prints (scripts/gpu_device.sh ladder writes ladder.txt),
 e.g. "tfim_2d n=324 threads=1 engine=cpu keys=narrow blocks=on wall_s=16.9084 ...". Lines of other
@@ -19,8 +19,8 @@ from collections import defaultdict
 FIELD = re.compile(r"(\w+)=(\S+)")
 
 
-def read(paths):
-    """{label: {side: [seconds, ...]}} from the tfim_2d lines of the logs."""
+def read(paths, gpu="GPU"):
+    """{label: {side: [seconds, ...]}} from the tfim_2d lines of the logs; GPU runs are labelled `gpu`."""
     series = defaultdict(lambda: defaultdict(list))
     for path in paths:
         with open(path, encoding="utf-8") as log:
@@ -33,7 +33,7 @@ def read(paths):
                 side = math.isqrt(int(fields["n"]))
                 engine = fields.get("engine", "cpu")
                 if engine.startswith("gpu"):
-                    label = "H200"
+                    label = gpu
                 else:
                     threads = fields.get("threads", "?")
                     before = fields.get("keys") == "wide" and fields.get("blocks") == "off"
@@ -48,8 +48,9 @@ def main():
     parser.add_argument("logs", nargs="+")
     parser.add_argument("--out", required=True)
     parser.add_argument("--title", default="tfim_2d, 21 steps, |c| ≥ 1e-6")
+    parser.add_argument("--gpu", default="GPU", help="the GPU runs' label (the logs do not name the card)")
     args = parser.parse_args()
-    series = read(args.logs)
+    series = read(args.logs, args.gpu)
     if not series:
         sys.exit("plot_ladder: no tfim_2d lines in " + ", ".join(args.logs))
     import matplotlib

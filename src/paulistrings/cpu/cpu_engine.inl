@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "paulistrings/core/anticommuting_scan.h"
 #include "paulistrings/core/parallel_errors.h"
 
 namespace paulistrings {
@@ -46,6 +47,7 @@ struct CpuEngine<W, C>::Scratch {
     std::uint32_t index;
   };
   std::vector<Position> flipped, unflipped;
+  std::vector<std::uint32_t> hits;  ///< a bucket's anticommuting terms, by index (rotate_coset's scan)
   std::vector<PauliString<W>> flipped_partners;  ///< per flipped term w: its representative w ⊕ g
   std::vector<char> paired;
   struct Pending {
@@ -326,16 +328,26 @@ void CpuEngine<W, C>::rotate_coset(const cpu_detail::LayerKernel<W, C>& kernel, 
     Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
     const std::size_t size = bucket.size();
     const PauliString<W>* keys = bucket.keys.data();
-    for (std::size_t t = 0; t < size; ++t) {
-      const PauliString<W>& key = keys[t];
-      for (int w = 0; w < W; ++w) support[w] |= key.x[w] | key.z[w];
-      if (key.commutes_with(generator)) {
-        if (test_unchanged) store_value(local, bucket.coefficients[t], key, bucket.coefficients[t]);
-        continue;
+    // Most terms commute with g: list the others (core/anticommuting_scan.h), then sort that short list
+    // by side. Commuting terms are unchanged; they are tested again only under a new policy.
+    if (scratch.hits.size() < size) scratch.hits.resize(size);
+    const std::uint32_t* hits = scratch.hits.data();
+    const std::size_t count = anticommuting_scan<W>(keys, size, generator, scratch.hits.data(), support);
+    if (test_unchanged) {
+      std::size_t next = 0;  // the next listed (anticommuting) term
+      for (std::size_t t = 0; t < size; ++t) {
+        if (next < count && hits[next] == t) {
+          ++next;
+          continue;
+        }
+        store_value(local, bucket.coefficients[t], keys[t], bucket.coefficients[t]);
       }
+    }
+    for (std::size_t i = 0; i < count; ++i) {
+      const PauliString<W>& key = keys[hits[i]];
       const std::uint64_t word = pivot_on_z ? key.z[pivot_word] : key.x[pivot_word];
       auto& side = (word & pivot_bit) ? scratch.flipped : scratch.unflipped;
-      side.push_back({local, static_cast<std::uint32_t>(t)});
+      side.push_back({local, hits[i]});
     }
   }
   // Index the flipped side w by its representative v = w ⊕ g.

@@ -3,11 +3,13 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <functional>
 #include <numeric>
 #include <stdexcept>
 
+#include "paulistrings/core/anticommuting_scan.h"
 #include "paulistrings/sweep/reference_sweep_engine.h"
 
 namespace paulistrings {
@@ -26,6 +28,7 @@ struct SweepEngine<W, C>::Scratch {
   std::vector<C> new_coefficients[2];
   std::vector<char> removed[2];
   std::vector<std::uint32_t> leaders[2];  // rotation: the anticommuting terms with the pivot bit clear
+  std::vector<std::uint32_t> hits[2];     // rotation: the anticommuting terms, by row
 
   void reset_index(std::size_t expected) {
     const std::size_t size = std::bit_ceil(std::max<std::size_t>(16, 2 * expected));
@@ -246,19 +249,6 @@ void SweepEngine<W, C>::rotate_pair(const SweepTable<W>& table, std::uint64_t a,
       pivot_bit = g.z[w] & (~g.z[w] + 1);
     }
   }
-  // Most generators act inside one word of the key: test only that word.
-  int only_word = -1;
-  for (int w = 0; w < W; ++w) {
-    if ((g.x[w] | g.z[w]) == 0) continue;
-    only_word = only_word == -1 ? w : -2;
-  }
-  auto commutes = [&](const PauliString<W>& key) {
-    if (only_word >= 0) {
-      const int w = only_word;
-      return (std::popcount((key.x[w] & g.z[w]) ^ (key.z[w] & g.x[w])) & 1) == 0;
-    }
-    return key.commutes_with(g);
-  };
   auto follower = [&](const PauliString<W>& key) {
     return ((pivot_z ? key.z[pivot_word] : key.x[pivot_word]) & pivot_bit) != 0;
   };
@@ -268,11 +258,6 @@ void SweepEngine<W, C>::rotate_pair(const SweepTable<W>& table, std::uint64_t a,
   Bucket* side[2] = {&buckets_[a], &buckets_[b]};
   const int sides = a == b ? 1 : 2;
   if (side[0]->keys.empty() && side[1]->keys.empty()) return;
-  // Index the anticommuting followers of both buckets.
-  std::size_t expected = 0;
-  for (int s = 0; s < sides; ++s) expected += side[s]->keys.size();
-  scratch.reset_index(expected / 2);
-  scratch.where.clear();
   bool any_removed[2] = {false, false};
   auto test = [&](int s, std::size_t i) {
     const PauliString<W>& key = side[s]->keys[i];
@@ -282,26 +267,48 @@ void SweepEngine<W, C>::rotate_pair(const SweepTable<W>& table, std::uint64_t a,
       any_removed[s] = true;
     }
   };
-  // One scan of the keys: followers indexed, leaders listed, commuting terms (unchanged) retested only
-  // when the policy asks.
+  // One scan of the keys lists the anticommuting terms (core/anticommuting_scan.h); commuting terms
+  // (unchanged) are retested only when the policy asks.
+  std::size_t anticommuting = 0;
+  std::size_t hit_count[2] = {0, 0};
   for (int s = 0; s < sides; ++s) {
     scratch.removed[s].assign(side[s]->keys.size(), 0);
     scratch.new_keys[s].clear();
     scratch.new_coefficients[s].clear();
     scratch.leaders[s].clear();
     const auto& keys = side[s]->keys;
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-      if (commutes(keys[i])) {
-        if (retest) test(s, static_cast<std::size_t>(i));
-        continue;
+    auto& hits = scratch.hits[s];
+    if (hits.size() < keys.size()) hits.resize(keys.size());
+    std::array<std::uint64_t, W> unused{};  // (a sweep keeps no light cone)
+    const std::size_t count =
+        anticommuting_scan<W, false>(keys.data(), keys.size(), g, hits.data(), unused);
+    if (retest) {
+      std::size_t next = 0;  // the next listed (anticommuting) term
+      for (std::size_t i = 0; i < keys.size(); ++i) {
+        if (next < count && hits[next] == i) {
+          ++next;
+          continue;
+        }
+        test(s, i);
       }
+    }
+    hit_count[s] = count;
+    anticommuting += count;
+  }
+  // Followers indexed (the table sized by the anticommuting terms, not the buckets), leaders listed.
+  scratch.reset_index(anticommuting / 2);
+  scratch.where.clear();
+  for (int s = 0; s < sides; ++s) {
+    const auto& keys = side[s]->keys;
+    for (std::size_t h = 0; h < hit_count[s]; ++h) {
+      const std::uint32_t i = scratch.hits[s][h];
       if (!follower(keys[i])) {
-        scratch.leaders[s].push_back(static_cast<std::uint32_t>(i));
+        scratch.leaders[s].push_back(i);
         continue;
       }
       bool fresh = false;
       scratch.find_or_insert(keys[i], fresh);
-      scratch.where.push_back(static_cast<std::uint32_t>(s) << 31 | static_cast<std::uint32_t>(i));
+      scratch.where.push_back(static_cast<std::uint32_t>(s) << 31 | i);
     }
   }
   scratch.paired.assign(scratch.where.size(), 0);

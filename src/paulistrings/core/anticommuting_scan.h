@@ -1,0 +1,63 @@
+#pragma once
+// The scan every Pauli rotation starts with: which keys of an array anticommute with the generator g.
+// Most keys commute with a gate of one or two qubits, so the scan lists the others' indices without a
+// branch per key, and ORs the support (x | z) of every key it reads (the engines' light cone).
+//
+// anticommuting_scan picks the widest form the processor runs, at run time: AVX-512 with 64-bit popcounts
+// (eight keys an iteration) for one-word keys, else the portable loop. Both give the same list, in
+// ascending order, and the same support (docs/design.md §7.2). Wider keys stay portable: an AVX-512
+// form that gathered the generator's word of two-word keys measured no faster (their scan waits on
+// memory, not on instructions).
+
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+
+#include "paulistrings/core/pauli_string.h"
+
+namespace paulistrings {
+
+/// The portable scan: writes to hits[0, count) the indices i < n, ascending, of the keys that
+/// anticommute with g, ORs x | z of keys[0, n) into `support`, and returns count. `hits` holds n
+/// entries (what a scan writes past count is unspecified).
+template <int W, bool kSupport = true>
+std::size_t anticommuting_scan_portable(const PauliString<W>* keys, std::size_t n, const PauliString<W>& g,
+                                        std::uint32_t* hits, std::array<std::uint64_t, W>& support) {
+  std::array<std::uint64_t, W> seen = support;
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const PauliString<W>& key = keys[i];
+    std::uint64_t parity = 0;
+    for (int w = 0; w < W; ++w) {
+      if constexpr (kSupport) seen[w] |= key.x[w] | key.z[w];
+      parity ^= (key.x[w] & g.z[w]) ^ (key.z[w] & g.x[w]);
+    }
+    hits[count] = static_cast<std::uint32_t>(i);  // kept when the parity is odd
+    count += static_cast<std::size_t>(std::popcount(parity) & 1);
+  }
+  support = seen;
+  return count;
+}
+
+/// True when this processor runs the AVX-512 scan of one-word keys (AVX-512F, VL and VPOPCNTDQ).
+bool anticommuting_scan_has_avx512();
+
+/// anticommuting_scan_portable for one-word keys with AVX-512; call only when
+/// anticommuting_scan_has_avx512().
+std::size_t anticommuting_scan_avx512(const PauliString<1>* keys, std::size_t n, const PauliString<1>& g,
+                                      std::uint32_t* hits, std::array<std::uint64_t, 1>& support);
+
+/// anticommuting_scan_portable, in the fastest form this processor runs. kSupport = false: the caller
+/// does not read `support` (the portable loop then skips it; the AVX-512 form computes it anyway).
+template <int W, bool kSupport = true>
+std::size_t anticommuting_scan(const PauliString<W>* keys, std::size_t n, const PauliString<W>& g,
+                               std::uint32_t* hits, std::array<std::uint64_t, W>& support) {
+  if constexpr (W == 1) {
+    static const bool avx512 = anticommuting_scan_has_avx512();
+    if (avx512) return anticommuting_scan_avx512(keys, n, g, hits, support);
+  }
+  return anticommuting_scan_portable<W, kSupport>(keys, n, g, hits, support);
+}
+
+}  // namespace paulistrings

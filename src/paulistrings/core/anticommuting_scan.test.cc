@@ -1,7 +1,7 @@
 // Tests the anticommuting scan (anticommuting_scan.h): the portable loop against commutes_with key by key
 // at W = 1, 2, 4, the AVX-512 form of one-word keys against the portable loop (where the processor has
 // it), and the dispatcher against both — every length around the vector width, sparse and dense hits,
-// the support ORed into what it held.
+// the support ORed into what it held (or left alone when the caller asks for none).
 
 #include "paulistrings/core/anticommuting_scan.h"
 
@@ -114,6 +114,18 @@ TEST(AnticommutingScan, TheDispatcherListsTheSameAtEveryWidth) {
   ExpectScanMatchesDirect<1>(anticommuting_scan<1>, 21);
   ExpectScanMatchesDirect<2>(anticommuting_scan<2>, 22);
   ExpectScanMatchesDirect<4>(anticommuting_scan<4>, 24);
+}
+
+TEST(AnticommutingScan, WithoutTheSupportTheListIsTheSameAndTheSupportUntouched) {
+  std::mt19937_64 rng(31);
+  std::vector<PauliString<2>> keys;
+  for (int i = 0; i < 301; ++i) keys.push_back(ScanTestKey<2>(rng, 128, 0.1));
+  const PauliString<2> g = PauliString<2>::from_label("X5 Z70", 128);
+  const std::array<std::uint64_t, 2> initial = {7, 9};
+  const ScanOutcome<2> expected = DirectScan<2>(keys, g, initial);
+  const ScanOutcome<2> actual = RunScan<2>(keys, g, initial, anticommuting_scan<2, false>);
+  EXPECT_EQ(actual.hits, expected.hits);
+  EXPECT_EQ(actual.support, initial);
 }
 
 TEST(AnticommutingScan, AllHitsAndNoHitsFillOrLeaveTheList) {

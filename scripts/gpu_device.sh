@@ -65,6 +65,8 @@
 #               10^7 (rotation_zz, cnot, gu2q, su4, depolarize; 16 CPU threads beside them) and at 10^8,
 #               the workloads on the GPU and on 16 threads, the kicked Ising on the GPU, and the CPU cells at
 #               10^6 on 1 and 16 threads (ab.txt); AB_PARTS picks among cells,workloads,cpu (default all)
+#               and host (the host's CPU alone: the chains on 1 thread, tfim_2d L = 18 on 16, and
+#               PauliPropagation.jl's sweep on 1; with CPU_ONLY=1 both trees build without CUDA)
 #   sweep     — parameter sweeps on this machine's cores (paulistrings-sweep-bench): PauliPropagation.jl's
 #               sweep (20 steps, 20 angles, 10^-4, weight ≤ 8) as one sweep and as 20 runs, and the θh sweep
 #               from 0 to π/2 (K = 20, 20 steps, 2^-14) against its separate runs, on SWEEP_THREADS threads
@@ -104,7 +106,7 @@ targets=()
 (has cells || has quick || has big || has kicked || has grow || has profile || has workloads || has ab ||
   has ladder) &&
   targets+=(paulistrings-gpu-bench paulistrings-workloads)
-has ab && targets+=(paulistrings-bench)
+has ab && targets+=(paulistrings-bench paulistrings-sweep-bench)
 (has sweep || has build) && targets+=(paulistrings-sweep-bench)
 has threads && targets+=(paulistrings-sweep-bench paulistrings-bench paulistrings-cli)
 has load && targets+=(paulistrings-bench paulistrings-cli)
@@ -127,6 +129,12 @@ fi
 debug=()
 [[ ${GPU_DEBUG_INFO:-0} != 0 ]] && debug=(-DCMAKE_CXX_FLAGS=-g -DCMAKE_CUDA_FLAGS=-g)
 start=$(date +%s)
+# Without CUDA there is no GPU bench to build.
+if [[ ${CPU_ONLY:-0} != 0 ]]; then
+  kept=()
+  for t in "${targets[@]}"; do [[ $t == paulistrings-gpu-bench ]] || kept+=("$t"); done
+  targets=("${kept[@]}")
+fi
 # Position-independent code always (the Python module needs it): ab's two trees are built alike whichever
 # modes a call has.
 # CPU_ONLY=1: no CUDA (the modes that run only on the host's cores, threads and sweep, build in a fraction).
@@ -144,9 +152,10 @@ awk 'NR > 1 { printf "%7.1f %s\n", ($2 - $1) / 1000, $4 }' build-gpu/.ninja_log 
 export OMP_PROC_BIND=close OMP_PLACES=cores
 # The tree in build-base-src/ (ab's "before") built into build-base/.
 build_base() {
-  local base_targets=(paulistrings-gpu-bench paulistrings-workloads paulistrings-bench)
+  local base_targets=(paulistrings-workloads paulistrings-bench paulistrings-sweep-bench) base_cuda=ON
+  if [[ ${CPU_ONLY:-0} != 0 ]]; then base_cuda=OFF; else base_targets+=(paulistrings-gpu-bench); fi
   [[ ",${modes:-}," == *",kicked_cpu,"* ]] && base_targets+=(paulistrings-cli)  # (base_bg: modes unset)
-  cmake -S build-base-src -B build-base -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAULISTRINGS_CUDA=ON \
+  cmake -S build-base-src -B build-base -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAULISTRINGS_CUDA=$base_cuda \
     -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DPAULISTRINGS_BUILD_PYTHON=OFF -DPAULISTRINGS_BUILD_TESTS=OFF &&
     cmake --build build-base --target "${base_targets[@]}"
 }
@@ -440,6 +449,15 @@ if has ab; then
             $b/paulistrings-workloads tfim_chain --threads 1
           fi
           part cpu && $b/paulistrings-bench --terms 1000000 --threads 1,16 --repeat 3
+          if part host; then
+            export OMP_WAIT_POLICY=passive
+            $b/paulistrings-workloads tfim_chain --threads 1
+            $b/paulistrings-workloads heisenberg_chain --threads 1
+            $b/paulistrings-workloads tfim_2d --side 18 --threads 16
+            $b/paulistrings-sweep-bench --steps 20 --columns 20 --coeff 1e-4 --weight 8 --separate off \
+              --threads 1 | head -1
+            unset OMP_WAIT_POLICY
+          fi
         } >> "$out/ab.txt" 2>&1
       done
     done

@@ -5,9 +5,7 @@
 //
 // anticommuting_scan picks the widest form the processor runs, at run time: AVX-512 with 64-bit popcounts
 // (eight keys an iteration) for one-word keys, else the portable loop. Both give the same list, in
-// ascending order, and the same support (docs/design.md §7.2). Wider keys stay portable: an AVX-512
-// form that gathered the generator's word of two-word keys measured no faster (their scan waits on
-// memory, not on instructions).
+// ascending order, and the same support. Wider keys stay portable (docs/design.md §7.2 says why).
 
 #include <array>
 #include <bit>
@@ -38,6 +36,20 @@ std::size_t anticommuting_scan_portable(const PauliString<W>* keys, std::size_t 
   }
   support = seen;
   return count;
+}
+
+/// Calls f(i), ascending, for every i < n that hits[0, count) (a scan's list) does not hold: the keys that
+/// commute with the generator.
+template <class F>
+void for_each_unlisted(const std::uint32_t* hits, std::size_t count, std::size_t n, F&& f) {
+  std::size_t next = 0;  // the next listed index
+  for (std::size_t i = 0; i < n; ++i) {
+    if (next < count && hits[next] == i) {
+      ++next;
+      continue;
+    }
+    f(i);
+  }
 }
 
 /// True when this processor runs the AVX-512 scan of one-word keys (AVX-512F, VL and VPOPCNTDQ).

@@ -128,6 +128,24 @@ TEST(AnticommutingScan, WithoutTheSupportTheListIsTheSameAndTheSupportUntouched)
   EXPECT_EQ(actual.support, initial);
 }
 
+TEST(AnticommutingScan, TheUnlistedIndicesAreTheCommutingKeys) {
+  std::mt19937_64 rng(41);
+  std::vector<PauliString<1>> keys;
+  for (int i = 0; i < 203; ++i) keys.push_back(ScanTestKey<1>(rng, 64, 0.2));
+  const PauliString<1> g = PauliString<1>::from_label("Z1 X2", 64);
+  const ScanOutcome<1> listed = RunScan<1>(keys, g, {}, anticommuting_scan<1>);
+  std::vector<std::uint32_t> expected;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (keys[i].commutes_with(g)) expected.push_back(static_cast<std::uint32_t>(i));
+  }
+  std::vector<std::uint32_t> unlisted;
+  for_each_unlisted(listed.hits.data(), listed.hits.size(), keys.size(),
+                    [&](std::size_t i) { unlisted.push_back(static_cast<std::uint32_t>(i)); });
+  EXPECT_EQ(unlisted, expected);
+  EXPECT_FALSE(expected.empty());
+  EXPECT_FALSE(listed.hits.empty());
+}
+
 TEST(AnticommutingScan, AllHitsAndNoHitsFillOrLeaveTheList) {
   // Every key anticommutes (Z against X on qubit 0), then none does (identity generator).
   const PauliString<1> x0 = PauliString<1>::single('X', 0);

@@ -331,17 +331,12 @@ void CpuEngine<W, C>::rotate_coset(const cpu_detail::LayerKernel<W, C>& kernel, 
     // Most terms commute with g: list the others (core/anticommuting_scan.h), then sort that short list
     // by side. Commuting terms are unchanged; they are tested again only under a new policy.
     if (scratch.hits.size() < size) scratch.hits.resize(size);
-    const std::uint32_t* hits = scratch.hits.data();
-    const std::size_t count = anticommuting_scan<W>(keys, size, generator, scratch.hits.data(), support);
+    std::uint32_t* hits = scratch.hits.data();
+    const std::size_t count = anticommuting_scan<W>(keys, size, generator, hits, support);
     if (test_unchanged) {
-      std::size_t next = 0;  // the next listed (anticommuting) term
-      for (std::size_t t = 0; t < size; ++t) {
-        if (next < count && hits[next] == t) {
-          ++next;
-          continue;
-        }
+      for_each_unlisted(hits, count, size, [&](std::size_t t) {
         store_value(local, bucket.coefficients[t], keys[t], bucket.coefficients[t]);
-      }
+      });
     }
     for (std::size_t i = 0; i < count; ++i) {
       const PauliString<W>& key = keys[hits[i]];

@@ -282,16 +282,7 @@ void SweepEngine<W, C>::rotate_pair(const SweepTable<W>& table, std::uint64_t a,
     std::array<std::uint64_t, W> unused{};  // (a sweep keeps no light cone)
     const std::size_t count =
         anticommuting_scan<W, false>(keys.data(), keys.size(), g, hits.data(), unused);
-    if (retest) {
-      std::size_t next = 0;  // the next listed (anticommuting) term
-      for (std::size_t i = 0; i < keys.size(); ++i) {
-        if (next < count && hits[next] == i) {
-          ++next;
-          continue;
-        }
-        test(s, i);
-      }
-    }
+    if (retest) for_each_unlisted(hits.data(), count, keys.size(), [&](std::size_t i) { test(s, i); });
     hit_count[s] = count;
     anticommuting += count;
   }

@@ -46,10 +46,13 @@ struct CpuEngine<W, C>::Scratch {
     std::uint32_t local;
     std::uint32_t index;
   };
+  // rotate_coset writes both sides of every anticommuting term and advances one count, so these
+  // only grow (their sizes are capacities; the counts are rotate_coset's).
   std::vector<Position> flipped, unflipped;
   std::vector<std::uint32_t> hits;  ///< a bucket's anticommuting terms, by index (rotate_coset's scan)
   std::vector<PauliString<W>> flipped_partners;  ///< per flipped term w: its representative w ⊕ g
   std::vector<char> paired;
+  std::vector<Bucket<W, C>*> coset_buckets;  ///< the buckets of the coset at hand, by local index
   struct Pending {
     std::uint32_t local;
     PauliString<W> key;
@@ -297,7 +300,8 @@ void CpuEngine<W, C>::rotate_coset(const cpu_detail::LayerKernel<W, C>& kernel, 
   std::uint64_t dirty = 0;  // locals whose bucket holds a removed (zeroed) term
   std::ptrdiff_t removed = 0;
   // A new value for the term at (local, index): kept, or zeroed to be compacted away.
-  auto store_value = [&](unsigned local, C& slot, const PauliString<W>& key, const C& value) {
+  auto store_value = [&](unsigned local, C& slot, const PauliString<W>& key, const C& value)
+                         __attribute__((always_inline)) {
     if (value != C(0.0) && (!test_terms || truncation.keep(key, value))) {
       slot = value;
       return;
@@ -315,17 +319,22 @@ void CpuEngine<W, C>::rotate_coset(const cpu_detail::LayerKernel<W, C>& kernel, 
     }
     scratch.pending.push_back({local, key, value});
   };
-  scratch.flipped.clear();
-  scratch.unflipped.clear();
   scratch.pending.clear();
+  // The coset's buckets, found once: plan.member walks the plan's basis.
+  scratch.coset_buckets.resize(locals);
+  Bucket<W, C>** const buckets = scratch.coset_buckets.data();
+  for (unsigned local = 0; local < locals; ++local) buckets[local] = &store_.bucket(plan.member(rep, local));
   // Kernel fields in locals: the stores below could alias them, which would force a reload
   // of every field (and of the support accumulator) per term.
   const bool pivot_on_z = kernel.pivot_on_z;
   const int pivot_word = kernel.pivot_word;
   const std::uint64_t pivot_bit = kernel.pivot_bit;
+  // σ(v) = +1 when g·v = −i·(g ⊕ v), else −1 (v anticommutes with g).
+  auto sign_of = [&](const PauliString<W>& v) { return product_phase(generator, v) == 3 ? 1.0 : -1.0; };
   std::array<std::uint64_t, W> support{};
+  std::size_t flipped = 0, unflipped = 0;
   for (unsigned local = 0; local < locals; ++local) {
-    Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+    Bucket<W, C>& bucket = *buckets[local];
     const std::size_t size = bucket.size();
     const PauliString<W>* keys = bucket.keys.data();
     // Most terms commute with g: list the others (core/anticommuting_scan.h), then sort that short list
@@ -338,35 +347,46 @@ void CpuEngine<W, C>::rotate_coset(const cpu_detail::LayerKernel<W, C>& kernel, 
         store_value(local, bucket.coefficients[t], keys[t], bucket.coefficients[t]);
       });
     }
+    // Each term is written to both sides and counted on one: the side is a coin flip per term, which a
+    // branch would mispredict half the time. A flipped term w is kept with its representative w ⊕ g.
+    if (scratch.flipped.size() < flipped + count) {
+      scratch.flipped.resize(flipped + count);
+      scratch.flipped_partners.resize(flipped + count);
+    }
+    if (scratch.unflipped.size() < unflipped + count) scratch.unflipped.resize(unflipped + count);
+    auto* const flipped_at = scratch.flipped.data();
+    auto* const unflipped_at = scratch.unflipped.data();
+    PauliString<W>* const partners = scratch.flipped_partners.data();
     for (std::size_t i = 0; i < count; ++i) {
-      const PauliString<W>& key = keys[hits[i]];
+      const std::uint32_t index = hits[i];
+      const PauliString<W> key = keys[index];
       const std::uint64_t word = pivot_on_z ? key.z[pivot_word] : key.x[pivot_word];
-      auto& side = (word & pivot_bit) ? scratch.flipped : scratch.unflipped;
-      side.push_back({local, hits[i]});
+      const std::size_t side = (word & pivot_bit) != 0 ? 1 : 0;
+      flipped_at[flipped] = {local, index};
+      partners[flipped] = key ^ generator;
+      unflipped_at[unflipped] = {local, index};
+      flipped += side;
+      unflipped += 1 - side;
     }
   }
   // Index the flipped side w by its representative v = w ⊕ g.
   // The representatives are kept beside the table, so a probe compares keys without finding buckets.
-  scratch.reset_slots(scratch.flipped.size());
-  scratch.paired.assign(scratch.flipped.size(), 0);
-  scratch.flipped_partners.resize(scratch.flipped.size());
-  for (std::size_t i = 0; i < scratch.flipped.size(); ++i) {
-    const auto [local, index] = scratch.flipped[i];
-    scratch.flipped_partners[i] = store_.bucket(plan.member(rep, local)).keys[index] ^ generator;
-    scratch.insert_slot(scratch.flipped_partners[i], static_cast<std::int32_t>(i));
-  }
+  const PauliString<W>* const partners = scratch.flipped_partners.data();
+  scratch.reset_slots(flipped);
+  scratch.paired.assign(flipped, 0);
+  for (std::size_t i = 0; i < flipped; ++i) scratch.insert_slot(partners[i], static_cast<std::int32_t>(i));
   // v = representative, w = v ⊕ g: out_v = cos·c_v + σ(w)·sin·c_w, out_w = cos·c_w + σ(v)·sin·c_v.
-  for (const auto [local, index] : scratch.unflipped) {
-    Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+  for (std::size_t u = 0; u < unflipped; ++u) {
+    const auto [local, index] = scratch.unflipped[u];
+    Bucket<W, C>& bucket = *buckets[local];
     const PauliString<W> v = bucket.keys[index];
     const C c_v = bucket.coefficients[index];
-    const double sign_v = product_phase(generator, v) == 3 ? 1.0 : -1.0;
-    const std::int32_t found = scratch.find_slot(
-        v, [&](std::int32_t i) { return scratch.flipped_partners[static_cast<std::size_t>(i)] == v; });
+    const double sign_v = sign_of(v);
+    const std::int32_t found = scratch.find_slot(v, [&](std::int32_t i) { return partners[i] == v; });
     if (found >= 0) {
       scratch.paired[static_cast<std::size_t>(found)] = 1;
       const auto& w = scratch.flipped[static_cast<std::size_t>(found)];
-      Bucket<W, C>& w_bucket = store_.bucket(plan.member(rep, w.local));
+      Bucket<W, C>& w_bucket = *buckets[w.local];
       const C c_w = w_bucket.coefficients[w.index];
       C out_v = C(0.0), out_w = C(0.0);
       out_v += c_v * cos_theta;
@@ -384,13 +404,13 @@ void CpuEngine<W, C>::rotate_coset(const cpu_detail::LayerKernel<W, C>& kernel, 
       append(local ^ generator_local, v ^ generator, out_w);
     }
   }
-  for (std::size_t i = 0; i < scratch.flipped.size(); ++i) {
+  for (std::size_t i = 0; i < flipped; ++i) {
     if (scratch.paired[i]) continue;
     const auto [local, index] = scratch.flipped[i];
-    Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+    Bucket<W, C>& bucket = *buckets[local];
     const PauliString<W> w = bucket.keys[index];
     const C c_w = bucket.coefficients[index];
-    const double sign_w = product_phase(generator, w) == 3 ? 1.0 : -1.0;
+    const double sign_w = sign_of(w);
     C out_w = C(0.0);
     out_w += c_w * cos_theta;
     store_value(local, bucket.coefficients[index], w, out_w);
@@ -400,7 +420,7 @@ void CpuEngine<W, C>::rotate_coset(const cpu_detail::LayerKernel<W, C>& kernel, 
   }
   for (unsigned local = 0; dirty != 0 && local < locals; ++local) {
     if (!((dirty >> local) & 1)) continue;
-    Bucket<W, C>& bucket = store_.bucket(plan.member(rep, local));
+    Bucket<W, C>& bucket = *buckets[local];
     std::size_t out = 0;
     for (std::size_t t = 0; t < bucket.size(); ++t) {
       if (bucket.coefficients[t] == C(0.0)) continue;

@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <stdexcept>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -240,6 +241,15 @@ void CpuPartitionEngine<W, C>::rotate_out(const PreparedChannel<W>& table, Place
     out += c * (sign * sin_signed);
     return out;
   };
+  // A bucket's anticommuting terms (core/anticommuting_scan.h), listed in the calling thread's scratch.
+  const auto scan = [&](const Bucket<W, C>& bucket) -> std::span<const std::uint32_t> {
+    std::vector<std::uint32_t>& hits = scratch_[static_cast<std::size_t>(omp_get_thread_num())].hits;
+    if (hits.size() < bucket.size()) hits.resize(bucket.size());
+    std::array<std::uint64_t, W> unused{};
+    const std::size_t count =
+        anticommuting_scan<W, false>(bucket.keys.data(), bucket.size(), generator, hits.data(), unused);
+    return {hits.data(), count};
+  };
   // Pass 1: partners per destination bucket (the source bucket b's all land in b ⊕ flip).
   std::vector<std::uint64_t> counts(buckets, 0);
   if (!skipped) {
@@ -247,10 +257,7 @@ void CpuPartitionEngine<W, C>::rotate_out(const PreparedChannel<W>& table, Place
     for (std::size_t b = 0; b < buckets; ++b) {
       const Bucket<W, C>& bucket = store_.bucket(b);
       std::uint64_t n = 0;
-      for (std::size_t t = 0; t < bucket.size(); ++t) {
-        if (!bucket.keys[t].commutes_with(generator) && partner_of(bucket.keys[t], bucket.coefficients[t]) != C(0.0))
-          ++n;
-      }
+      for (const std::uint32_t t : scan(bucket)) n += partner_of(bucket.keys[t], bucket.coefficients[t]) != C(0.0) ? 1 : 0;
       counts[b ^ flip] = n;
     }
   }
@@ -262,36 +269,41 @@ void CpuPartitionEngine<W, C>::rotate_out(const PreparedChannel<W>& table, Place
   std::vector<std::uint64_t>& next = counts;  // becomes the write position of every destination bucket
   std::uint64_t running = 0;
   for (std::size_t b = 0; b < buckets; ++b) running += std::exchange(next[b], running);
-  // Pass 2: partners written out, the terms rescaled in place (exact zeros removed).
+  // Pass 2: partners written out, the anticommuting terms rescaled in place (exact zeros removed);
+  // commuting terms are not touched.
   std::size_t total = 0;
 #pragma omp parallel for schedule(dynamic, 16) num_threads(layer_threads()) reduction(+ : total) if (parallel_worthwhile())
   for (std::size_t b = 0; b < buckets; ++b) {
     Bucket<W, C>& bucket = store_.bucket(b);
     std::uint64_t at = next[b ^ flip];
-    std::size_t out = 0;
-    for (std::size_t t = 0; t < bucket.size(); ++t) {
+    bool zeroed = false;
+    for (const std::uint32_t t : scan(bucket)) {
       const PauliString<W> key = bucket.keys[t];
-      C c = bucket.coefficients[t];
-      if (!key.commutes_with(generator)) {
-        const C partner = partner_of(key, c);
-        if (partner != C(0.0)) {
-          const PauliString<W> moved = key ^ generator;
-          std::memcpy(destination.keys + at * sizeof(PauliString<W>), &moved, sizeof(PauliString<W>));
-          std::memcpy(destination.coefficients + at * sizeof(C), &partner, sizeof(C));
-          ++at;
-        }
-        C kept = C(0.0);
-        kept += c * cos_theta;
-        if (kept == C(0.0)) continue;
-        c = kept;
+      const C c = bucket.coefficients[t];
+      const C partner = partner_of(key, c);
+      if (partner != C(0.0)) {
+        const PauliString<W> moved = key ^ generator;
+        std::memcpy(destination.keys + at * sizeof(PauliString<W>), &moved, sizeof(PauliString<W>));
+        std::memcpy(destination.coefficients + at * sizeof(C), &partner, sizeof(C));
+        ++at;
       }
-      bucket.keys[out] = key;
-      bucket.coefficients[out] = c;
-      ++out;
+      C kept = C(0.0);
+      kept += c * cos_theta;
+      bucket.coefficients[t] = kept;
+      zeroed |= kept == C(0.0);
     }
-    bucket.keys.resize(out);
-    bucket.coefficients.resize(out);
-    total += out;
+    if (zeroed) {
+      std::size_t out = 0;
+      for (std::size_t t = 0; t < bucket.size(); ++t) {
+        if (bucket.coefficients[t] == C(0.0)) continue;
+        bucket.keys[out] = bucket.keys[t];
+        bucket.coefficients[out] = bucket.coefficients[t];
+        ++out;
+      }
+      bucket.keys.resize(out);
+      bucket.coefficients.resize(out);
+    }
+    total += bucket.size();
   }
   size_ = total;
   remember_tested(none);

@@ -24,6 +24,25 @@ inline std::size_t mix_key_words(std::uint64_t h) {
   return static_cast<std::size_t>(h);
 }
 
+/// Removes the terms of `bucket` with drop(key, c) true, keeping the others in order; returns their Σ|c|².
+template <class Bucket, class Predicate>
+double remove_from_bucket(Bucket& bucket, Predicate&& drop) {
+  std::size_t out = 0;
+  double dropped = 0.0;
+  for (std::size_t t = 0; t < bucket.size(); ++t) {
+    if (drop(bucket.keys[t], bucket.coefficients[t])) {
+      dropped += magnitude_squared(bucket.coefficients[t]);
+      continue;
+    }
+    bucket.keys[out] = bucket.keys[t];
+    bucket.coefficients[out] = bucket.coefficients[t];
+    ++out;
+  }
+  bucket.keys.resize(out);
+  bucket.coefficients.resize(out);
+  return dropped;
+}
+
 }  // namespace cpu_detail
 
 template <int W, Coefficient C>
@@ -301,7 +320,7 @@ void CpuEngine<W, C>::rotate_coset(const cpu_detail::LayerKernel<W, C>& kernel, 
   std::ptrdiff_t removed = 0;
   // A new value for the term at (local, index): kept, or zeroed to be compacted away.
   auto store_value = [&](unsigned local, C& slot, const PauliString<W>& key, const C& value)
-                         __attribute__((always_inline)) {
+      __attribute__((always_inline)) {
     if (value != C(0.0) && (!test_terms || truncation.keep(key, value))) {
       slot = value;
       return;
@@ -419,17 +438,9 @@ void CpuEngine<W, C>::rotate_coset(const cpu_detail::LayerKernel<W, C>& kernel, 
     append(local ^ generator_local, w ^ generator, out_v);
   }
   for (unsigned local = 0; dirty != 0 && local < locals; ++local) {
-    if (!((dirty >> local) & 1)) continue;
-    Bucket<W, C>& bucket = *buckets[local];
-    std::size_t out = 0;
-    for (std::size_t t = 0; t < bucket.size(); ++t) {
-      if (bucket.coefficients[t] == C(0.0)) continue;
-      bucket.keys[out] = bucket.keys[t];
-      bucket.coefficients[out] = bucket.coefficients[t];
-      ++out;
-    }
-    bucket.keys.resize(out);
-    bucket.coefficients.resize(out);
+    if ((dirty >> local) & 1)
+      cpu_detail::remove_from_bucket(*buckets[local],
+                                     [](const PauliString<W>&, const C& c) { return c == C(0.0); });
   }
   append_pending(plan, rep, scratch);
   change += static_cast<std::ptrdiff_t>(scratch.pending.size()) - removed;

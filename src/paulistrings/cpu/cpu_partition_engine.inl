@@ -5,34 +5,16 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <stdexcept>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "paulistrings/core/anticommuting_scan.h"
 #include "paulistrings/core/parallel_errors.h"
 
 namespace paulistrings {
 namespace cpu_detail {
-
-/// Removes the terms of `bucket` with drop(key, c) true, keeping the others in order; returns their Σ|c|².
-template <class Bucket, class Predicate>
-double remove_from_bucket(Bucket& bucket, Predicate&& drop) {
-  std::size_t out = 0;
-  double dropped = 0.0;
-  for (std::size_t t = 0; t < bucket.size(); ++t) {
-    if (drop(bucket.keys[t], bucket.coefficients[t])) {
-      dropped += magnitude_squared(bucket.coefficients[t]);
-      continue;
-    }
-    bucket.keys[out] = bucket.keys[t];
-    bucket.coefficients[out] = bucket.coefficients[t];
-    ++out;
-  }
-  bucket.keys.resize(out);
-  bucket.coefficients.resize(out);
-  return dropped;
-}
 
 /// apply_term_truncation's drop rule: exact zeros, and what the policy's per-term test rejects.
 template <int W, Coefficient C>
@@ -257,7 +239,8 @@ void CpuPartitionEngine<W, C>::rotate_out(const PreparedChannel<W>& table, Place
     for (std::size_t b = 0; b < buckets; ++b) {
       const Bucket<W, C>& bucket = store_.bucket(b);
       std::uint64_t n = 0;
-      for (const std::uint32_t t : scan(bucket)) n += partner_of(bucket.keys[t], bucket.coefficients[t]) != C(0.0) ? 1 : 0;
+      for (const std::uint32_t t : scan(bucket))
+        n += partner_of(bucket.keys[t], bucket.coefficients[t]) != C(0.0) ? 1 : 0;
       counts[b ^ flip] = n;
     }
   }
@@ -292,17 +275,8 @@ void CpuPartitionEngine<W, C>::rotate_out(const PreparedChannel<W>& table, Place
       bucket.coefficients[t] = kept;
       zeroed |= kept == C(0.0);
     }
-    if (zeroed) {
-      std::size_t out = 0;
-      for (std::size_t t = 0; t < bucket.size(); ++t) {
-        if (bucket.coefficients[t] == C(0.0)) continue;
-        bucket.keys[out] = bucket.keys[t];
-        bucket.coefficients[out] = bucket.coefficients[t];
-        ++out;
-      }
-      bucket.keys.resize(out);
-      bucket.coefficients.resize(out);
-    }
+    if (zeroed)
+      cpu_detail::remove_from_bucket(bucket, [](const PauliString<W>&, const C& c) { return c == C(0.0); });
     total += bucket.size();
   }
   size_ = total;

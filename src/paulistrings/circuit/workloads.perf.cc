@@ -3,7 +3,7 @@
 //
 // usage: paulistrings-workloads WORKLOAD [--side L] [--steps S] [--threads T] [--engine cpu|reference]
 //                               [--rotations in_place|orbit] [--keys narrow|wide] [--blocks on|off]
-//                               [--noise P] [--device D]
+//                               [--noise P] [--column-phase on|off] [--device D]
 //   WORKLOAD: tfim_chain (n = 64, 10 steps), heisenberg_chain (n = 14, 10 steps), tfim_2d (--side L,
 //   default 18, 21 steps), transpiled_brickwork (--qubits N, default 40; --steps = layers, default 14;
 //   not published: rz·sx·rz and CNOT bricks, workloads.h).
@@ -11,11 +11,14 @@
 // workload: the rescaling-noise blocks' case; the name gets "+noise").
 // --blocks off applies one layer at a time (default: runs of rotations and of rescaling noise in
 // blocks, docs/design.md §7.7).
+// --column-phase off runs the CPU engine's coset engine from the first layer (default: the column phase,
+// engine/options.h ColumnPhase; the line then says how many layers it took).
 // --keys wide keeps the CPU engine's keys at the sum's width (default: narrowed to the qubits in use,
-// cpu/narrow_engine.h). --device D runs on CUDA device D (wall seconds then include the upload and the download);
-// PAULISTRINGS_GPU_PROFILE (set) then prints the device sum's phase times (GpuEngineOptions::profile).
-// Prints one line: workload, threads, wall seconds (propagation only), the published read-out
-// (⟨0…0|O|0…0⟩, and the Z_0 coefficient for heisenberg_chain), final and peak terms, peak RSS.
+// cpu/narrow_engine.h). --device D runs on CUDA device D (wall seconds then include the upload and the
+// download); PAULISTRINGS_GPU_PROFILE (set) then prints the device sum's phase times
+// (GpuEngineOptions::profile). Prints one line: workload, threads, wall seconds (propagation only), the
+// published read-out (⟨0…0|O|0…0⟩, and the Z_0 coefficient for heisenberg_chain), final and peak terms, peak
+// RSS.
 
 #include <algorithm>
 #include <chrono>
@@ -46,12 +49,13 @@ std::size_t peak_resident_bytes() {
 }
 
 int usage(const char* message) {
-  std::fprintf(stderr,
-               "%s\nusage: paulistrings-workloads tfim_chain|heisenberg_chain|tfim_2d|transpiled_brickwork [--side L] "
-               "[--qubits N] [--steps S] "
-               "[--threads T] [--engine cpu|reference] [--rotations in_place|orbit] [--keys narrow|wide] "
-               "[--blocks on|off] [--noise P] [--device D]\n",
-               message);
+  std::fprintf(
+      stderr,
+      "%s\nusage: paulistrings-workloads tfim_chain|heisenberg_chain|tfim_2d|transpiled_brickwork [--side L] "
+      "[--qubits N] [--steps S] "
+      "[--threads T] [--engine cpu|reference] [--rotations in_place|orbit] [--keys narrow|wide] "
+      "[--blocks on|off] [--noise P] [--column-phase on|off] [--device D]\n",
+      message);
   return 2;
 }
 
@@ -69,6 +73,7 @@ int main(int argc, char** argv) {
   bool in_place = true;
   bool narrow = true;
   bool blocks = true;
+  bool column_phase = true;
   double noise = 0.0;
   int device = -1;
   for (int i = 2; i < argc; i += 2) {
@@ -110,6 +115,9 @@ int main(int argc, char** argv) {
     } else if (flag == "--blocks") {
       if (value != "on" && value != "off") return usage("bad --blocks");
       blocks = value == "on";
+    } else if (flag == "--column-phase") {
+      if (value != "on" && value != "off") return usage("bad --column-phase");
+      column_phase = value == "on";
     } else if (flag == "--engine") {
       if (value != "cpu" && value != "reference") return usage("bad --engine");
       engine = value == "cpu" ? Engine::cpu : Engine::reference;
@@ -158,6 +166,7 @@ int main(int argc, char** argv) {
   options.in_place_rotations = in_place;
   options.narrow_keys = narrow;
   options.gate_blocks = blocks;
+  options.column_phase.enabled = column_phase;
   options.device = device;
   options.gpu.profile = std::getenv("PAULISTRINGS_GPU_PROFILE") != nullptr;
   const auto start = std::chrono::steady_clock::now();
@@ -174,7 +183,7 @@ int main(int argc, char** argv) {
               narrow ? "narrow" : "wide", blocks ? "on" : "off", seconds,
               value.real());
   if (name == "heisenberg_chain") std::printf(" c_Z0=%.12f", sum.coefficient("Z0").real());
-  std::printf(" final_terms=%zu peak_terms=%zu peak_rss_mb=%.1f\n", stats.final_terms, stats.peak_terms,
-              static_cast<double>(peak_resident_bytes()) / (1 << 20));
+  std::printf(" final_terms=%zu peak_terms=%zu column_layers=%zu peak_rss_mb=%.1f\n", stats.final_terms,
+              stats.peak_terms, stats.column_layers, static_cast<double>(peak_resident_bytes()) / (1 << 20));
   return 0;
 }

@@ -67,7 +67,8 @@ constexpr std::uint64_t kMaxInt = std::numeric_limits<int>::max();
 
 /// Options shared by every subcommand that runs something.
 struct CommonOptions {
-  std::optional<std::string> out, trace, checkpoint, resume, memory_limit, host_memory, device, engine;
+  std::optional<std::string> out, trace, checkpoint, resume, memory_limit, host_memory, device, engine,
+      column_phase;
   std::size_t every = 0;
   std::optional<int> threads;
   std::optional<std::size_t> partitions;
@@ -88,6 +89,10 @@ void add_common(CLI::App& command, CommonOptions& o) {
   command.add_option("--engine", o.engine,
                      "host engine: cpu (default, multi-threaded) | column (one thread; for many light gates "
                      "that each touch few terms; docs/design.md 7.5)");
+  command.add_option(
+      "--column-phase", o.column_phase,
+      "on (default) | off: whether the cpu engine starts on the column engine while layers touch "
+      "few terms (same results; docs/design.md 7.5)");
   command
       .add_option("--partitions", o.partitions,
                   "in-process partitions (a power of two; on GPUs with --device gpu | N)")
@@ -209,6 +214,11 @@ void apply_overrides(io::Task& task, const CommonOptions& o) {
     if (*o.engine != "cpu" && *o.engine != "column")
       throw BadInput("--engine: unknown engine '" + *o.engine + "' (expected cpu or column)");
     task.engine = *o.engine;
+  }
+  if (o.column_phase) {
+    if (*o.column_phase != "on" && *o.column_phase != "off")
+      throw BadInput("--column-phase: expected on or off, got '" + *o.column_phase + "'");
+    task.column_phase = *o.column_phase == "on";
   }
   if (o.device) {
     const std::string& d = *o.device;

@@ -930,6 +930,26 @@ TEST_F(Cli, TheColumnEngineGivesTheCpuResultAndIsRefusedWhereItCannotRun) {
   refused("run " + write("bad.json", bad) + " -q", "run.engine");
 }
 
+TEST_F(Cli, TheCpuEngineStartsOnTheColumnEngineUnlessToldNot) {
+  // One thread (the command's default): the phase takes the early layers, where few terms change, and
+  // the result is the coset engine's bit for bit (the value printed to the last digit, the term counts).
+  const std::string kicked = "kicked-ising --steps 2 --theta-h 0.6 --coeff 1e-5 -q";
+  const Result phase = run(kicked);
+  const Result alone = run(kicked + " --column-phase off");
+  ASSERT_EQ(phase.exit_code, 0) << phase.err;
+  ASSERT_EQ(alone.exit_code, 0) << alone.err;
+  const Json with = parse(phase.out)["observables"]["Z62"], without = parse(alone.out)["observables"]["Z62"];
+  EXPECT_GT(with["column_layers"].get<std::size_t>(), 0u);
+  EXPECT_FALSE(without.contains("column_layers"));
+  EXPECT_EQ(with["value"], without["value"]);
+  EXPECT_EQ(with["final_terms"], without["final_terms"]);
+  EXPECT_EQ(with["peak_terms"], without["peak_terms"]);
+  EXPECT_EQ(parse(phase.out)["engine"], "cpu");
+  const Result bad = run(kicked + " --column-phase maybe");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--column-phase: expected on or off, got 'maybe'"), std::string::npos) << bad.err;
+}
+
 TEST_F(Cli, TheColumnEngineStaysUnderTheMemoryLimit) {
   // As MemoryLimitKeepsTheRunUnderItOrStops, on one thread: the rotation path (kicked Ising, 2.1·10^6
   // terms unbounded) and the orbit path (LocalLayersTask, 2.5·10^5 terms), whose per-row scratch the

@@ -168,6 +168,7 @@ int execute(const RunSpec& spec, const RunControl& control) {
   options.propagate.threads = threads;
   options.propagate.device = device;
   options.propagate.engine = column ? Engine::column : Engine::cpu;
+  options.propagate.column_phase.enabled = task.column_phase;
   // Partition statistics per layer are kept only for the trace (the layer records come with them).
   options.propagate.keep_layer_records = partitions > 1 && tracing;
   options.propagate.auto_truncate = control.auto_truncate;
@@ -299,6 +300,8 @@ int execute(const RunSpec& spec, const RunControl& control) {
                                     {"final_terms", stats.final_terms},
                                     {"peak_terms", stats.peak_terms},
                                     {"discarded_weight", stats.discarded_weight}};
+    // The layers the CPU engine's column phase applied (engine/options.h ColumnPhase), when it ran.
+    if (stats.column_layers > 0) observables[observable.name]["column_layers"] = stats.column_layers;
     if (partitions > 1) {
       const PartitionStats& p = result.partitions;
       std::vector<double> transport_seconds(partitions, 0.0), work_seconds(partitions, 0.0);

@@ -18,6 +18,8 @@ std::shared_ptr<const EngineRunner> cpu_engine(int threads) {
       [threads](auto& sum, const Circuit& circuit, PropagateOptions options, const PartitionOptions&) {
         options.engine = Engine::cpu;
         options.threads = threads;
+        options.column_phase.enabled =
+            false;  // the coset engine alone (run/propagate_column.test.cc has the phase)
         return propagate(sum, circuit, options);
       });
 }

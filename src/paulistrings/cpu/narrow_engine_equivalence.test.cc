@@ -15,6 +15,7 @@ std::shared_ptr<const EngineRunner> narrowed(int threads) {
         options.engine = Engine::cpu;
         options.narrow_keys = true;
         options.threads = threads;
+        options.column_phase.enabled = false;
         return propagate(sum, circuit, options);
       });
 }

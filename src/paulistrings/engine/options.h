@@ -32,12 +32,12 @@ constexpr int layer_threads(std::size_t terms, std::size_t weight, std::size_t g
 struct LayerRecord;
 
 /// Which single-process engine applies the layers when no device is named: `cpu` is the fast
-/// multi-threaded coset engine (cpu/); `reference` is the simple single-threaded engine every faster
-/// engine is checked against (engine/reference_engine.h); `column` is the single-threaded column-index
-/// engine (cpu/column_engine.h, docs/design.md §7.5) — one thread whatever `threads` says, faster than
-/// `cpu` on circuits of many light gates that each touch a small fraction of the terms, slower where
-/// many terms anticommute with each gate. `column` runs on the host only: with a device, partitions or
-/// in a sweep it is refused (std::invalid_argument).
+/// multi-threaded coset engine (cpu/), its first layers on the column engine (ColumnPhase below); `reference`
+/// is the simple single-threaded engine every faster engine is checked against (engine/reference_engine.h);
+/// `column` is the single-threaded column-index engine (cpu/column_engine.h, docs/design.md §7.5) — one
+/// thread whatever `threads` says, faster than `cpu` on circuits of many light gates that each touch a small
+/// fraction of the terms, slower where many terms anticommute with each gate. `column` runs on the host only:
+/// with a device, partitions or in a sweep it is refused (std::invalid_argument).
 enum class Engine : std::uint8_t { cpu, reference, column };
 
 /// Formulation of the CPU engine's general (non-rotation, non-permutation) layers: `orbit` — inputs
@@ -65,6 +65,21 @@ struct MemoryGuard {
   }
 };
 
+/// The CPU engine's column phase (docs/design.md §7.5, "The column phase"): a run of Engine::cpu starts
+/// on the column engine (cpu/column_engine.h), which reads only the terms a gate changes, and moves to
+/// the coset engine for good after the first layer in which more than `fraction` of the terms, and at
+/// least `rows` of them, anticommuted with the gate (or had a factor on a channel's support); also once
+/// the coset engine would give a layer more than one thread, or after `max_layers` layers. Both engines
+/// give the same bits, so the phase changes the run's time, never its result. It applies when the run
+/// uses the CPU engine's default formulations and no memory budget (max_terms), and starts only when the
+/// coset engine would run the first layer on one thread.
+struct ColumnPhase {
+  bool enabled = true;
+  double fraction = 0.125;
+  std::size_t rows = 1024;
+  std::size_t max_layers = std::numeric_limits<std::size_t>::max();
+};
+
 struct PropagateOptions {
   Direction direction = Direction::forward;
   Truncation truncation;
@@ -89,6 +104,8 @@ struct PropagateOptions {
   /// The CPU engine applies runs of rotations and of rescaling noise in blocks, one pass over memory
   /// each (docs/design.md §7.7); off = one layer at a time.
   bool gate_blocks = true;
+  /// The CPU engine's first layers on the column engine while they touch few terms (ColumnPhase).
+  ColumnPhase column_phase;
   /// The GPU engine's switches (device ≥ 0, and GPU partitions).
   GpuEngineOptions gpu;
   /// Resume: the sum is the state after this many application steps; propagation continues from

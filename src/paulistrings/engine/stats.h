@@ -72,6 +72,8 @@ struct PropagationStats {
   std::size_t final_terms = 0;
   double discarded_weight = 0.0;
   std::size_t collapses = 0;
+  /// Of this run's layers, how many the CPU engine's column phase applied (PropagateOptions::column_phase).
+  std::size_t column_layers = 0;
 };
 
 }  // namespace paulistrings

@@ -105,6 +105,7 @@ struct Task {
   int threads = 1;                              ///< v1 default 1; 0 = every allowed core
   std::string device = "cpu";                   ///< "cpu", "gpu", "auto" or a device index
   std::string engine = "cpu";                   ///< the host engine: "cpu" or "column" (docs/design.md §7.5)
+  bool column_phase = true;                     ///< "cpu" starts on the column engine (engine/options.h)
   std::size_t partitions = 1;                   ///< in-process partitions (a power of two)
   TaskPartitionRows partition_rows;             ///< rows of a partitioned run (seeded by default)
   bool nccl = false;                            ///< GPU ranks swap rows with NCCL

@@ -79,6 +79,7 @@ void add_segment_stats(PropagationStats& run, PropagationStats&& part) {
   run.final_terms = part.final_terms;
   run.discarded_weight += part.discarded_weight;
   run.collapses += part.collapses;
+  run.column_layers += part.column_layers;
 }
 
 Orchestration::Orchestration(const Circuit& circuit, std::size_t num_qubits, RunOptions options,

@@ -4,7 +4,11 @@
 // narrowed-key and column engines; in one unit they were the CI build's longest edge:
 // docs/PERFORMANCE.md, "CI time").
 
+#include <algorithm>
+#include <iterator>
+#include <limits>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -13,10 +17,12 @@
 #include "paulistrings/cpu/cpu_engine.h"
 #include "paulistrings/cpu/host_engine.inl"
 #include "paulistrings/cpu/narrow_engine.h"
+#include "paulistrings/engine/cpus.h"
 #include "paulistrings/engine/driver.h"
 #include "paulistrings/engine/reference_engine.h"
 #include "paulistrings/engine/validate.h"
 #include "paulistrings/gpu/device_sum.h"
+#include "paulistrings/run/memory_budget.h"
 #include "paulistrings/run/propagate.h"
 
 namespace paulistrings {
@@ -59,6 +65,125 @@ PropagationStats run_on_host(Engine& engine, Sum& sum, const Circuit& circuit,
   return stats;
 }
 
+/// The CPU engine (narrowed keys when they apply) built over `from` and run into `into`; when they are
+/// two sums, `from` is emptied once the engine holds its own copy of the terms.
+template <int W, Coefficient C>
+PropagationStats run_cpu_engine(PauliSum<W, C>& from, PauliSum<W, C>& into, const Circuit& circuit,
+                                const PropagateOptions& options) {
+  auto run = [&](auto& engine) {
+    if (&from != &into) from = PauliSum<W, C>(from.num_qubits());
+    return run_on_host<W>(engine, into, circuit, options);
+  };
+  if constexpr (W > 1) {
+    if (runs_narrowed<W>(options)) {
+      NarrowEngine<W, C> engine(from, cpu_engine_options(options));
+      return run(engine);
+    }
+  }
+  CpuEngine<W, C> engine(from, cpu_engine_options(options));
+  return run(engine);
+}
+
+/// The threads the CPU engine's layers may take.
+inline int cpu_threads(const PropagateOptions& options) {
+  return options.threads > 0 ? options.threads : std::max(available_cpus(), 1);
+}
+
+/// How many times a layer of `circuit` can multiply the terms at most: 4^k for its widest channel of k
+/// qubits (a term's Pauli on the support can map to every one).
+inline std::size_t largest_growth(const Circuit& circuit) {
+  std::size_t k = 1;
+  for (const Channel& channel : circuit) k = std::max(k, channel.qubits().size());
+  return k >= 16 ? std::numeric_limits<std::size_t>::max() : std::size_t{1} << (2 * k);
+}
+
+/// Whether a run of Engine::cpu starts with the column phase (PropagateOptions::column_phase,
+/// docs/design.md §7.5): the run's formulations are the defaults the column engine matches bit for bit,
+/// no memory budget cuts the sum (the column engine's budget differs), the coset engine would run the
+/// first layer on one thread, and the column engine's memory guard (column_guard_terms) lets any layer
+/// run.
+template <int W>
+bool starts_with_column_phase(std::size_t terms, const PropagateOptions& options,
+                              std::size_t column_guard_terms) {
+  const ColumnPhase& phase = options.column_phase;
+  if (!phase.enabled || phase.max_layers == 0 || options.engine != Engine::cpu || options.device >= 0)
+    return false;
+  if (!options.in_place_rotations || options.general_layer != GeneralLayer::orbit || options.max_terms > 0) {
+    return false;
+  }
+  if (terms > column_guard_terms) return false;
+  const int threads = cpu_threads(options);
+  return threads == 1 || (options.parallel_threshold > 0 && terms < 2 * options.parallel_threshold);
+}
+
+/// Engine::cpu with the column phase: the column engine from the first layer until the phase ends
+/// (ColumnPhase), then the CPU engine from there, as a resumed run (start_layer). Both give the same
+/// bits, so the run's result is the CPU engine's. `sum` is written once, at the end (or when the memory
+/// guard stops the run), so an interrupt leaves it as it was, as with the CPU engine alone.
+template <int W, Coefficient C>
+PropagationStats run_with_column_phase(PauliSum<W, C>& sum, const Circuit& circuit,
+                                       const PropagateOptions& options) {
+  PropagateOptions first = options;
+  if (first.memory_guard.allowed_bytes > 0) {
+    first.memory_guard.bytes_per_term = column_host_bytes_per_term(W, PauliSum<W, C>::kIsComplex);
+  }
+  // The terms up to which every layer of the circuit passes the column engine's guard: the phase ends
+  // before the sum outgrows them, where the coset engine's guard (fewer bytes a term) still lets it run.
+  const std::size_t guard_terms = first.memory_guard.allowed_terms() / largest_growth(circuit);
+  if (!starts_with_column_phase<W>(sum.size(), options, guard_terms))
+    return run_cpu_engine<W>(sum, sum, circuit, options);
+
+  const ColumnPhase& phase = options.column_phase;
+  const int threads = cpu_threads(options);
+  std::optional<ColumnEngine<W, C>> column;
+  column.emplace(sum, ColumnEngineOptions{options.target_bucket_len, options.min_buckets});
+  std::size_t terms_in = column->size();  // the terms the last layer met
+  std::uint64_t visited = 0;              // rows the column engine's layers read, up to the last
+  bool user_stop = false, moved = false;
+  // Polled after every layer: the caller's stop first, then whether the phase ends here.
+  first.should_stop = [&](std::size_t done) {
+    if (options.should_stop && options.should_stop(done)) {
+      user_stop = true;
+      return true;
+    }
+    if (options.interrupt && options.interrupt()) throw LayerInterrupted();
+    const std::uint64_t read = column->counters().rows_visited - visited;
+    visited = column->counters().rows_visited;
+    const std::size_t met = terms_in;
+    terms_in = column->size();
+    const bool crowded =
+        read >= phase.rows && static_cast<double>(read) > phase.fraction * static_cast<double>(met);
+    const bool threaded = threads > 1 && terms_in >= 2 * options.parallel_threshold;
+    moved = crowded || threaded || terms_in > guard_terms || done - options.start_layer >= phase.max_layers;
+    return moved;
+  };
+  PauliSum<W, C> middle(sum.num_qubits());
+  PropagationStats stats;
+  try {
+    stats = run_on_host<W>(*column, middle, circuit, first);
+  } catch (const HostMemoryExceeded& e) {
+    if (e.details().state_kept) sum = std::move(middle);
+    throw;
+  }
+  column.reset();
+  stats.column_layers = stats.layers_done - options.start_layer;
+  if (!moved || user_stop || stats.layers_done == circuit.size()) {
+    sum = std::move(middle);
+    return stats;
+  }
+  // The rest of the run on the CPU engine, resumed after the column engine's last layer.
+  PropagateOptions rest = options;
+  rest.start_layer = stats.layers_done;
+  PropagationStats second = run_cpu_engine<W>(middle, sum, circuit, rest);
+  second.layers.insert(second.layers.begin(), std::make_move_iterator(stats.layers.begin()),
+                       std::make_move_iterator(stats.layers.end()));
+  second.peak_terms = std::max(second.peak_terms, stats.peak_terms);
+  second.discarded_weight += stats.discarded_weight;
+  second.collapses += stats.collapses;
+  second.column_layers = stats.column_layers;
+  return second;
+}
+
 }  // namespace run_detail
 
 template <int W, Coefficient C>
@@ -77,14 +202,7 @@ PropagationStats propagate(PauliSum<W, C>& sum, const Circuit& circuit, const Pr
       return run_detail::run_on_host<W>(engine, sum, circuit, options);
     }
     default:
-      if constexpr (W > 1) {
-        if (runs_narrowed<W>(options)) {
-          NarrowEngine<W, C> engine(sum, cpu_engine_options(options));
-          return run_detail::run_on_host<W>(engine, sum, circuit, options);
-        }
-      }
-      CpuEngine<W, C> engine(sum, cpu_engine_options(options));
-      return run_detail::run_on_host<W>(engine, sum, circuit, options);
+      return run_detail::run_with_column_phase<W>(sum, circuit, options);
   }
 }
 

@@ -4,13 +4,19 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <random>
 #include <stdexcept>
+#include <string>
 
 #include "paulistrings/run/memory_budget.h"
 #include "paulistrings/run/propagate.h"
 #include "paulistrings/sweep/propagate_sweep.h"
 #include "paulistrings/testing/assertions.h"
+#include "paulistrings/testing/engine_cases.h"
 #include "paulistrings/testing/engine_suite.h"
+#include "paulistrings/testing/oracle_bridge.h"
 
 namespace paulistrings::testing {
 namespace {
@@ -35,6 +41,48 @@ PAULISTRINGS_ENGINE_SUITE(PropagateColumn, {mixed_size_cases(MixedSizes::cpu_see
                                               .runs_on = [](const PropagateOptions&, std::size_t terms) {
                                                 return terms <= 5000;
                                               }}}});
+
+/// Engine::cpu on one thread with its column phase under `rule`. `exact`: the phase must take exactly
+/// min(rule.max_layers, layers applied) layers wherever it starts; otherwise at least one.
+std::shared_ptr<const EngineRunner> cpu_with_column_phase(ColumnPhase rule, bool exact) {
+  return engine_runner([rule, exact](auto& sum, const Circuit& circuit, PropagateOptions options,
+                                     const PartitionOptions& partition) {
+    options.engine = Engine::cpu;
+    options.threads = 1;
+    options.column_phase = rule;
+    const bool starts = options.in_place_rotations && options.general_layer == GeneralLayer::orbit &&
+                        options.max_terms == 0 && options.start_layer < circuit.size();
+    const Propagation run = propagate(sum, circuit, options, partition);
+    if (run.engine != EngineKind::cpu) throw std::logic_error("propagate() did not choose the CPU engine");
+    const std::size_t applied = run.stats.layers_done - options.start_layer;
+    const std::size_t taken = run.stats.column_layers;
+    const bool right = !starts ? taken == 0
+                       : exact ? taken == std::min(rule.max_layers, applied)
+                               : taken >= 1 && taken <= applied;
+    if (!right) {
+      throw std::logic_error("the column phase took " + std::to_string(taken) + " of " +
+                             std::to_string(applied) + " layers");
+    }
+    return run.stats;
+  });
+}
+
+// The CPU engine with its column phase gives the CPU engine's coefficients bit for bit whichever layer the
+// phase ends at: by the rule (with no floor on the rows, so that small cases end it too), or forced after
+// 1 and 5 layers. Cases with the CPU engine's alternative formulations or a memory budget never start it.
+PAULISTRINGS_ENGINE_SUITE(
+    ColumnPhase,
+    {mixed_size_cases(MixedSizes::cpu_seeds),
+     Baseline::cpu_engine,
+     {{.name = "column phase by its rule (any row count)",
+       .runner = cpu_with_column_phase(ColumnPhase{.fraction = 0.125, .rows = 1}, false),
+       .agreement = Agreement::same_coefficients},
+      {.name = "column phase of 1 layer",
+       .runner = cpu_with_column_phase(ColumnPhase{.fraction = 2.0, .rows = SIZE_MAX, .max_layers = 1}, true),
+       .agreement = Agreement::same_coefficients},
+      {.name = "column phase of 5 layers",
+       .runner = cpu_with_column_phase(ColumnPhase{.fraction = 2.0, .rows = SIZE_MAX, .max_layers = 5}, true),
+       .agreement = Agreement::same_coefficients}}});
 
 Circuit small_circuit() {
   Circuit circuit(3);
@@ -95,6 +143,113 @@ TEST(PropagateColumn, IsRefusedInASweep) {
   AnySweepSum result;
   EXPECT_TRUE(ThrowsInvalidArgumentMentioning([&] { propagate_sweep(observable, columns, options, result); },
                                               {"the column engine has no sweep"}));
+}
+
+/// The same terms with the same coefficient bits, in any storage order.
+::testing::AssertionResult SameBits(const PauliSum<1, Complex>& actual,
+                                    const PauliSum<1, Complex>& expected) {
+  const auto a = actual.sorted_terms();
+  const auto b = expected.sorted_terms();
+  if (a.size() != b.size()) return ::testing::AssertionFailure() << a.size() << " terms vs " << b.size();
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].key != b[i].key || a[i].coefficient != b[i].coefficient) {
+      return ::testing::AssertionFailure()
+             << "term " << i << ": " << a[i].key.to_sparse_label() << " " << a[i].coefficient << " vs "
+             << b[i].key.to_sparse_label() << " " << b[i].coefficient;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+/// A 6-qubit random circuit of 40 channels and a 200-term start, for the column phase's own rules.
+struct PhaseRun {
+  std::mt19937_64 rng{11};
+  Circuit circuit = random_circuit(rng, 6, 40);
+  PauliSum<1, Complex> start = random_window_sum<1, Complex>(rng, 200, 6, 0, 6);
+  /// The coset engine alone, from the same start.
+  PauliSum<1, Complex> cpu_alone(PropagateOptions options) const {
+    options.column_phase.enabled = false;
+    PauliSum<1, Complex> sum = start;
+    propagate(sum, circuit, options);
+    return sum;
+  }
+};
+
+TEST(PropagateColumn, TheColumnPhaseRunsOnlyWhileALayerFitsOneThread) {
+  const PhaseRun run;
+  PropagateOptions options;
+  options.threads = 2;
+  options.parallel_threshold = 128;  // the coset engine gives a layer of 256 terms or more two threads
+  options.column_phase.fraction = 2.0;
+  PauliSum<1, Complex> sum = run.start;
+  PropagateOptions one = options;
+  one.keep_layer_records = true;
+  const PropagationStats stats = propagate(sum, run.circuit, one);
+  ASSERT_GT(stats.column_layers, 0u);
+  ASSERT_LT(stats.column_layers, run.circuit.size());
+  if (stats.column_layers >= 2) EXPECT_LT(stats.layers[stats.column_layers - 2].terms_out, 256u);
+  EXPECT_GE(stats.layers[stats.column_layers - 1].terms_out, 256u);
+  EXPECT_TRUE(SameBits(sum, run.cpu_alone(options)));
+  // A start the coset engine would already split over threads never starts it.
+  options.parallel_threshold = 64;
+  PauliSum<1, Complex> big = run.start;
+  EXPECT_EQ(propagate(big, run.circuit, options).column_layers, 0u);
+}
+
+TEST(PropagateColumn, TheColumnPhaseEndsWhereItsMemoryGuardWouldBind) {
+  const PhaseRun run;
+  PropagateOptions options;
+  options.threads = 1;
+  options.column_phase.fraction = 2.0;
+  options.keep_layer_records = true;
+  // The column engine's guard allows 4^k × 300 terms, k the widest channel's qubits: the phase ends once
+  // the sum passes 300 terms, where a layer could outgrow that guard. (A byte a term keeps the coset
+  // engine's own guard out of reach.)
+  std::size_t widest = 1;
+  for (const Channel& channel : run.circuit) widest = std::max(widest, channel.qubits().size());
+  options.memory_guard.allowed_bytes =
+      (std::size_t{1} << (2 * widest)) * 300 * column_host_bytes_per_term(1, true);
+  options.memory_guard.bytes_per_term = 1;
+  PauliSum<1, Complex> sum = run.start;
+  const PropagationStats stats = propagate(sum, run.circuit, options);
+  ASSERT_GT(stats.column_layers, 0u);
+  ASSERT_LT(stats.column_layers, run.circuit.size());
+  EXPECT_GT(stats.layers[stats.column_layers - 1].terms_out, 300u);
+  EXPECT_TRUE(SameBits(sum, run.cpu_alone(options)));
+}
+
+TEST(PropagateColumn, AnInterruptInTheColumnPhaseLeavesTheSumAsItWas) {
+  const PhaseRun run;
+  PropagateOptions options;
+  options.threads = 1;
+  options.column_phase.fraction = 2.0;  // every layer in the phase
+  int polls = 0;
+  options.interrupt = [&] { return ++polls >= 3; };
+  PauliSum<1, Complex> sum = run.start;
+  EXPECT_THROW(propagate(sum, run.circuit, options), LayerInterrupted);
+  EXPECT_EQ(polls, 3);
+  EXPECT_TRUE(SameBits(sum, run.start));
+}
+
+TEST(PropagateColumn, TheColumnPhaseStopsWhereTheCallerStopsAndResumesToTheSameBits) {
+  const PhaseRun run;
+  PropagateOptions options;
+  options.threads = 1;
+  options.column_phase.fraction = 2.0;
+  options.should_stop = [](std::size_t done) { return done == 7; };
+  PauliSum<1, Complex> sum = run.start;
+  const PropagationStats first = propagate(sum, run.circuit, options);
+  EXPECT_TRUE(first.stopped);
+  EXPECT_EQ(first.layers_done, 7u);
+  EXPECT_EQ(first.column_layers, 7u);
+  options.should_stop = nullptr;
+  options.start_layer = 7;
+  options.column_phase.max_layers = 4;  // and the rest moves to the coset engine after 4 more
+  const PropagationStats rest = propagate(sum, run.circuit, options);
+  EXPECT_EQ(rest.column_layers, 4u);
+  EXPECT_EQ(rest.layers_done, run.circuit.size());
+  options.start_layer = 0;
+  EXPECT_TRUE(SameBits(sum, run.cpu_alone(options)));
 }
 
 TEST(PropagateColumn, ATermCostsMoreThanOnTheCpuEngine) {

@@ -38,6 +38,7 @@ Outcome<W, C> run_baseline(Baseline baseline, const EngineCase<W, C>& c) {
   // bit for bit, and narrowed keys and blocks sum the discarded weight in another order.
   options.narrow_keys = false;
   options.gate_blocks = false;
+  options.column_phase.enabled = false;
   out.result = propagate(out.sum, c.circuit, options);
   return out;
 }

@@ -181,17 +181,14 @@ ColumnEngine<W, C>::ColumnEngine(const PauliSum<W, C>& sum, const ColumnEngineOp
 
 template <int W, Coefficient C>
 std::uint64_t ColumnEngine<W, C>::key_hash(const PauliString<W>& key) {
-  std::uint64_t h = 0x243f6a8885a308d3ULL;
-  for (int i = 0; i < W; ++i) {
-    h = (h ^ key.x[i]) * 0x9e3779b97f4a7c15ULL;
-    h = (h ^ (h >> 32) ^ key.z[i]) * 0xd6e8feb86659fd93ULL;
-  }
-  // A full avalanche at the end: every bit of the last word reaches the bits a table's slot uses.
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdULL;
-  h ^= h >> 33;
-  h *= 0xc4ceb9fe1a85ec53ULL;
-  return h ^ (h >> 33);
+  // Independent products (no chain of multiplies a key waits on), folded so that the low bits a
+  // table's slot uses see every input bit; the high half is the slot's tag.
+  std::uint64_t h = 0;
+  for (int i = 0; i < W; ++i)
+    h ^= std::rotl(key.x[i] * 0x9e3779b97f4a7c15ULL + key.z[i] * 0xc2b2ae3d27d4eb4fULL, 23 * i);
+  h ^= h >> 32;
+  h *= 0xd6e8feb86659fd93ULL;
+  return h ^ (h >> 29);
 }
 
 template <int W, Coefficient C>
@@ -294,7 +291,9 @@ double ColumnEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const
                               for (int i = 0; i < W; ++i) y += std::popcount(generator.x[i] & generator.z[i]);
                               return y;
                             }());
-  for (std::uint64_t word : flags_) counters_.rows_visited += static_cast<std::uint64_t>(std::popcount(word));
+  std::size_t anticommuting = 0;
+  for (std::uint64_t word : flags_) anticommuting += static_cast<std::size_t>(std::popcount(word));
+  counters_.rows_visited += anticommuting;
   double dropped = test_unchanged ? test_unchanged_rows(flags_, truncation) : 0.0;
   // A new value for an existing row: kept, or zeroed and removed at the end of the layer.
   auto store = [&](std::size_t row, const C& value) {
@@ -338,20 +337,33 @@ double ColumnEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const
   // Both members of a pair anticommute with g, so the pairs are found among the rows just read: the
   // flipped side (with g's pivot bit) indexed by its partner v, then looked up from the unflipped side.
   // Each key is hashed as it is read here (the flipped ones as their partner), not in a second pass.
-  unflipped_.clear();
-  flipped_.clear();
-  hashes_.clear();
-  unflipped_hashes_.clear();
+  // Without a branch on the pivot bit (a coin flip per row): each row is written to both sides and
+  // one side's count advances; both sides hash v, the member without the pivot bit.
+  unflipped_.resize(anticommuting + 1);
+  flipped_.resize(anticommuting + 1);
+  hashes_.resize(anticommuting + 1);
+  unflipped_hashes_.resize(anticommuting + 1);
+  std::size_t flipped_count = 0, unflipped_count = 0;
   column_detail::for_each_row(flags_, words, [&](std::size_t r) {
     const PauliString<W>& key = keys_[r];
-    if (((pivot_on_z ? key.z[pivot_word] : key.x[pivot_word]) & pivot_bit) != 0) {
-      flipped_.push_back(static_cast<std::uint32_t>(r));
-      hashes_.push_back(key_hash(key ^ generator));
-    } else {
-      unflipped_.push_back(static_cast<std::uint32_t>(r));
-      unflipped_hashes_.push_back(key_hash(key));
+    const std::uint64_t side = ((pivot_on_z ? key.z[pivot_word] : key.x[pivot_word]) & pivot_bit) != 0;
+    PauliString<W> v = key;
+    for (int i = 0; i < W; ++i) {
+      v.x[i] ^= generator.x[i] & (0 - side);
+      v.z[i] ^= generator.z[i] & (0 - side);
     }
+    const std::uint64_t h = key_hash(v);
+    flipped_[flipped_count] = static_cast<std::uint32_t>(r);
+    hashes_[flipped_count] = h;
+    unflipped_[unflipped_count] = static_cast<std::uint32_t>(r);
+    unflipped_hashes_[unflipped_count] = h;
+    flipped_count += side;
+    unflipped_count += 1 - side;
   });
+  flipped_.resize(flipped_count);
+  hashes_.resize(flipped_count);
+  unflipped_.resize(unflipped_count);
+  unflipped_hashes_.resize(unflipped_count);
   // The table outgrows the caches on large layers: each slot (then the key it names) is fetched a few
   // rows before it is read.
   constexpr std::size_t kAhead = 16;

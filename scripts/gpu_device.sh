@@ -77,6 +77,10 @@
 #               command (20 steps, 10^-4, weight ≤ 8) on 1, 4 and every core; the CPU cells at 4096, 16384
 #               and 65536 terms on 1, 4 and every core at the default grain 4096 and THREADS_CELL_GRAINS (16384 0)
 #               (threads.txt)
+#   column_phase — the CPU engine with its column phase (docs/design.md §7.5) and without
+#               (--column-phase off), alternating, COLUMN_PHASE_ROUNDS rounds (3): the chains on 1 thread,
+#               tfim_2d L = 6 on 1 thread and L = 18 on every core, the 5-step kicked Ising through the
+#               command on 1 thread (column_phase.txt)
 #   kicked_cpu — the 127-qubit kicked Ising through the command on the host's CPU, end to end (the
 #               results' wall_time_s: propagation, export, read-out): 5 steps at 2^-12 on 1 and every thread
 #               (KICKED_REPEAT runs each, 3), 20 steps at 2^-14 on every thread (2 runs) and on one (once); with
@@ -115,6 +119,7 @@ has host_oom && targets+=(paulistrings-cli)
 has oom && targets+=(paulistrings-tests paulistrings-cli)
 has build && targets+=(paulistrings-tests paulistrings-cli paulistrings-gpu-bench paulistrings-workloads paulistrings-bench)
 has kicked_cpu && targets+=(paulistrings-cli)
+has column_phase && targets+=(paulistrings-workloads paulistrings-cli)
 (has partition || has cpu_partition || has route_ab || has receive_ab) && targets+=(paulistrings-partition-bench)
 python=(-DPAULISTRINGS_BUILD_PYTHON=OFF)
 if has python || has probe || has oom || has guard || has build; then
@@ -566,6 +571,26 @@ PY
   } > "$out/guard.txt" 2>&1
   cat "$out/guard.txt"
   rm -rf guard_probe
+fi
+if has column_phase; then
+  note "column phase on / off"
+  cores=$(nproc)
+  {
+    for round in $(seq 1 "${COLUMN_PHASE_ROUNDS:-3}"); do
+      for phase in on off; do
+        for args in "tfim_chain --threads 1" "heisenberg_chain --threads 1" "tfim_2d --side 6 --threads 1" \
+                    "tfim_2d --side 18 --threads $cores"; do
+          echo "round $round phase $phase: $(OMP_WAIT_POLICY=passive build-gpu/paulistrings-workloads $args \
+            --column-phase $phase)"
+        done
+        OMP_WAIT_POLICY=passive build-gpu/paulistrings kicked-ising --steps 5 --theta-h 5pi/16 \
+          --coeff 0.000244140625 --threads 1 --device cpu -q --column-phase $phase --out "$out/kicked.json" &&
+          echo "round $round phase $phase: kicked 5 steps $(python3 -c "import json; d = json.load(open('$out/kicked.json'));
+print('wall_time_s', d['wall_time_s'], 'value', d['observables']['Z62']['value'], 'column_layers',
+      d['observables']['Z62'].get('column_layers'))")"
+      done
+    done
+  } 2>&1 | tee "$out/column_phase.txt"
 fi
 if has kicked_cpu; then
   note "kicked_cpu"

@@ -91,7 +91,10 @@ class PropagationStats:
     wall time per layer, ``collapses`` counts ``collapse_sample`` collapses (``None`` without
     that policy). Added by this implementation: ``discarded_weight`` (Σ|c|² removed by
     truncation in each layer), ``total_discarded_weight``, ``budget_truncations`` and
-    ``budget_discarded_weight`` (cuts made by ``memory_limit``), ``gates`` (task-JSON names).
+    ``budget_discarded_weight`` (cuts made by ``memory_limit``), ``gates`` (task-JSON names),
+    ``column_layers`` (how many of the layers the CPU engine ran on its column index before moving to
+    its coset engine, docs/design.md §7.5: on one thread while layers touch few terms; 0 otherwise —
+    the result is the same either way).
     """
 
     layers: int
@@ -110,6 +113,7 @@ class PropagationStats:
     budget_truncations: int
     budget_discarded_weight: float
     gates: list
+    column_layers: int
 
     def __repr__(self) -> str:
         return (
@@ -213,4 +217,5 @@ def _stats(res, policy) -> PropagationStats:
         budget_truncations=res["budget_truncations"],
         budget_discarded_weight=float(res["budget_discarded_weight"]),
         gates=list(res["gate"]),
+        column_layers=res["column_layers"],
     )

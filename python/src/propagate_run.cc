@@ -121,6 +121,7 @@ py::dict stats_dict(const PropagationStats& stats, const Circuit& circuit) {
   result["final_terms"] = stats.final_terms;
   result["total_discarded_weight"] = stats.discarded_weight;
   result["collapses"] = stats.collapses;
+  result["column_layers"] = stats.column_layers;
   result["budget_truncations"] = stats.budget_truncations;
   result["budget_discarded_weight"] = stats.budget_discarded_weight;
   result["exception"] = py::none();

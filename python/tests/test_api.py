@@ -563,6 +563,26 @@ def test_collapse_sample():
     assert plain.collapses is None
 
 
+def test_column_layers_report_the_cpu_engines_column_phase():
+    # One thread: the CPU engine runs the layers of this sparse chain on its column index (the result is
+    # the coset engine's bit for bit, docs/design.md §7.5); with the column engine named there is no phase.
+    n = 24
+    c = Circuit(n)
+    for q in range(n):
+        c.rx(0.3, q)
+    for q in range(n - 1):
+        c.pauli_rotation("ZZ", [q, q + 1], 0.2)
+    s = PauliSum.from_strings({"Z0": 1.0, "X5 X6": 0.5}, num_qubits=n)
+    out, stats = s.propagate_with_stats(c, threads=1)
+    assert stats.column_layers == len(c)
+    column, named = s.propagate_with_stats(c, threads=1, engine="column")
+    assert named.column_layers == 0
+    def terms(p):
+        return sorted(zip(map(tuple, p.x_array()), map(tuple, p.z_array()), p.coefficients()))
+
+    assert terms(out) == terms(column)
+
+
 # ---------------------------------------------------------------- propagate arguments
 
 

@@ -450,7 +450,9 @@ class PauliSum:
         checkpoint when one is asked for; False turns the guard off; a byte count, such as 4_000_000
         or ``"8G"``, is the memory the guard lets the run use instead of what the host has free);
         ``engine="column"``: the single-threaded column-index engine (docs/design.md §7.5; one thread
-        whatever ``threads`` says; not with devices, partitions, ``comm=`` or ``sweep=``).
+        whatever ``threads`` says; not with devices, partitions, ``comm=`` or ``sweep=``); the default
+        CPU engine starts on it by itself while layers touch few terms (the same result;
+        ``PropagationStats.column_layers`` says for how many layers).
 
         Partitioned runs (the library's ``propagate_partitioned``): ``partitions=P`` (a power of two
         up to 64) splits the sum into P partitions run as threads of this process, each with

@@ -235,6 +235,9 @@ RunResult Orchestration::propagate(std::size_t index, AnyPauliSum& sum) {
       }
     }();
     const std::size_t layers_done = segment.stats.layers_done;
+    // Once the CPU engine's column phase has ended, the segments after it start on the coset engine
+    // (the phase would end again at once, after a layer and a rebuild of the sum).
+    const bool phase_ended = segment.stats.column_layers < layers_done - options.start_layer;
     // A signal in the last layer is an interruption too, not a completed run (in one process: under a
     // transport the ranks would first have to agree on it).
     const bool stopped =
@@ -266,6 +269,7 @@ RunResult Orchestration::propagate(std::size_t index, AnyPauliSum& sum) {
       return result;
     }
     options.start_layer = layers_done;
+    if (phase_ended) options.column_phase.enabled = false;
   }
   if (in_segments && wanted == PartitionResult::gather) {
     // No layer: only the gather of the shares (every rank then holds the whole sum).

@@ -141,6 +141,24 @@ TEST_F(Orchestrate, SegmentsWithCheckpointsGiveTheUninterruptedRunBitwise) {
   EXPECT_EQ(last.circuit_fingerprint, circuit_.fingerprint());
 }
 
+TEST_F(Orchestrate, TheColumnPhaseEndsOnceAcrossSegments) {
+  const AnyPauliSum full = Full();
+  for (const std::size_t phase_layers : {std::size_t{3}, std::size_t{15}}) {
+    SCOPED_TRACE(phase_layers);
+    RunOptions options = base_options();
+    options.propagate.column_phase.fraction = 2.0;  // the phase ends after phase_layers layers of a segment
+    options.propagate.column_phase.max_layers = phase_layers;
+    options.checkpoint = dir_ / "phase.ckpt";
+    options.checkpoint_every = 10;
+    AnyPauliSum sum = observable();
+    const RunResult result = orchestrate(sum, circuit_, options);
+    EXPECT_TRUE(Bitwise(sum, full));
+    // 3: the first segment's first 3 layers, and the coset engine from there on. 15: no segment of 10
+    // layers reaches it, so every layer stays in the phase.
+    EXPECT_EQ(result.stats.column_layers, phase_layers == 3 ? 3u : circuit_.size());
+  }
+}
+
 TEST_F(Orchestrate, AnInterruptStopsAfterTheLayerAndTheResumedRunIsBitwiseTheWhole) {
   const AnyPauliSum full = Full();
   RunOptions options = base_options();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -643,14 +644,39 @@ LayerPassResult ColumnEngine<W, C>::finalize_layer(const Truncation& truncation)
 
 template <int W, Coefficient C>
 void ColumnEngine<W, C>::export_to(PauliSum<W, C>& sum) const {
-  std::vector<typename PauliSum<W, C>::Term> terms;
-  terms.reserve(live_rows_);
+  // Live rows hold distinct nonzero keys: placed by bucket straight into the sum's columns (a counting
+  // sort), each bucket then sorted by key where it stands, and the columns adopted as they are.
+  const int bits =
+      std::max(PauliSum<W, C>::bits_to_fit(live_rows_, options_.target_bucket_len, options_.min_buckets),
+               sum.bucket_bits());
+  const BucketHash<W>& hash = sum.hash();
+  std::vector<std::uint32_t> bucket(keys_.size());
+  std::vector<std::size_t> offsets((std::size_t{1} << bits) + 1, 0);
   for (std::size_t r = 0; r < keys_.size(); ++r) {
-    if (index_.live(r)) terms.push_back({keys_[r], coefficients_[r]});
+    if (!index_.live(r)) continue;
+    bucket[r] = static_cast<std::uint32_t>(hash(keys_[r], bits));
+    ++offsets[bucket[r] + 1];
   }
-  sum.assign_terms(std::move(terms),
-                   PauliSum<W, C>::bits_to_fit(live_rows_, options_.target_bucket_len, options_.min_buckets),
-                   1);  // one thread, as the engine
+  std::partial_sum(offsets.begin(), offsets.end(), offsets.begin());
+  std::vector<typename PauliSum<W, C>::Term> terms(live_rows_);
+  {
+    std::vector<std::size_t> next(offsets.begin(), offsets.end() - 1);
+    for (std::size_t r = 0; r < keys_.size(); ++r) {
+      if (index_.live(r)) terms[next[bucket[r]]++] = {keys_[r], coefficients_[r]};
+    }
+  }
+  std::vector<PauliString<W>> keys(live_rows_);
+  std::vector<C> coefficients(live_rows_);
+  for (std::size_t b = 0; b + 1 < offsets.size(); ++b) {
+    const auto first = terms.begin() + static_cast<std::ptrdiff_t>(offsets[b]);
+    const auto last = terms.begin() + static_cast<std::ptrdiff_t>(offsets[b + 1]);
+    std::sort(first, last, [](const auto& a, const auto& c) { return a.key < c.key; });
+    for (std::size_t t = offsets[b]; t < offsets[b + 1]; ++t) {
+      keys[t] = terms[t].key;
+      coefficients[t] = terms[t].coefficient;
+    }
+  }
+  sum.assign_canonical(std::move(keys), std::move(coefficients), std::move(offsets), bits);
 }
 
 template <int W, Coefficient C>

@@ -1,8 +1,10 @@
 #pragma once
 // What a propagation run reports: one LayerRecord per layer applied (the trace) and the run's totals.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -75,5 +77,22 @@ struct PropagationStats {
   /// Of this run's layers, how many the CPU engine's column phase applied (PropagateOptions::column_phase).
   std::size_t column_layers = 0;
 };
+
+/// Adds the statistics of a run's continuation (a later segment, a resumed run, the coset engine after
+/// the column phase) to the run's: records joined, counts and discarded weight summed, the largest peak,
+/// the continuation's layers_done, stopped and final_terms.
+inline void add_segment_stats(PropagationStats& run, PropagationStats&& part) {
+  run.layers.insert(run.layers.end(), std::make_move_iterator(part.layers.begin()),
+                    std::make_move_iterator(part.layers.end()));
+  run.layers_done = part.layers_done;
+  run.stopped = part.stopped;
+  run.budget_truncations += part.budget_truncations;
+  run.budget_discarded_weight += part.budget_discarded_weight;
+  run.peak_terms = std::max(run.peak_terms, part.peak_terms);
+  run.final_terms = part.final_terms;
+  run.discarded_weight += part.discarded_weight;
+  run.collapses += part.collapses;
+  run.column_layers += part.column_layers;
+}
 
 }  // namespace paulistrings

@@ -68,20 +68,6 @@ std::size_t distinct_devices(const RunOptions& options) {
 
 }  // namespace
 
-void add_segment_stats(PropagationStats& run, PropagationStats&& part) {
-  run.layers.insert(run.layers.end(), std::make_move_iterator(part.layers.begin()),
-                    std::make_move_iterator(part.layers.end()));
-  run.layers_done = part.layers_done;
-  run.stopped = part.stopped;
-  run.budget_truncations += part.budget_truncations;
-  run.budget_discarded_weight += part.budget_discarded_weight;
-  run.peak_terms = std::max(run.peak_terms, part.peak_terms);
-  run.final_terms = part.final_terms;
-  run.discarded_weight += part.discarded_weight;
-  run.collapses += part.collapses;
-  run.column_layers += part.column_layers;
-}
-
 Orchestration::Orchestration(const Circuit& circuit, std::size_t num_qubits, RunOptions options,
                              std::vector<std::uint64_t> fingerprints, std::size_t rank, std::size_t ranks)
     : circuit_(circuit), options_(std::move(options)), fingerprints_(std::move(fingerprints)) {

@@ -58,10 +58,6 @@ struct RunResult {
   std::size_t max_terms = 0;
 };
 
-/// Adds a later segment's statistics to a run's: records joined, counts and discarded weight summed, the
-/// largest peak, the segment's layers_done, stopped and final_terms. (Sweeps too: run/sweep_checkpoints.h.)
-void add_segment_stats(PropagationStats& run, PropagationStats&& part);
-
 class Orchestration {
  public:
   /// Every rank alone, before any communication: reads options.resume (as rank `rank` of `ranks`: which

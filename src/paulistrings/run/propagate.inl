@@ -5,7 +5,6 @@
 // docs/PERFORMANCE.md, "CI time").
 
 #include <algorithm>
-#include <iterator>
 #include <limits>
 #include <new>
 #include <optional>
@@ -86,7 +85,7 @@ PropagationStats run_cpu_engine(PauliSum<W, C>& from, PauliSum<W, C>& into, cons
 
 /// The threads the CPU engine's layers may take.
 inline int cpu_threads(const PropagateOptions& options) {
-  return options.threads > 0 ? options.threads : std::max(available_cpus(), 1);
+  return options.threads > 0 ? options.threads : available_cpus();
 }
 
 /// How many times a layer of `circuit` can multiply the terms at most: 4^k for its widest channel of k
@@ -102,9 +101,8 @@ inline std::size_t largest_growth(const Circuit& circuit) {
 /// no memory budget cuts the sum (the column engine's budget differs), the coset engine would run the
 /// first layer on one thread, and the column engine's memory guard (column_guard_terms) lets any layer
 /// run.
-template <int W>
-bool starts_with_column_phase(std::size_t terms, const PropagateOptions& options,
-                              std::size_t column_guard_terms) {
+inline bool starts_with_column_phase(std::size_t terms, const PropagateOptions& options,
+                                     std::size_t column_guard_terms) {
   const ColumnPhase& phase = options.column_phase;
   if (!phase.enabled || phase.max_layers == 0 || options.engine != Engine::cpu || options.device >= 0)
     return false;
@@ -130,7 +128,7 @@ PropagationStats run_with_column_phase(PauliSum<W, C>& sum, const Circuit& circu
   // The terms up to which every layer of the circuit passes the column engine's guard: the phase ends
   // before the sum outgrows them, where the coset engine's guard (fewer bytes a term) still lets it run.
   const std::size_t guard_terms = first.memory_guard.allowed_terms() / largest_growth(circuit);
-  if (!starts_with_column_phase<W>(sum.size(), options, guard_terms))
+  if (!starts_with_column_phase(sum.size(), options, guard_terms))
     return run_cpu_engine<W>(sum, sum, circuit, options);
 
   const ColumnPhase& phase = options.column_phase;
@@ -174,14 +172,8 @@ PropagationStats run_with_column_phase(PauliSum<W, C>& sum, const Circuit& circu
   // The rest of the run on the CPU engine, resumed after the column engine's last layer.
   PropagateOptions rest = options;
   rest.start_layer = stats.layers_done;
-  PropagationStats second = run_cpu_engine<W>(middle, sum, circuit, rest);
-  second.layers.insert(second.layers.begin(), std::make_move_iterator(stats.layers.begin()),
-                       std::make_move_iterator(stats.layers.end()));
-  second.peak_terms = std::max(second.peak_terms, stats.peak_terms);
-  second.discarded_weight += stats.discarded_weight;
-  second.collapses += stats.collapses;
-  second.column_layers = stats.column_layers;
-  return second;
+  add_segment_stats(stats, run_cpu_engine<W>(middle, sum, circuit, rest));
+  return stats;
 }
 
 }  // namespace run_detail

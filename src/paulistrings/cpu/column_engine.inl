@@ -8,6 +8,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "paulistrings/core/key_sorter.h"
+
 namespace paulistrings {
 namespace column_detail {
 
@@ -658,24 +660,20 @@ void ColumnEngine<W, C>::export_to(PauliSum<W, C>& sum) const {
     ++offsets[bucket[r] + 1];
   }
   std::partial_sum(offsets.begin(), offsets.end(), offsets.begin());
-  std::vector<typename PauliSum<W, C>::Term> terms(live_rows_);
+  std::vector<PauliString<W>> keys(live_rows_);
+  std::vector<C> coefficients(live_rows_);
   {
     std::vector<std::size_t> next(offsets.begin(), offsets.end() - 1);
     for (std::size_t r = 0; r < keys_.size(); ++r) {
-      if (index_.live(r)) terms[next[bucket[r]]++] = {keys_[r], coefficients_[r]};
+      if (!index_.live(r)) continue;
+      const std::size_t t = next[bucket[r]]++;
+      keys[t] = keys_[r];
+      coefficients[t] = coefficients_[r];
     }
   }
-  std::vector<PauliString<W>> keys(live_rows_);
-  std::vector<C> coefficients(live_rows_);
-  for (std::size_t b = 0; b + 1 < offsets.size(); ++b) {
-    const auto first = terms.begin() + static_cast<std::ptrdiff_t>(offsets[b]);
-    const auto last = terms.begin() + static_cast<std::ptrdiff_t>(offsets[b + 1]);
-    std::sort(first, last, [](const auto& a, const auto& c) { return a.key < c.key; });
-    for (std::size_t t = offsets[b]; t < offsets[b + 1]; ++t) {
-      keys[t] = terms[t].key;
-      coefficients[t] = terms[t].coefficient;
-    }
-  }
+  KeySorter<PauliString<W>, C> sorter;
+  for (std::size_t b = 0; b + 1 < offsets.size(); ++b)
+    sorter.sort(keys.data() + offsets[b], coefficients.data() + offsets[b], offsets[b + 1] - offsets[b]);
   sum.assign_canonical(std::move(keys), std::move(coefficients), std::move(offsets), bits);
 }
 

@@ -51,9 +51,11 @@ inline ::testing::AssertionResult ComplexClose(Complex actual, Complex expected,
                                        << " (difference " << std::abs(actual - expected) << ")";
 }
 
-/// Passes when both sums hold the same keys and every coefficient agrees to 1e-12·max(1, |expected|).
+/// Passes when both sums hold the same keys and every coefficient agrees to tolerance·max(1, |expected|)
+/// (tolerance 0: the same coefficient bits), in any storage order.
 template <int W, Coefficient C>
-::testing::AssertionResult SumsMatch(const PauliSum<W, C>& actual, const PauliSum<W, C>& expected) {
+::testing::AssertionResult SumsMatch(const PauliSum<W, C>& actual, const PauliSum<W, C>& expected,
+                                     double tolerance = 1e-12) {
   const auto a = actual.sorted_terms();
   const auto b = expected.sorted_terms();
   if (a.size() != b.size()) {
@@ -65,7 +67,7 @@ template <int W, Coefficient C>
              << "term " << i << ": " << a[i].key.to_sparse_label() << " vs " << b[i].key.to_sparse_label();
     }
     const double scale = std::max(1.0, std::abs(b[i].coefficient));
-    if (std::abs(a[i].coefficient - b[i].coefficient) > 1e-12 * scale) {
+    if (std::abs(a[i].coefficient - b[i].coefficient) > tolerance * scale) {
       return ::testing::AssertionFailure() << "coefficient of " << a[i].key.to_sparse_label() << ": "
                                            << a[i].coefficient << " vs " << b[i].coefficient;
     }

@@ -342,10 +342,10 @@ double ColumnEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const
   // Each key is hashed as it is read here (the flipped ones as their partner), not in a second pass.
   // Without a branch on the pivot bit (a coin flip per row): each row is written to both sides and
   // one side's count advances; both sides hash v, the member without the pivot bit.
-  unflipped_.resize(anticommuting + 1);
-  flipped_.resize(anticommuting + 1);
-  hashes_.resize(anticommuting + 1);
-  unflipped_hashes_.resize(anticommuting + 1);
+  unflipped_.resize(anticommuting);
+  flipped_.resize(anticommuting);
+  hashes_.resize(anticommuting);
+  unflipped_hashes_.resize(anticommuting);
   std::size_t flipped_count = 0, unflipped_count = 0;
   column_detail::for_each_row(flags_, words, [&](std::size_t r) {
     const PauliString<W>& key = keys_[r];

@@ -86,6 +86,11 @@
 #               (KICKED_REPEAT runs each, 3), 20 steps at 2^-14 on every thread (2 runs) and on one (once); with
 #               build-base-src/ present the same runs (but the one-thread 20 steps) of that tree's command
 #               too, base and current alternating (kicked_cpu.txt)
+#   spin      — OpenMP waiting on every core: passive (what the command and Python choose) against
+#               GOMP_SPINCOUNT=N (SPIN_COUNTS, default "passive 1000 10000 100000 300000"), SPIN_ROUNDS rounds
+#               (2): PauliPropagation.jl's sweep, the 5-step kicked Ising (command), tfim_2d L = 18 and the
+#               20-step kicked Ising at 2^-14, alone; the first two again beside SPIN_BUSY (8) busy loops
+#               (spin.txt)
 #   build     — every target the other modes use (a first call that later, warm calls reuse)
 #   base_bg   — with ab to come in a later call: starts the build of build-base-src/ in the background
 #               (setsid: it outlives this call while the machine stays warm); ab waits for it
@@ -119,6 +124,7 @@ has host_oom && targets+=(paulistrings-cli)
 has oom && targets+=(paulistrings-tests paulistrings-cli)
 has build && targets+=(paulistrings-tests paulistrings-cli paulistrings-gpu-bench paulistrings-workloads paulistrings-bench)
 has kicked_cpu && targets+=(paulistrings-cli)
+has spin && targets+=(paulistrings-cli paulistrings-workloads paulistrings-sweep-bench)
 has column_phase && targets+=(paulistrings-workloads paulistrings-cli)
 (has partition || has cpu_partition || has route_ab || has receive_ab) && targets+=(paulistrings-partition-bench)
 python=(-DPAULISTRINGS_BUILD_PYTHON=OFF)
@@ -591,6 +597,43 @@ print('wall_time_s', d['wall_time_s'], 'value', d['observables']['Z62']['value']
       done
     done
   } 2>&1 | tee "$out/column_phase.txt"
+fi
+if has spin; then
+  note "spin counts"
+  cores=$(nproc)
+  # One policy: passive (what the command and Python choose), or GOMP_SPINCOUNT=N with no OMP_WAIT_POLICY.
+  policy_env() {
+    if [[ $1 == passive ]]; then echo "env -u GOMP_SPINCOUNT OMP_WAIT_POLICY=passive"
+    else echo "env -u OMP_WAIT_POLICY GOMP_SPINCOUNT=$1"; fi
+  }
+  kicked_wall() {  # kicked_wall POLICY ARGS...: the command's wall_time_s
+    local p=$1; shift
+    $(policy_env "$p") build-gpu/paulistrings kicked-ising "$@" --device cpu -q --out "$out/spin.json" > /dev/null &&
+      python3 -c "import json; print(json.load(open('$out/spin.json'))['wall_time_s'])"
+  }
+  busy=()
+  {
+    for load in 0 "${SPIN_BUSY:-8}"; do
+      for _ in $(seq "$load"); do (while :; do :; done) & busy+=($!); done
+      for round in $(seq 1 "${SPIN_ROUNDS:-2}"); do
+        for p in ${SPIN_COUNTS:-passive 1000 10000 100000 300000}; do
+          e=$(policy_env "$p")
+          echo "busy $load round $round policy $p: sweep $($e build-gpu/paulistrings-sweep-bench --steps 20 --columns 20 \
+            --coeff 1e-4 --weight 8 --separate off --threads "$cores" 2>&1 | head -1 | grep -o 'sweep [0-9.]* s')"
+          echo "busy $load round $round policy $p: kicked 5 steps, $cores threads $(kicked_wall "$p" --steps 5 \
+            --theta-h 5pi/16 --coeff 0.000244140625 --threads "$cores") s"
+          if [[ $load == 0 ]]; then
+            echo "busy $load round $round policy $p: $($e build-gpu/paulistrings-workloads tfim_2d --side 18 \
+              --threads "$cores" 2>&1 | tail -1)"
+            echo "busy $load round $round policy $p: kicked 20 steps, $cores threads $(kicked_wall "$p" --steps 20 \
+              --theta-h 7pi/32 --coeff 0.00006103515625 --threads "$cores") s"
+          fi
+        done
+      done
+      for pid in "${busy[@]}"; do kill "$pid" 2> /dev/null; wait "$pid" 2> /dev/null; done
+      busy=()
+    done
+  } 2>&1 | tee "$out/spin.txt"
 fi
 if has kicked_cpu; then
   note "kicked_cpu"

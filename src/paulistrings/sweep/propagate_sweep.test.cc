@@ -339,6 +339,68 @@ TEST(SweepEngine, LargeSumsMatchTheReferenceAndAreTheSameBitsForAnyThreadCount) 
   }
 }
 
+TEST(SweepEngine, CliffordAnglesInEveryColumnMoveTermsAsTheReferenceDoes) {
+  // Layers whose every column has cos θ = 0 (rzz(±π/2), rx(π/2), ry(−π/2), multi-qubit rotations) take the
+  // engine's permutation path: each anticommuting term becomes g⊕Q where it stands, or in the paired
+  // bucket. Mixed with general rotations and a layer that is Clifford in some columns only, under weight
+  // and coefficient truncation, in both directions; many small buckets, so most pairs span two.
+  const std::size_t n = 9;
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> normal;
+  std::vector<std::pair<std::string, Complex>> terms;
+  const char letters[] = "IXYZ";
+  for (int t = 0; t < 300; ++t) {
+    std::string label;
+    for (std::size_t q = 0; q < n; ++q) label += letters[rng() % 4];
+    terms.emplace_back(label, Complex(normal(rng), 0.0));
+  }
+  const AnyPauliSum observable = AnyPauliSum::from_labels(n, terms);
+  const double half = std::numbers::pi / 2;
+  const std::vector<double> angles = {0.3, 1.1, half};  // the last column is Clifford on the mixed layer
+  std::vector<Circuit> columns;
+  for (const double angle : angles) {
+    Circuit c(n);
+    for (std::size_t step = 0; step < 2; ++step) {
+      for (Qubit q = 0; q + 1 < n; ++q) c.append(Channel::rzz(q % 2 ? half : -half, q, q + 1));
+      for (Qubit q = 0; q < n; q += 2) c.append(Channel::rx(half, q));
+      c.append(Channel::ry(-half, 1));
+      c.append(Channel::pauli_rotation("XZY", {2, 4, 6}, half));
+      for (Qubit q = 0; q < n; ++q) c.append(Channel::rx(angle + 0.1 * q, q));
+      c.append(Channel::rz(angle, 3));
+    }
+    columns.push_back(std::move(c));
+  }
+  for (const Direction direction : {Direction::heisenberg, Direction::forward}) {
+    for (const Truncation& truncation :
+         {Truncation::weight(6), Truncation::coeff(0.02), Truncation::weight(5) & Truncation::coeff(1e-3)}) {
+      PropagateOptions options;
+      options.direction = direction;
+      options.truncation = truncation;
+      options.target_bucket_len = 4;
+      options.parallel_threshold = 1;
+      options.sweep_split = false;
+      AnySweepSum reference, one, three;
+      options.engine = Engine::reference;
+      const SweepStats reference_stats = propagate_sweep(observable, columns, options, reference);
+      options.engine = Engine::cpu;
+      options.threads = 1;
+      const SweepStats one_stats = propagate_sweep(observable, columns, options, one);
+      options.threads = 3;
+      propagate_sweep(observable, columns, options, three);
+      SCOPED_TRACE(truncation.description());
+      EXPECT_EQ(all_columns(one), all_columns(three));
+      const std::vector<Terms> expected = all_columns(reference), got = all_columns(one);
+      for (std::size_t k = 0; k < angles.size(); ++k) {
+        EXPECT_LT(distance(got[k], expected[k]), 1e-12) << "column " << k;
+        EXPECT_NEAR(one_stats.discarded_weight[k], reference_stats.discarded_weight[k], 1e-9)
+            << "column " << k;
+      }
+      EXPECT_EQ(one_stats.stats.final_terms, reference_stats.stats.final_terms);
+      EXPECT_GT(one_stats.stats.final_terms, 20u) << "too few terms left to test anything";
+    }
+  }
+}
+
 /// A circuit in which parameter th enters several gates as a·th + b (angles) or as a strength 0.05 + 0.2·th
 /// (noise), with the derivative descriptors of every such gate.
 struct ParameterizedCircuit {

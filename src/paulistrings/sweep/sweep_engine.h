@@ -91,7 +91,9 @@ class SweepEngine {
                    bool retest, Scratch& scratch, double* dropped);
   void rescale_layer(const SweepTable<W>& table, const Truncation& truncation, std::span<double> dropped);
   void local_layer(const SweepTable<W>& table, const Truncation& truncation, std::span<double> dropped);
-  /// Drops the flagged rows of `bucket`, adding their Σ|c|² to dropped[k].
+  /// Row flags of remove_rows: kept; dropped by the truncation; moved to another bucket.
+  static constexpr char kKeptRow = 0, kDroppedRow = 1, kMovedRow = 2;
+  /// Takes the flagged rows out of `bucket`, adding the Σ|c|² of the dropped ones to dropped[k].
   void remove_rows(Bucket& bucket, const std::vector<char>& removed, double* dropped);
   void recount();
 

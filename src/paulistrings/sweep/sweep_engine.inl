@@ -162,9 +162,11 @@ void SweepEngine<W, C>::remove_rows(Bucket& bucket, const std::vector<char>& rem
   // every row after the first removed one (a row is K coefficients).
   std::size_t size = bucket.keys.size();
   for (std::size_t i = size; i-- > 0;) {
-    if (!removed[i]) continue;
+    if (removed[i] == kKeptRow) continue;
     C* r = row(bucket, i);
-    for (std::size_t k = 0; k < columns_; ++k) dropped[k] += magnitude_squared(r[k]);
+    if (removed[i] == kDroppedRow) {
+      for (std::size_t k = 0; k < columns_; ++k) dropped[k] += magnitude_squared(r[k]);
+    }
     --size;
     if (i != size) {
       bucket.keys[i] = bucket.keys[size];
@@ -263,7 +265,7 @@ void SweepEngine<W, C>::rotate_pair(const SweepTable<W>& table, std::uint64_t a,
     const PauliString<W>& key = side[s]->keys[i];
     const std::span<const C> r(row(*side[s], i), K);
     if (!sweep_detail::keeps(truncation, key, r, values_)) {
-      scratch.removed[s][i] = 1;
+      scratch.removed[s][i] = kDroppedRow;
       any_removed[s] = true;
     }
   };
@@ -285,6 +287,45 @@ void SweepEngine<W, C>::rotate_pair(const SweepTable<W>& table, std::uint64_t a,
     if (retest) for_each_unlisted(hits.data(), count, keys.size(), [&](std::size_t i) { test(s, i); });
     hit_count[s] = count;
     anticommuting += count;
+  }
+  // Removes the flagged rows of each side and appends the side's new rows.
+  auto finish = [&] {
+    for (int s = 0; s < sides; ++s) {
+      Bucket& bucket = *side[s];
+      if (any_removed[s]) remove_rows(bucket, scratch.removed[s], dropped);
+      bucket.keys.insert(bucket.keys.end(), scratch.new_keys[s].begin(), scratch.new_keys[s].end());
+      bucket.coefficients.insert(bucket.coefficients.end(), scratch.new_coefficients[s].begin(),
+                                 scratch.new_coefficients[s].end());
+    }
+  };
+  if (table.permutation) {
+    // cos θ = 0 in every column: Q becomes g⊕Q, its row times the signed sine — what the pairing below
+    // computes (0·x + s·y), without looking partners up or making rows that are then dropped. Each term
+    // is transformed where it stands and tested; with two buckets, g⊕Q lies in the other one, so every
+    // survivor moves there.
+    for (int s = 0; s < sides; ++s) {
+      Bucket& bucket = *side[s];
+      const int to = sides == 1 ? 0 : 1 - s;
+      for (std::size_t h = 0; h < hit_count[s]; ++h) {
+        const std::uint32_t i = scratch.hits[s][h];
+        PauliString<W>& key = bucket.keys[i];
+        const double sign = product_phase(g, key) == 3 ? 1.0 : -1.0;
+        key = key ^ g;
+        C* q = row(bucket, i);
+        for (std::size_t k = 0; k < K; ++k) q[k] = (sign * sine[k]) * q[k];
+        if (!sweep_detail::keeps(truncation, key, std::span<const C>(q, K), values_)) {
+          scratch.removed[s][i] = kDroppedRow;
+          any_removed[s] = true;
+        } else if (sides == 2) {
+          scratch.new_keys[to].push_back(key);
+          scratch.new_coefficients[to].insert(scratch.new_coefficients[to].end(), q, q + K);
+          scratch.removed[s][i] = kMovedRow;
+          any_removed[s] = true;
+        }
+      }
+    }
+    finish();
+    return;
   }
   // Followers indexed (the table sized by the anticommuting terms, not the buckets), leaders listed.
   scratch.reset_index(anticommuting / 2);
@@ -421,13 +462,7 @@ void SweepEngine<W, C>::rotate_pair(const SweepTable<W>& table, std::uint64_t a,
     scale_alone(q);
     test(s, i);
   }
-  for (int s = 0; s < sides; ++s) {
-    Bucket& bucket = *side[s];
-    if (any_removed[s]) remove_rows(bucket, scratch.removed[s], dropped);
-    bucket.keys.insert(bucket.keys.end(), scratch.new_keys[s].begin(), scratch.new_keys[s].end());
-    bucket.coefficients.insert(bucket.coefficients.end(), scratch.new_coefficients[s].begin(),
-                               scratch.new_coefficients[s].end());
-  }
+  finish();
 }
 
 template <int W, Coefficient C>
@@ -457,7 +492,7 @@ void SweepEngine<W, C>::rescale_layer(const SweepTable<W>& table, const Truncati
         }
       }
       if (!sweep_detail::keeps(truncation, bucket.keys[i], std::span<const C>(r, K), values_)) {
-        scratch.removed[0][i] = 1;
+        scratch.removed[0][i] = kDroppedRow;
         any = true;
       }
     }
@@ -556,7 +591,10 @@ class SweepEngine<W, C>::PassTarget {
       removed.assign(bucket.keys.size(), 0);
       bool any = false;
       for (std::size_t i = 0; i < bucket.keys.size(); ++i, ++at) {
-        if (!keep[at]) removed[i] = any = true;
+        if (!keep[at]) {
+          removed[i] = kDroppedRow;
+          any = true;
+        }
       }
       if (any) engine_.remove_rows(bucket, removed, dropped_.data());
     }

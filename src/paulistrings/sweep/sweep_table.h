@@ -9,6 +9,7 @@
 //    the union of every column's outputs, each with per-column amplitudes (zero where a column has no
 //    such output) and source amplitudes.
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -55,6 +56,10 @@ struct SweepTable {
   /// source's scale·(plus − minus) of each.
   PauliString<W> generator;
   std::vector<double> cos_theta, sin_signed, source_cos, source_sin;
+  /// Rotation form: cos θ = 0 in every column and no source term (a Clifford angle such as rzz(±π/2)
+  /// everywhere): each anticommuting term Q becomes g⊕Q with its row times the signed sine — a key
+  /// permutation, which nothing merges into.
+  bool permutation = false;
   /// Local form: pattern_of / pattern_mask of the support (column 0's table), and per input pattern its
   /// union outputs: out_pattern[in][j] for j < fanout[in], amplitudes at ((in·16 + j)·columns + column).
   PreparedChannel<W> shape;
@@ -103,6 +108,8 @@ SweepTable<W> make_sweep_table(const SweepLayer<W>& layer) {
         t.source_sin[c] = source->scale * (source->plus->sin_signed - source->minus->sin_signed);
       }
     }
+    t.permutation = !t.has_sources &&
+                    std::all_of(t.cos_theta.begin(), t.cos_theta.end(), [](double c) { return c == 0.0; });
     return t;
   }
   t.shape = first;

@@ -139,7 +139,9 @@ struct PropagateOptions {
   bool keep_layer_records = true;
   /// Sweeps (sweep/propagate_sweep.h, docs/design.md §7.8): under a per-term truncation, split the value
   /// columns into groups of adjacent columns when the terms each group keeps cost clearly less than the
-  /// union; false keeps one group. A group is counted from sweep_split_min_terms terms on.
+  /// union; false keeps one group. A group is counted from sweep_split_min_terms terms on, and the split
+  /// prices every group it would make at that many keys besides its terms (what a group costs at every
+  /// layer whatever it holds).
   bool sweep_split = true;
   std::size_t sweep_split_min_terms = std::size_t{1} << 14;
 };

@@ -55,12 +55,14 @@ std::vector<std::uint64_t> ColumnCounts::kept_table() const {
   return kept;
 }
 
-ColumnPartition choose_column_groups(const ColumnCounts& counts, double key_bytes, double column_bytes) {
+ColumnPartition choose_column_groups(const ColumnCounts& counts, double key_bytes, double column_bytes,
+                                     double group_bytes) {
   const std::size_t K = counts.columns();
   const std::size_t n = K + 1;
   const std::vector<std::uint64_t> kept = counts.kept_table();
   const auto range_cost = [&](std::size_t a, std::size_t b) {
-    return static_cast<double>(kept[a * n + b]) * (key_bytes + static_cast<double>(b - a) * column_bytes);
+    return static_cast<double>(kept[a * n + b]) * (key_bytes + static_cast<double>(b - a) * column_bytes) +
+           group_bytes;
   };
   // best[b]: the cheapest partition of [0, b); from[b]: where its last range starts.
   std::vector<double> best(n, std::numeric_limits<double>::infinity());
@@ -79,7 +81,7 @@ ColumnPartition choose_column_groups(const ColumnCounts& counts, double key_byte
   for (std::size_t b = K; b > 0; b = from[b]) partition.starts.insert(partition.starts.begin(), from[b]);
   partition.cost = best[K];
   partition.whole_cost =
-      static_cast<double>(counts.terms()) * (key_bytes + static_cast<double>(K) * column_bytes);
+      static_cast<double>(counts.terms()) * (key_bytes + static_cast<double>(K) * column_bytes) + group_bytes;
   partition.split = partition.starts.size() > 1 && partition.cost < kSplitCostShare * partition.whole_cost;
   return partition;
 }

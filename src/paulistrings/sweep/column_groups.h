@@ -43,15 +43,17 @@ class ColumnCounts {
 
 struct ColumnPartition {
   std::vector<std::size_t> starts;  ///< each group's first column, ascending, starting with 0
-  double cost = 0.0;                ///< Σ over groups of kept terms × (key + the group's coefficient bytes)
+  double cost = 0.0;  ///< Σ over groups of kept terms × (key + the group's coefficient bytes), + a group's
   double whole_cost = 0.0;          ///< every term × (key + every column's coefficient bytes)
   bool split = false;               ///< more than one group, and cost < kSplitCostShare · whole_cost
 };
 
 /// The cheapest partition of the counted columns into ranges of adjacent columns: a range [a, b) costs
-/// kept(a, b) × (key_bytes + (b − a) × column_bytes), column_bytes being one value column's coefficient
-/// bytes with its derivative columns'. Of equal costs the one whose last range starts first wins (one
-/// group when it ties). The whole costs counts.terms() × (key_bytes + columns × column_bytes).
-ColumnPartition choose_column_groups(const ColumnCounts& counts, double key_bytes, double column_bytes);
+/// kept(a, b) × (key_bytes + (b − a) × column_bytes) + group_bytes, column_bytes being one value column's
+/// coefficient bytes with its derivative columns', group_bytes what a group costs whatever it holds. Of
+/// equal costs the one whose last range starts first wins (one group when it ties). The whole costs
+/// counts.terms() × (key_bytes + columns × column_bytes) + group_bytes.
+ColumnPartition choose_column_groups(const ColumnCounts& counts, double key_bytes, double column_bytes,
+                                     double group_bytes = 0.0);
 
 }  // namespace paulistrings

@@ -67,6 +67,32 @@ TEST(ChooseColumnGroups, DisjointHalvesSplitInTwo) {
   EXPECT_TRUE(p.split);                                    // 6400 < 0.75 · 9600 = 7200
 }
 
+TEST(ChooseColumnGroups, WhatAGroupCostsWhateverItHoldsKeepsSmallGroupsTogether) {
+  // The halves above: 6400 split against 9600 whole. A group that costs 1000 bytes besides its terms:
+  // 8400 against 10600, over 0.75 · 10600 = 7950, so no split.
+  ColumnCounts counts(4);
+  for (int i = 0; i < 100; ++i) counts.add(0b0011);
+  for (int i = 0; i < 100; ++i) counts.add(0b1100);
+  const ColumnPartition p = choose_column_groups(counts, 16.0, 8.0, 1000.0);
+  EXPECT_DOUBLE_EQ(p.cost, 2 * (100 * (16.0 + 2 * 8.0) + 1000.0));  // 8400
+  EXPECT_DOUBLE_EQ(p.whole_cost, 200 * (16.0 + 4 * 8.0) + 1000.0);  // 10600
+  EXPECT_FALSE(p.split);
+  // Ten times the terms: the same fixed cost no longer keeps them together (66000 < 0.75 · 97000).
+  ColumnCounts more(4);
+  for (int i = 0; i < 1000; ++i) more.add(0b0011);
+  for (int i = 0; i < 1000; ++i) more.add(0b1100);
+  const ColumnPartition q = choose_column_groups(more, 16.0, 8.0, 1000.0);
+  EXPECT_EQ(q.starts, (std::vector<std::size_t>{0, 2}));
+  EXPECT_TRUE(q.split);
+  // Eight groups of one column would each pay it (7680 + 8000): four groups of two are cheaper
+  // (4 · (80 · 32 + 1000) = 14240).
+  ColumnCounts eight(8);
+  for (int k = 0; k < 8; ++k)
+    for (int i = 0; i < 40; ++i) eight.add(std::uint64_t{1} << k);
+  EXPECT_EQ(choose_column_groups(eight, 16.0, 8.0).starts.size(), 8u);
+  EXPECT_EQ(choose_column_groups(eight, 16.0, 8.0, 1000.0).starts, (std::vector<std::size_t>{0, 2, 4, 6}));
+}
+
 TEST(ChooseColumnGroups, IdenticalColumnsNeverSplit) {
   ColumnCounts counts(20);
   for (int i = 0; i < 1000; ++i) counts.add((std::uint64_t{1} << 20) - 1);

@@ -131,6 +131,11 @@ class GroupedSweepEngine {
     /// no derivative columns).
     std::size_t apart_terms = 0;
     double apart_cost_share = 0.75;  ///< apart_pays' share
+    /// What a group costs whatever it holds, in keys — its tables, its parallel region and its buckets at
+    /// every layer — which choose_column_groups weighs (group_bytes = group_terms key bytes). The sweep
+    /// takes min_terms (PropagateOptions::sweep_split_min_terms), the size below which a layer costs
+    /// little.
+    std::size_t group_terms = 0;
   };
 
   /// `groups`: contiguous, covering the K value columns in order.
@@ -381,8 +386,10 @@ class GroupedSweepEngine {
       });
       ColumnCounts counts(g.count);
       for (const std::uint64_t m : masks) counts.add(m);
-      const ColumnPartition partition = choose_column_groups(
-          counts, static_cast<double>(sizeof(PauliString<W>)), static_cast<double>(blocks_ * sizeof(C)));
+      const auto key_bytes = static_cast<double>(sizeof(PauliString<W>));
+      const ColumnPartition partition =
+          choose_column_groups(counts, key_bytes, static_cast<double>(blocks_ * sizeof(C)),
+                               static_cast<double>(settings_.group_terms) * key_bytes);
       if (!partition.split) {
         next.push_back(std::move(g));
         continue;

@@ -162,6 +162,7 @@ SweepStats run_groups(std::vector<GroupStart<W, C>> starts, std::size_t start_la
   settings.tested = start_layer > 0;
   settings.apart_terms = make_apart ? tuning.apart_terms : 0;
   settings.apart_cost_share = tuning.apart_cost_share;
+  settings.group_terms = options.sweep_split_min_terms;
   // An engine's layout (bucket count, light cone) as a state or a new group holds it (none for the
   // reference engine).
   const auto layout = [](const Engine* e, int& bits, std::vector<std::uint64_t>& cone) {

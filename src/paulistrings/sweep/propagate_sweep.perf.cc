@@ -3,13 +3,15 @@
 //
 // usage: paulistrings-sweep-bench [--steps S] [--columns K] [--coeff EPS] [--weight W] [--threads T]
 //                                 [--separate on|off] [--gradient on|off] [--split on|off]
-//                                 [--apart-terms N] [--parallel-threshold N]
+//                                 [--apart-terms N] [--split-min-terms N] [--parallel-threshold N]
 //   θh takes K values from 0 to π/2, both ends included (K = 1: π/4); θzz = −π/2. Defaults: 20 steps,
 //   K = 20, EPS = 2^-14, no weight cut, every core, separate runs on. --gradient on also runs the sweep
 //   with ∂⟨Z62⟩/∂θh (K derivative columns beside the K values) and prints its cost against the values alone.
 //   --split off keeps the columns in one group (PropagateOptions::sweep_split; on by default).
 //   --apart-terms N: a group counted at N terms or more runs its columns apart where that costs clearly
 //   less (SweepTuning::apart_terms; 0: never, the library's default).
+//   --split-min-terms N: a group is counted for a split from N terms on, and a group costs what N keys
+//   cost (PropagateOptions::sweep_split_min_terms).
 //   --parallel-threshold N: terms below which a layer stays on one thread
 //   (PropagateOptions::parallel_threshold), for the sweep and the separate runs alike.
 // Prints the seconds of the sweep and of the separate runs (all, and the slowest one), the sweep's cost
@@ -42,7 +44,7 @@ int main(int argc, char** argv) {
   std::optional<std::size_t> weight;
   int threads = 0;
   bool separate = true, gradient = false, split = true;
-  std::optional<std::size_t> apart_terms;
+  std::optional<std::size_t> apart_terms, split_min_terms;
   std::optional<std::size_t> parallel_threshold;
   try {
     for (int i = 1; i < argc; ++i) {
@@ -71,6 +73,8 @@ int main(int argc, char** argv) {
         split = value == "on";
       } else if (arg == "--apart-terms") {
         apart_terms = parse_count(value);
+      } else if (arg == "--split-min-terms") {
+        split_min_terms = parse_count(value);
       } else if (arg == "--parallel-threshold") {
         parallel_threshold = parse_count(value);
       } else {
@@ -81,7 +85,8 @@ int main(int argc, char** argv) {
     std::fprintf(
         stderr,
         "error: %s\nusage: paulistrings-sweep-bench [--steps S] [--columns K] [--coeff EPS] [--weight W] "
-        "[--threads T] [--separate on|off] [--gradient on|off] [--split on|off] [--apart-terms N]\n"
+        "[--threads T] [--separate on|off] [--gradient on|off] [--split on|off] [--apart-terms N] "
+        "[--split-min-terms N]\n"
         "       [--parallel-threshold N]\n",
         e.what());
     return 2;
@@ -108,6 +113,7 @@ int main(int argc, char** argv) {
   if (parallel_threshold) options.parallel_threshold = *parallel_threshold;
   SweepTuning tuning;
   if (apart_terms) tuning.apart_terms = *apart_terms;
+  if (split_min_terms) options.sweep_split_min_terms = *split_min_terms;
   using Clock = std::chrono::steady_clock;
   auto start = Clock::now();
   AnySweepSum swept;

@@ -94,7 +94,7 @@ namespace {
 // then the sum in canonical order (in place, with the bucket count of the file).
 template <int W, Coefficient C, class Read>
 AnyPauliSum decode_columns(Read&& read, std::string_view header_bytes, std::size_t num_qubits,
-                           std::size_t count, int bucket_bits, const std::string& name) {
+                           std::size_t count, int bucket_bits, const std::string& name, int threads) {
   using Sum = PauliSum<W, C>;
   using Key = PauliString<W>;
   std::vector<Key> keys(count);
@@ -119,25 +119,25 @@ AnyPauliSum decode_columns(Read&& read, std::string_view header_bytes, std::size
   // what from_terms then refine(bucket_bits) gave: a resumed run is bitwise the uninterrupted one.
   Sum sum(num_qubits);
   const int bits = std::min(std::max(Sum::bits_to_fit(count, 1024, 1), bucket_bits), paulistrings::kMaxBucketBits);
-  sum.assign_distinct_columns(std::move(keys), std::move(coefficients), bits);
+  sum.assign_distinct_columns(std::move(keys), std::move(coefficients), bits, threads);
   return AnyPauliSum(std::move(sum));
 }
 
 template <Coefficient C, class Read>
 AnyPauliSum decode_columns_of_width(std::uint32_t width, Read&& read, std::string_view header_bytes,
                                     std::size_t num_qubits, std::size_t count, int bucket_bits,
-                                    const std::string& name) {
+                                    const std::string& name, int threads) {
   switch (width) {
     case 1:
-      return decode_columns<1, C>(read, header_bytes, num_qubits, count, bucket_bits, name);
+      return decode_columns<1, C>(read, header_bytes, num_qubits, count, bucket_bits, name, threads);
     case 2:
-      return decode_columns<2, C>(read, header_bytes, num_qubits, count, bucket_bits, name);
+      return decode_columns<2, C>(read, header_bytes, num_qubits, count, bucket_bits, name, threads);
     case 4:
-      return decode_columns<4, C>(read, header_bytes, num_qubits, count, bucket_bits, name);
+      return decode_columns<4, C>(read, header_bytes, num_qubits, count, bucket_bits, name, threads);
     case 8:
-      return decode_columns<8, C>(read, header_bytes, num_qubits, count, bucket_bits, name);
+      return decode_columns<8, C>(read, header_bytes, num_qubits, count, bucket_bits, name, threads);
     default:
-      return decode_columns<16, C>(read, header_bytes, num_qubits, count, bucket_bits, name);
+      return decode_columns<16, C>(read, header_bytes, num_qubits, count, bucket_bits, name, threads);
   }
 }
 
@@ -304,7 +304,8 @@ Checkpoint load_header_only(const std::filesystem::path& path) {
 /// bytes after the header, in order): the size checked against the header's term count, then the
 /// columns decoded (decode_columns).
 template <class Read>
-Checkpoint decode_from(std::string_view header_bytes, std::uint64_t size, Read&& read, const std::string& name) {
+Checkpoint decode_from(std::string_view header_bytes, std::uint64_t size, Read&& read,
+                       const std::string& name, int threads = 0) {
   const Header header = decode_header(header_bytes, name);
   const std::uint32_t width = header.width;
   const std::uint64_t count = header.count;
@@ -318,8 +319,9 @@ Checkpoint decode_from(std::string_view header_bytes, std::uint64_t size, Read&&
   const auto n = static_cast<std::size_t>(header.num_qubits);
   const auto terms = static_cast<std::size_t>(count);
   const int bits = static_cast<int>(header.bucket_bits);
-  checkpoint.sum = complex ? decode_columns_of_width<Complex>(width, read, header_bytes, n, terms, bits, name)
-                           : decode_columns_of_width<double>(width, read, header_bytes, n, terms, bits, name);
+  checkpoint.sum =
+      complex ? decode_columns_of_width<Complex>(width, read, header_bytes, n, terms, bits, name, threads)
+              : decode_columns_of_width<double>(width, read, header_bytes, n, terms, bits, name, threads);
   return checkpoint;
 }
 
@@ -347,11 +349,12 @@ void save_checkpoint(const std::filesystem::path& path, std::uint64_t circuit_fi
   });
 }
 
-Checkpoint load_checkpoint(const std::filesystem::path& path) {
+Checkpoint load_checkpoint(const std::filesystem::path& path, int threads) {
   FileSource file(path);
   std::string header(static_cast<std::size_t>(std::min<std::uint64_t>(file.size(), kHeaderBytes)), '\0');
   file.read(header.data(), header.size());
-  return decode_from(header, file.size(), [&](char* out, std::size_t n) { file.read(out, n); }, path.string());
+  return decode_from(
+      header, file.size(), [&](char* out, std::size_t n) { file.read(out, n); }, path.string(), threads);
 }
 
 namespace {
@@ -416,13 +419,13 @@ std::size_t checkpoint_parts(const std::filesystem::path& path) {
 }
 
 Checkpoint load_checkpoint_share(const std::filesystem::path& path, std::size_t parts, std::size_t rank,
-                                 std::size_t ranks) {
+                                 std::size_t ranks, int threads) {
   if (parts == 0 || ranks == 0 || rank >= ranks)
     throw std::invalid_argument("load_checkpoint_share: needs parts > 0 and rank < ranks");
   if (rank >= parts) return load_header_only(checkpoint_part_path(path, 0, parts));
-  Checkpoint share = load_checkpoint(checkpoint_part_path(path, rank, parts));
+  Checkpoint share = load_checkpoint(checkpoint_part_path(path, rank, parts), threads);
   for (std::size_t j = rank + ranks; j < parts; j += ranks) {
-    const Checkpoint part = load_checkpoint(checkpoint_part_path(path, j, parts));
+    const Checkpoint part = load_checkpoint(checkpoint_part_path(path, j, parts), threads);
     if (part.circuit_fingerprint != share.circuit_fingerprint || part.task_fingerprint != share.task_fingerprint ||
         part.layers_done != share.layers_done || part.sum.num_qubits() != share.sum.num_qubits()) {
       throw std::invalid_argument("checkpoint " + path.string() + ": part " + std::to_string(j) + " of " +

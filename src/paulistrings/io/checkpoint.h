@@ -44,8 +44,9 @@ void save_checkpoint(const std::filesystem::path& path, const Checkpoint& checkp
 void save_checkpoint(const std::filesystem::path& path, std::uint64_t circuit_fingerprint,
                      std::uint64_t task_fingerprint, std::uint64_t layers_done, const AnyPauliSum& sum);
 /// decode_checkpoint of the file, read in 1 MiB pieces straight into the sum's columns: the load holds
-/// the sum once (plus 24 bytes a term while it is put in canonical order), not the file's bytes.
-Checkpoint load_checkpoint(const std::filesystem::path& path);
+/// the sum once (plus 24 bytes a term while it is put in canonical order, on up to `threads` threads;
+/// 0: OpenMP's default), not the file's bytes.
+Checkpoint load_checkpoint(const std::filesystem::path& path, int threads = 0);
 
 // ---- checkpoints of several coefficient columns (format version 2) ----
 // What a sweep stopped at a layer boundary holds (sweep/propagate_sweep.h, SweepState): every term's key
@@ -170,9 +171,9 @@ std::size_t checkpoint_parts(const std::filesystem::path& path);
 /// rank + ranks, … added (any rank count works: the run routes the terms to their owners); where
 /// rank ≥ parts, an empty sum of part 0's qubit count and coefficient type, with part 0's header. Throws
 /// std::invalid_argument when the parts read disagree on the fingerprints, layers done or qubit count
-/// (naming the part), and what load_checkpoint throws.
+/// (naming the part), and what load_checkpoint throws. `threads` as load_checkpoint's.
 Checkpoint load_checkpoint_share(const std::filesystem::path& path, std::size_t parts, std::size_t rank,
-                                 std::size_t ranks);
+                                 std::size_t ranks, int threads = 0);
 
 /// Removes every checkpoint file at `path` but the single file (keep_parts = 0) or the K-part set
 /// (keep_parts = K): what a previous run with another rank count left there. Missing files are no error.

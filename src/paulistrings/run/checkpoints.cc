@@ -11,17 +11,17 @@ CheckpointNotFound::CheckpointNotFound(const std::filesystem::path& path)
 
 ResumePoint load_resume(const std::filesystem::path& path, const Circuit& circuit, std::size_t num_qubits,
                         std::span<const std::uint64_t> fingerprints, const std::string& fingerprint_covers,
-                        std::size_t rank, std::size_t ranks) {
+                        std::size_t rank, std::size_t ranks, int threads) {
   ResumePoint resume;
   resume.path = path;
   const std::size_t parts = io::checkpoint_parts(path);
   resume.in_parts = parts > 0;
   if (resume.in_parts) {
-    resume.checkpoint = io::load_checkpoint_share(path, parts, rank, ranks);
+    resume.checkpoint = io::load_checkpoint_share(path, parts, rank, ranks, threads);
   } else if (!std::filesystem::exists(path)) {
     throw CheckpointNotFound(path);
   } else {
-    resume.checkpoint = io::load_checkpoint(path);
+    resume.checkpoint = io::load_checkpoint(path, threads);
   }
   const io::Checkpoint& checkpoint = resume.checkpoint;
   bool matched = false;

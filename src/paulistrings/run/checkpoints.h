@@ -44,10 +44,11 @@ struct ResumePoint {
 /// `fingerprints` (ResumePoint::match says which), its qubit count `num_qubits`, and it is not past the
 /// circuit's end; otherwise std::invalid_argument ("checkpoint P belongs to a different
 /// <fingerprint_covers>; refusing to resume from it"). Throws CheckpointNotFound when nothing is at
-/// `path`, and what io/checkpoint.h throws for a bad file. No communication.
+/// `path`, and what io/checkpoint.h throws for a bad file. No communication. The load orders the terms on
+/// up to `threads` threads (the run's; 0: OpenMP's default).
 ResumePoint load_resume(const std::filesystem::path& path, const Circuit& circuit, std::size_t num_qubits,
                         std::span<const std::uint64_t> fingerprints, const std::string& fingerprint_covers,
-                        std::size_t rank = 0, std::size_t ranks = 1);
+                        std::size_t rank = 0, std::size_t ranks = 1, int threads = 0);
 
 /// Collective over the ranks that read `resume`'s parts: they must all hold parts after the same layer
 /// and of the same observable (a run stopped while its ranks were writing leaves parts of two

@@ -75,7 +75,7 @@ Orchestration::Orchestration(const Circuit& circuit, std::size_t num_qubits, Run
   if (fingerprints_.empty()) fingerprints_.push_back(options_.fingerprint);
   if (options_.resume) {
     resume_ = load_resume(*options_.resume, circuit_, num_qubits, fingerprints_, options_.fingerprint_covers,
-                          rank, ranks);
+                          rank, ranks, options_.propagate.threads);
   }
   // What the process holds now (the resumed sum included) is not the run's to use. On GPUs the limit is
   // in device bytes, of which the run holds none yet.

@@ -171,7 +171,9 @@ TEST(PropagateColumn, TheColumnPhaseRunsOnlyWhileALayerFitsOneThread) {
   const PropagationStats stats = propagate(sum, run.circuit, one);
   ASSERT_GT(stats.column_layers, 0u);
   ASSERT_LT(stats.column_layers, run.circuit.size());
-  if (stats.column_layers >= 2) EXPECT_LT(stats.layers[stats.column_layers - 2].terms_out, 256u);
+  if (stats.column_layers >= 2) {
+    EXPECT_LT(stats.layers[stats.column_layers - 2].terms_out, 256u);
+  }
   EXPECT_GE(stats.layers[stats.column_layers - 1].terms_out, 256u);
   EXPECT_TRUE(SumsMatch(sum, run.cpu_alone(options), 0.0));
   // A start the coset engine would already split over threads never starts it.

@@ -49,12 +49,12 @@ std::size_t DeviceSum<W, C>::skipped_layers() const {
   return impl_->skipped;
 }
 template <int W, Coefficient C>
-PauliSum<W, C> DeviceSum<W, C>::download() const {
-  return impl_->download();
+PauliSum<W, C> DeviceSum<W, C>::download(int threads) const {
+  return impl_->download(threads);
 }
 template <int W, Coefficient C>
-void DeviceSum<W, C>::download_to(PauliSum<W, C>& host) const {
-  host = impl_->download();
+void DeviceSum<W, C>::download_to(PauliSum<W, C>& host, int threads) const {
+  host = impl_->download(threads);
 }
 template <int W, Coefficient C>
 double DeviceSum<W, C>::apply_layer(const PreparedChannel<W>& table, const Truncation& truncation) {
@@ -216,7 +216,7 @@ template <int W, Coefficient C>
 PropagationStats propagate_on_device(PauliSum<W, C>& sum, const Circuit& circuit, const PropagateOptions& options) {
   DeviceSum<W, C> device_sum(sum, options.device, options.gpu);
   PropagationStats stats = propagate(device_sum, circuit, options);
-  device_sum.download_to(sum);
+  device_sum.download_to(sum, options.threads);
   return stats;
 }
 

@@ -101,9 +101,10 @@ class DeviceSum {
   /// Layers skipped because no term lay in their light cone.
   std::size_t skipped_layers() const;
 
-  /// A host copy of the sum (canonical order).
-  PauliSum<W, C> download() const;
-  void download_to(PauliSum<W, C>& host) const;
+  /// A host copy of the sum (canonical order), ordered on up to `threads` host threads (0: OpenMP's
+  /// default).
+  PauliSum<W, C> download(int threads = 0) const;
+  void download_to(PauliSum<W, C>& host, int threads = 0) const;
 
   /// The layer-engine interface of propagate(): one channel applied with the per-term truncation
   /// fused in (returns the Σ|c|² it dropped), then the layer passes.

@@ -110,7 +110,7 @@ struct DeviceSum<W, C>::Impl {
   Key* key_ptr() const { return static_cast<Key*>(keys.ptr); }
   void upload(const PauliSum<W, C>& host);
   /// A host copy (canonical order).
-  PauliSum<W, C> download();
+  PauliSum<W, C> download(int threads);
   /// Grows the term arrays to hold `terms` (keeping the first `stored` when `keep`). GpuOutOfMemory
   /// leaves the arrays holding the sum as before.
   void reserve(std::size_t terms, bool keep);

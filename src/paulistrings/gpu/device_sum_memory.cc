@@ -348,7 +348,7 @@ void DeviceSum<W, C>::Impl::read_histogram(std::span<std::uint64_t> counts) {
 }
 
 template <int W, Coefficient C>
-PauliSum<W, C> DeviceSum<W, C>::Impl::download() {
+PauliSum<W, C> DeviceSum<W, C>::Impl::download(int threads) {
   activate();
   check(cudaStreamSynchronize(stream), "download");
   std::vector<PauliString<W>> host_keys(stored);
@@ -358,7 +358,7 @@ PauliSum<W, C> DeviceSum<W, C>::Impl::download() {
   // Keys on the device are distinct: the columns are sorted into buckets in place (holes dropped).
   PauliSum<W, C> result(num_qubits, hash_seed);
   const int bits = PauliSum<W, C>::bits_to_fit(stored - holes, 1024, 128);
-  result.assign_distinct_columns(std::move(host_keys), std::move(host_coef), bits);
+  result.assign_distinct_columns(std::move(host_keys), std::move(host_coef), bits, threads);
   return result;
 }
 
@@ -385,7 +385,7 @@ PauliSum<W, C> DeviceSum<W, C>::Impl::download() {
   template bool DeviceSum<W, C>::Impl::compact_into_smaller_arrays();                                    \
   template void DeviceSum<W, C>::Impl::fetch_histogram(std::size_t bins);                                \
   template void DeviceSum<W, C>::Impl::read_histogram(std::span<std::uint64_t> counts);                  \
-  template PauliSum<W, C> DeviceSum<W, C>::Impl::download();
+  template PauliSum<W, C> DeviceSum<W, C>::Impl::download(int);
 PAULISTRINGS_FOR_EACH_SUM_TYPE(PAULISTRINGS_INSTANTIATE_IMPL_MEMORY)
 #undef PAULISTRINGS_INSTANTIATE_IMPL_MEMORY
 

@@ -44,9 +44,13 @@ std::size_t DeviceSum<W, C>::peak_device_bytes() const { throw GpuUnavailable(kR
 template <int W, Coefficient C>
 std::size_t DeviceSum<W, C>::skipped_layers() const { throw GpuUnavailable(kReason); }
 template <int W, Coefficient C>
-PauliSum<W, C> DeviceSum<W, C>::download() const { throw GpuUnavailable(kReason); }
+PauliSum<W, C> DeviceSum<W, C>::download(int) const {
+  throw GpuUnavailable(kReason);
+}
 template <int W, Coefficient C>
-void DeviceSum<W, C>::download_to(PauliSum<W, C>&) const { throw GpuUnavailable(kReason); }
+void DeviceSum<W, C>::download_to(PauliSum<W, C>&, int) const {
+  throw GpuUnavailable(kReason);
+}
 template <int W, Coefficient C>
 double DeviceSum<W, C>::apply_layer(const PreparedChannel<W>&, const Truncation&) { throw GpuUnavailable(kReason); }
 template <int W, Coefficient C>

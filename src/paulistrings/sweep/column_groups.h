@@ -43,8 +43,10 @@ class ColumnCounts {
 
 struct ColumnPartition {
   std::vector<std::size_t> starts;  ///< each group's first column, ascending, starting with 0
-  double cost = 0.0;  ///< Σ over groups of kept terms × (key + the group's coefficient bytes), + a group's
-  double whole_cost = 0.0;          ///< every term × (key + every column's coefficient bytes)
+  /// Σ over groups of kept terms × (key + the group's coefficient bytes) + each group's fixed cost.
+  double cost = 0.0;
+  /// Every term × (key + every column's coefficient bytes) + one group's fixed cost.
+  double whole_cost = 0.0;
   bool split = false;               ///< more than one group, and cost < kSplitCostShare · whole_cost
 };
 

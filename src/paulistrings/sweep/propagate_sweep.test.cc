@@ -11,6 +11,7 @@
 #include <map>
 #include <numbers>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -297,21 +298,50 @@ std::vector<Terms> all_columns(const AnySweepSum& sum) {
   return out;
 }
 
+/// A wide start: `count` random strings on every qubit (real coefficients), so buckets fill and refine.
+AnyPauliSum wide_observable(std::uint64_t seed, std::size_t qubits, int count) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal;
+  std::vector<std::pair<std::string, Complex>> terms;
+  const char letters[] = "IXYZ";
+  for (int t = 0; t < count; ++t) {
+    std::string label;
+    for (std::size_t q = 0; q < qubits; ++q) label += letters[rng() % 4];
+    terms.emplace_back(label, Complex(normal(rng), 0.0));
+  }
+  return AnyPauliSum::from_labels(qubits, terms);
+}
+
+/// The CPU sweep engine (`options`, engine and threads set here) on 1 and 3 threads against the reference
+/// engine: the same bits and dropped weights for both thread counts, every column within 1e-12 of the
+/// reference, the same final terms. Returns the one-thread run's statistics.
+SweepStats expect_cpu_matches_reference(const AnyPauliSum& observable, std::span<const Circuit> columns,
+                                        PropagateOptions options) {
+  AnySweepSum reference, one, three;
+  options.engine = Engine::reference;
+  const SweepStats reference_stats = propagate_sweep(observable, columns, options, reference);
+  options.engine = Engine::cpu;
+  options.threads = 1;
+  const SweepStats one_stats = propagate_sweep(observable, columns, options, one);
+  options.threads = 3;
+  const SweepStats three_stats = propagate_sweep(observable, columns, options, three);
+  EXPECT_EQ(all_columns(one), all_columns(three));
+  EXPECT_EQ(one_stats.discarded_weight, three_stats.discarded_weight);
+  const std::vector<Terms> expected = all_columns(reference), got = all_columns(one);
+  for (std::size_t k = 0; k < columns.size(); ++k) {
+    EXPECT_LT(distance(got[k], expected[k]), 1e-12) << "column " << k;
+    EXPECT_NEAR(one_stats.discarded_weight[k], reference_stats.discarded_weight[k], 1e-9) << "column " << k;
+  }
+  EXPECT_EQ(one_stats.stats.final_terms, reference_stats.stats.final_terms);
+  return one_stats;
+}
+
 TEST(SweepEngine, LargeSumsMatchTheReferenceAndAreTheSameBitsForAnyThreadCount) {
   for (std::uint64_t seed = 0; seed < 8; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
     const std::size_t K = 1 + seed % 4;
     RandomSweep sweep = random_sweep(seed + 100, K, seed % 2 == 0);
-    // A wide start: every string on a window of the qubits, so buckets fill and refine.
-    std::mt19937_64 rng(seed);
-    std::normal_distribution<double> normal;
-    std::vector<std::pair<std::string, Complex>> terms;
-    const char letters[] = "IXYZ";
-    for (int t = 0; t < 3000; ++t) {
-      std::string label;
-      for (std::size_t q = 0; q < sweep.qubits; ++q) label += letters[rng() % 4];
-      terms.emplace_back(label, Complex(normal(rng), 0.0));
-    }
-    const AnyPauliSum observable = AnyPauliSum::from_labels(sweep.qubits, terms);
+    const AnyPauliSum observable = wide_observable(seed, sweep.qubits, 3000);
     PropagateOptions options;
     options.direction = seed % 2 ? Direction::heisenberg : Direction::forward;
     options.truncation = seed % 3 == 0   ? Truncation()
@@ -319,23 +349,7 @@ TEST(SweepEngine, LargeSumsMatchTheReferenceAndAreTheSameBitsForAnyThreadCount) 
                                          : Truncation::topn(200);
     options.target_bucket_len = 4;
     options.parallel_threshold = 1;
-    AnySweepSum reference, one, three;
-    options.engine = Engine::reference;
-    const SweepStats reference_stats = propagate_sweep(observable, sweep.columns, options, reference);
-    options.engine = Engine::cpu;
-    options.threads = 1;
-    const SweepStats one_stats = propagate_sweep(observable, sweep.columns, options, one);
-    options.threads = 3;
-    const SweepStats three_stats = propagate_sweep(observable, sweep.columns, options, three);
-    EXPECT_EQ(all_columns(one), all_columns(three)) << "seed " << seed;
-    EXPECT_EQ(one_stats.discarded_weight, three_stats.discarded_weight) << "seed " << seed;
-    const std::vector<Terms> expected = all_columns(reference), got = all_columns(one);
-    for (std::size_t k = 0; k < K; ++k) {
-      EXPECT_LT(distance(got[k], expected[k]), 1e-12) << "seed " << seed << " column " << k;
-      EXPECT_NEAR(one_stats.discarded_weight[k], reference_stats.discarded_weight[k], 1e-9)
-          << "seed " << seed;
-    }
-    EXPECT_EQ(one_stats.stats.final_terms, reference_stats.stats.final_terms) << "seed " << seed;
+    expect_cpu_matches_reference(observable, sweep.columns, options);
   }
 }
 
@@ -345,16 +359,7 @@ TEST(SweepEngine, CliffordAnglesInEveryColumnMoveTermsAsTheReferenceDoes) {
   // bucket. Mixed with general rotations and a layer that is Clifford in some columns only, under weight
   // and coefficient truncation, in both directions; many small buckets, so most pairs span two.
   const std::size_t n = 9;
-  std::mt19937_64 rng(7);
-  std::normal_distribution<double> normal;
-  std::vector<std::pair<std::string, Complex>> terms;
-  const char letters[] = "IXYZ";
-  for (int t = 0; t < 300; ++t) {
-    std::string label;
-    for (std::size_t q = 0; q < n; ++q) label += letters[rng() % 4];
-    terms.emplace_back(label, Complex(normal(rng), 0.0));
-  }
-  const AnyPauliSum observable = AnyPauliSum::from_labels(n, terms);
+  const AnyPauliSum observable = wide_observable(7, n, 300);
   const double half = std::numbers::pi / 2;
   const std::vector<double> angles = {0.3, 1.1, half};  // the last column is Clifford on the mixed layer
   std::vector<Circuit> columns;
@@ -373,30 +378,15 @@ TEST(SweepEngine, CliffordAnglesInEveryColumnMoveTermsAsTheReferenceDoes) {
   for (const Direction direction : {Direction::heisenberg, Direction::forward}) {
     for (const Truncation& truncation :
          {Truncation::weight(6), Truncation::coeff(0.02), Truncation::weight(5) & Truncation::coeff(1e-3)}) {
+      SCOPED_TRACE(truncation.description());
       PropagateOptions options;
       options.direction = direction;
       options.truncation = truncation;
       options.target_bucket_len = 4;
       options.parallel_threshold = 1;
       options.sweep_split = false;
-      AnySweepSum reference, one, three;
-      options.engine = Engine::reference;
-      const SweepStats reference_stats = propagate_sweep(observable, columns, options, reference);
-      options.engine = Engine::cpu;
-      options.threads = 1;
-      const SweepStats one_stats = propagate_sweep(observable, columns, options, one);
-      options.threads = 3;
-      propagate_sweep(observable, columns, options, three);
-      SCOPED_TRACE(truncation.description());
-      EXPECT_EQ(all_columns(one), all_columns(three));
-      const std::vector<Terms> expected = all_columns(reference), got = all_columns(one);
-      for (std::size_t k = 0; k < angles.size(); ++k) {
-        EXPECT_LT(distance(got[k], expected[k]), 1e-12) << "column " << k;
-        EXPECT_NEAR(one_stats.discarded_weight[k], reference_stats.discarded_weight[k], 1e-9)
-            << "column " << k;
-      }
-      EXPECT_EQ(one_stats.stats.final_terms, reference_stats.stats.final_terms);
-      EXPECT_GT(one_stats.stats.final_terms, 20u) << "too few terms left to test anything";
+      const SweepStats stats = expect_cpu_matches_reference(observable, columns, options);
+      EXPECT_GT(stats.stats.final_terms, 20u) << "too few terms left to test anything";
     }
   }
 }

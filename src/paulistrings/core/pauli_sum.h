@@ -18,6 +18,7 @@
 
 #include "paulistrings/core/bucket_hash.h"
 #include "paulistrings/core/pauli_string.h"
+#include "paulistrings/core/unwritten_vector.h"
 
 namespace paulistrings {
 
@@ -36,6 +37,10 @@ class PauliSum {
   using Coeff = C;
   static constexpr int kWidth = W;
   static constexpr bool kIsComplex = std::same_as<C, Complex>;
+  /// The storage of the two columns: sized without a value, their elements are left unwritten, so that
+  /// an engine's export writes (and first touches) them once, in parallel (core/unwritten_vector.h).
+  using KeyColumn = UnwrittenVector<Key>;
+  using CoefficientColumn = UnwrittenVector<C>;
 
   struct Term {
     Key key;
@@ -124,10 +129,9 @@ class PauliSum {
   /// Replaces the contents with columns of distinct keys in any order (exact zeros dropped), sorting
   /// them in place: 24 extra bytes a term instead of a second copy (the GPU engine's download).
   /// Distinctness is the caller's promise, checked in debug builds.
-  void assign_distinct_columns(std::vector<Key>&& keys, std::vector<C>&& coefficients, int bits,
-                               int threads = 0);
+  void assign_distinct_columns(KeyColumn&& keys, CoefficientColumn&& coefficients, int bits, int threads = 0);
   /// Replaces the contents with already canonical columns (an engine's output). Checked in debug.
-  void assign_canonical(std::vector<Key>&& keys, std::vector<C>&& coefficients,
+  void assign_canonical(KeyColumn&& keys, CoefficientColumn&& coefficients,
                         std::vector<std::size_t>&& bucket_offsets, int bits);
 
   /// Throws std::logic_error naming the first broken invariant.
@@ -140,7 +144,7 @@ class PauliSum {
   bool sorted_terms_equal(const PauliSum& other) const;
   /// Sorts keys[start[b], start[b + 1]) by key for every bucket b, coefficients alongside, in place
   /// (buckets on up to `threads` threads for large sums; 0: OpenMP's default).
-  static void sort_bucket_ranges(std::vector<Key>& keys, std::vector<C>& coefficients,
+  static void sort_bucket_ranges(KeyColumn& keys, CoefficientColumn& coefficients,
                                  const std::vector<std::size_t>& start, int threads = 0);
   void validate_key(const Key& key) const;
   std::size_t bucket_of(const Key& key) const { return hash_(key, bucket_bits_); }
@@ -153,8 +157,8 @@ class PauliSum {
   std::size_t num_qubits_;
   BucketHash<W> hash_;
   int bucket_bits_ = 0;
-  std::vector<Key> keys_;
-  std::vector<C> coefficients_;
+  KeyColumn keys_;
+  CoefficientColumn coefficients_;
   std::vector<std::size_t> bucket_offsets_{0, 0};
 };
 

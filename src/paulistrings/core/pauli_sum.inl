@@ -205,7 +205,7 @@ void PauliSum<W, C>::assign_terms(std::vector<Term>&& terms, int bits, int threa
 }
 
 template <int W, Coefficient C>
-void PauliSum<W, C>::sort_bucket_ranges(std::vector<Key>& keys, std::vector<C>& coefficients,
+void PauliSum<W, C>::sort_bucket_ranges(KeyColumn& keys, CoefficientColumn& coefficients,
                                         const std::vector<std::size_t>& start, int threads) {
   const std::size_t buckets = start.size() - 1;
   const std::size_t n = keys.size();
@@ -228,7 +228,7 @@ void PauliSum<W, C>::sort_bucket_ranges(std::vector<Key>& keys, std::vector<C>& 
 }
 
 template <int W, Coefficient C>
-void PauliSum<W, C>::assign_distinct_columns(std::vector<Key>&& keys, std::vector<C>&& coefficients, int bits,
+void PauliSum<W, C>::assign_distinct_columns(KeyColumn&& keys, CoefficientColumn&& coefficients, int bits,
                                              int threads) {
   // In place: zeros compacted away, the columns permuted into bucket order by following the
   // permutation's cycles, then each bucket sorted by key where it stands, and the columns adopted as
@@ -284,7 +284,7 @@ void PauliSum<W, C>::assign_distinct_columns(std::vector<Key>&& keys, std::vecto
 }
 
 template <int W, Coefficient C>
-void PauliSum<W, C>::assign_canonical(std::vector<Key>&& keys, std::vector<C>&& coefficients,
+void PauliSum<W, C>::assign_canonical(KeyColumn&& keys, CoefficientColumn&& coefficients,
                                       std::vector<std::size_t>&& bucket_offsets, int bits) {
   keys_ = std::move(keys);
   coefficients_ = std::move(coefficients);
@@ -311,8 +311,8 @@ void PauliSum<W, C>::refine(int bits) {
   }
   std::partial_sum(offsets.begin(), offsets.end(), offsets.begin());
   // A stable counting sort: each new bucket draws from one old bucket, so keys stay ascending.
-  std::vector<Key> keys(n);
-  std::vector<C> coefficients(n);
+  KeyColumn keys(n);
+  CoefficientColumn coefficients(n);
   std::vector<std::size_t> cursor(offsets.begin(), offsets.end() - 1);
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t at = cursor[bucket[i]]++;
@@ -432,8 +432,8 @@ PauliSum<W, C>& PauliSum<W, C>::operator*=(C scalar) {
 template <int W, Coefficient C>
 PauliSum<W, Complex> PauliSum<W, C>::to_complex() const {
   PauliSum<W, Complex> result(num_qubits_, hash_.seed());
-  std::vector<Key> keys = keys_;
-  std::vector<Complex> coefficients(coefficients_.begin(), coefficients_.end());
+  KeyColumn keys = keys_;
+  typename PauliSum<W, Complex>::CoefficientColumn coefficients(coefficients_.begin(), coefficients_.end());
   std::vector<std::size_t> offsets = bucket_offsets_;
   result.assign_canonical(std::move(keys), std::move(coefficients), std::move(offsets), bucket_bits_);
   return result;
@@ -442,7 +442,7 @@ PauliSum<W, Complex> PauliSum<W, C>::to_complex() const {
 template <int W, Coefficient C>
 PauliSum<W, double> PauliSum<W, C>::to_real() const {
   PauliSum<W, double> result(num_qubits_, hash_.seed());
-  std::vector<double> coefficients(size());
+  typename PauliSum<W, double>::CoefficientColumn coefficients(size());
   for (std::size_t i = 0; i < size(); ++i) {
     if constexpr (kIsComplex) {
       if (coefficients_[i].imag() != 0.0) {
@@ -454,7 +454,7 @@ PauliSum<W, double> PauliSum<W, C>::to_real() const {
       coefficients[i] = coefficients_[i];
     }
   }
-  std::vector<Key> keys = keys_;
+  KeyColumn keys = keys_;
   std::vector<std::size_t> offsets = bucket_offsets_;
   result.assign_canonical(std::move(keys), std::move(coefficients), std::move(offsets), bucket_bits_);
   return result;

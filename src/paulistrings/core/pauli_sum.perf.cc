@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
   Sum a(500);
   a.assign_terms(std::vector<Sum::Term>(terms), bits);
   auto t2 = Clock::now();
-  std::vector<Sum::Key> keys(n); std::vector<double> coef(n);
+  Sum::KeyColumn keys(n);
+  Sum::CoefficientColumn coef(n);
   for (std::size_t i = 0; i < n; ++i) { keys[i] = terms[i].key; coef[i] = terms[i].coefficient; }
   auto t3 = Clock::now();
   Sum b(500);

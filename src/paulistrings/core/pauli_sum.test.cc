@@ -505,8 +505,8 @@ TYPED_TEST(PauliSumTest, DistinctColumnsSortInPlaceIntoTheCanonicalLayout) {
   const std::size_t n = TypeParam::kQubits;
   std::mt19937_64 rng(83 + W);
   Model<W, C> model;
-  std::vector<typename Sum::Key> keys;
-  std::vector<C> coefficients;
+  typename Sum::KeyColumn keys;
+  typename Sum::CoefficientColumn coefficients;
   std::vector<typename Sum::Term> nonzero;
   for (int i = 0; i < 3000; ++i) {
     const auto key = RandomKey<W>(rng, n, 6);
@@ -530,8 +530,8 @@ TYPED_TEST(PauliSumTest, DistinctColumnsSortInPlaceIntoTheCanonicalLayout) {
                          same_bits.coefficients().end()));
 
   Sum bad(n);
-  std::vector<typename Sum::Key> two(2);
-  std::vector<C> one(1, C(1.0));
+  typename Sum::KeyColumn two(2, typename Sum::Key{});
+  typename Sum::CoefficientColumn one(1, C(1.0));
   EXPECT_TRUE(ThrowsInvalidArgumentMentioning([&] { bad.assign_distinct_columns(std::move(two), std::move(one), 1); },
                                               {"2 keys", "1 coefficients"}));
 }
@@ -712,7 +712,8 @@ TEST(PauliSumSmallTest, LargeAssignmentsMatchTheSequentialModel) {
   for (std::size_t i = 0; i < keys.size(); ++i) coefficients[i] = model.at(keys[i]);
   for (int threads : {0, 1}) {
     Sum columns(128);
-    columns.assign_distinct_columns(std::vector<Sum::Key>(keys), std::vector<Complex>(coefficients), 6,
+    columns.assign_distinct_columns(Sum::KeyColumn(keys.begin(), keys.end()),
+                                    Sum::CoefficientColumn(coefficients.begin(), coefficients.end()), 6,
                                     threads);
     EXPECT_TRUE(
         std::equal(columns.keys().begin(), columns.keys().end(), sum.keys().begin(), sum.keys().end()));

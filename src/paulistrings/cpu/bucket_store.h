@@ -86,8 +86,9 @@ class BucketStore {
     sort_buckets(threads);
     std::vector<std::size_t> offsets(buckets_.size() + 1, 0);
     for (std::size_t i = 0; i < buckets_.size(); ++i) offsets[i + 1] = offsets[i] + buckets_[i].size();
-    std::vector<PauliString<W>> keys(offsets.back());
-    std::vector<C> coefficients(offsets.back());
+    // Unwritten until the copy below writes (and first touches) them, bucket by bucket in parallel.
+    typename PauliSum<W, C>::KeyColumn keys(offsets.back());
+    typename PauliSum<W, C>::CoefficientColumn coefficients(offsets.back());
 #pragma omp parallel for schedule(dynamic, 16) num_threads(threads)
     for (std::size_t i = 0; i < buckets_.size(); ++i) {
       std::copy(buckets_[i].keys.begin(), buckets_[i].keys.end(),

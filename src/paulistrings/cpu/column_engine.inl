@@ -660,8 +660,8 @@ void ColumnEngine<W, C>::export_to(PauliSum<W, C>& sum) const {
     ++offsets[bucket[r] + 1];
   }
   std::partial_sum(offsets.begin(), offsets.end(), offsets.begin());
-  std::vector<PauliString<W>> keys(live_rows_);
-  std::vector<C> coefficients(live_rows_);
+  typename PauliSum<W, C>::KeyColumn keys(live_rows_);  // every row written below
+  typename PauliSum<W, C>::CoefficientColumn coefficients(live_rows_);
   {
     std::vector<std::size_t> next(offsets.begin(), offsets.end() - 1);
     for (std::size_t r = 0; r < keys_.size(); ++r) {

@@ -217,10 +217,11 @@ typename NarrowEngine<W, C>::Engines NarrowEngine<W, C>::first_engine(const Paul
   in_use_ = qubit_of_.size();
   return narrow_detail::with_width<W>(narrow_detail::width_for<W>(qubit_of_.size()), [&](auto v) -> Engines {
     constexpr int V = decltype(v)::value;
-    std::vector<PauliString<V>> keys;
+    typename PauliSum<V, C>::KeyColumn keys;
     keys.reserve(sum.size());
     for (const auto& key : sum.keys()) keys.push_back(narrow<V>(key));
-    std::vector<C> coefficients(sum.coefficients().begin(), sum.coefficients().end());
+    typename PauliSum<V, C>::CoefficientColumn coefficients(sum.coefficients().begin(),
+                                                            sum.coefficients().end());
     PauliSum<V, C> narrowed(64 * static_cast<std::size_t>(V), narrow_hash<V>());
     narrowed.assign_distinct_columns(std::move(keys), std::move(coefficients), sum.bucket_bits(),
                                      options_.threads > 0 ? options_.threads : available_cpus());
@@ -260,8 +261,9 @@ PauliSum<U, C> NarrowEngine<W, C>::copy_out(const CpuEngine<V, C>& engine, std::
     offsets[b + 1] = count;
   }
   std::partial_sum(offsets.begin(), offsets.end(), offsets.begin());
-  std::vector<PauliString<U>> keys(offsets.back());
-  std::vector<C> coefficients(offsets.back());
+  // Unwritten until each bucket's terms are written below (in parallel: each page's first touch there).
+  typename PauliSum<U, C>::KeyColumn keys(offsets.back());
+  typename PauliSum<U, C>::CoefficientColumn coefficients(offsets.back());
   ParallelErrors errors;  // std::bad_alloc of a bucket's sort must not leave the region
 #pragma omp parallel num_threads(engine.threads()) if (parallel)
   {

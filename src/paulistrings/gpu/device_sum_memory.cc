@@ -351,8 +351,8 @@ template <int W, Coefficient C>
 PauliSum<W, C> DeviceSum<W, C>::Impl::download(int threads) {
   activate();
   check(cudaStreamSynchronize(stream), "download");
-  std::vector<PauliString<W>> host_keys(stored);
-  std::vector<C> host_coef(stored);
+  typename PauliSum<W, C>::KeyColumn host_keys(stored);  // written in full by the copies
+  typename PauliSum<W, C>::CoefficientColumn host_coef(stored);
   check(cudaMemcpy(host_keys.data(), keys.ptr, stored * sizeof(Key), cudaMemcpyDeviceToHost), "download keys");
   check(cudaMemcpy(host_coef.data(), coef.ptr, stored * sizeof(C), cudaMemcpyDeviceToHost), "download coefficients");
   // Keys on the device are distinct: the columns are sorted into buckets in place (holes dropped).

@@ -97,8 +97,8 @@ AnyPauliSum decode_columns(Read&& read, std::string_view header_bytes, std::size
                            std::size_t count, int bucket_bits, const std::string& name, int threads) {
   using Sum = PauliSum<W, C>;
   using Key = PauliString<W>;
-  std::vector<Key> keys(count);
-  std::vector<C> coefficients(count);
+  typename Sum::KeyColumn keys(count);  // written in full by read_body
+  typename Sum::CoefficientColumn coefficients(count);
   read_body<W, C>(
       read, header_bytes, 0, [](std::size_t, std::uint64_t) {}, keys, coefficients, 1, name);
   const std::array<std::uint64_t, W> allowed = qubit_masks<W>(num_qubits);

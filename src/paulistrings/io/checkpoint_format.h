@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <numeric>
+#include <span>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -117,7 +118,7 @@ constexpr std::size_t kPieceBytes = std::size_t{1} << 20;
 // as before any term is looked at, the checksum.
 template <int W, Coefficient C, class Read, class StoreMore>
 void read_body(Read&& read, std::string_view header_bytes, std::size_t more_words, StoreMore&& store_more,
-               std::vector<PauliString<W>>& keys, std::vector<C>& coefficients, std::size_t per_term,
+               std::span<PauliString<W>> keys, std::span<C> coefficients, std::size_t per_term,
                const std::string& name) {
   const std::size_t count = keys.size();
   std::uint64_t hash = fnv1a64(header_bytes);
@@ -138,9 +139,9 @@ void read_body(Read&& read, std::string_view header_bytes, std::size_t more_word
   column(count * W, [&](std::size_t i, std::uint64_t word) { keys[i / W].z[i % W] = word; });
   if constexpr (std::same_as<C, Complex>) {
     column(2 * count * per_term, [&](std::size_t i, std::uint64_t word) {
-      const double value = std::bit_cast<double>(word);
-      Complex& c = coefficients[i / 2];
-      c = i % 2 == 0 ? Complex(value, c.imag()) : Complex(c.real(), value);
+      // The real or the imaginary part alone (std::complex is an array of two doubles): the other may
+      // not be written yet.
+      reinterpret_cast<double(&)[2]>(coefficients[i / 2])[i % 2] = std::bit_cast<double>(word);
     });
   } else {
     column(count * per_term,
@@ -183,7 +184,7 @@ void check_key_bits(const PauliString<W>& key, const std::array<std::uint64_t, W
 
 /// Refuses repeated keys, found through a sorted index (keys in any order).
 template <int W>
-void check_distinct(const std::vector<PauliString<W>>& keys, const std::string& name) {
+void check_distinct(std::span<const PauliString<W>> keys, const std::string& name) {
   std::vector<std::size_t> order(keys.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {

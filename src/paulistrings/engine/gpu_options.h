@@ -11,6 +11,10 @@ struct GpuEngineOptions {
   /// term-test phases. The stream is synchronized after each phase, which costs time of its own: compare
   /// phases with each other, not the total with an unprofiled run.
   bool profile = false;
+  /// Host threads for what a device sum does on the host inside a run — collapse_sample's pass, with
+  /// its download and upload (0: OpenMP's default). propagate_on_device passes the run's
+  /// PropagateOptions::threads.
+  int host_threads = 0;
 };
 
 }  // namespace paulistrings

@@ -214,7 +214,9 @@ PropagationStats propagate(DeviceSum<W, C>& sum, const Circuit& circuit, const P
 
 template <int W, Coefficient C>
 PropagationStats propagate_on_device(PauliSum<W, C>& sum, const Circuit& circuit, const PropagateOptions& options) {
-  DeviceSum<W, C> device_sum(sum, options.device, options.gpu);
+  GpuEngineOptions gpu = options.gpu;
+  if (gpu.host_threads == 0) gpu.host_threads = options.threads;
+  DeviceSum<W, C> device_sum(sum, options.device, gpu);
   PropagationStats stats = propagate(device_sum, circuit, options);
   device_sum.download_to(sum, options.threads);
   return stats;

@@ -91,6 +91,33 @@ TEST(GpuEngine, ResidentSumAcrossSeveralPropagations) {
   EXPECT_GE(resident.peak_device_bytes(), resident.device_bytes());
 }
 
+// collapse_sample runs on the host (download, draw in key order, upload) on the run's host threads
+// (GpuEngineOptions::host_threads, set from PropagateOptions::threads): one thread or three, the same draw
+// and the same bits, and the reference engine's result.
+TEST(GpuEngine, CollapseSampleOnTheHostIsTheSameForAnyHostThreadCount) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(21);
+  const Circuit circuit = testing::random_circuit(rng, 8, 24);
+  const auto start = testing::random_window_sum<1, double>(rng, 400, 8, 0, 8);
+  PropagateOptions options;
+  options.direction = Direction::heisenberg;
+  options.truncation = Truncation::coeff(1e-6) & Truncation::collapse_sample(64, 13);
+  auto expected = start;
+  options.engine = Engine::reference;
+  propagate(expected, circuit, options);
+  options.engine = Engine::cpu;
+  options.device = 0;
+  std::vector<PauliSum<1, double>> on_device;
+  for (const int threads : {1, 3}) {
+    auto sum = start;
+    options.threads = threads;
+    propagate(sum, circuit, options);
+    on_device.push_back(std::move(sum));
+  }
+  EXPECT_TRUE(testing::SumsMatch(on_device[0], on_device[1], 0.0));
+  EXPECT_TRUE(testing::SumsMatch(on_device[0], expected));
+}
+
 // The tie rule of topn on the device: a group of equal magnitudes at the cut is kept whole when it
 // fits, dropped whole otherwise; NaN is never kept.
 TEST(GpuEngine, TopnTieRuleAndApproxTopnMatchTheCpu) {

@@ -55,6 +55,7 @@ struct DeviceSum<W, C>::Impl {
 
   int device = 0;
   std::size_t num_qubits = 0;
+  int host_threads = 0;  // GpuEngineOptions::host_threads: collapse_sample's host pass
   std::uint64_t hash_seed = 0;
   cudaStream_t stream = nullptr;
 

@@ -316,7 +316,7 @@ LayerPassResult DeviceSum<W, C>::Impl::finalize_layer(const Truncation& truncati
   activate();
   if (truncation.contains(Truncation::Kind::collapse_sample)) {
     // The draw walks the terms in key order: done on the host, then the sum goes back up.
-    PauliSum<W, C> host = download(0);  // (no host thread count here: OpenMP's default)
+    PauliSum<W, C> host = download(host_threads);
     result = truncation.finalize_layer(host);
     upload(host);
     tested.forget();

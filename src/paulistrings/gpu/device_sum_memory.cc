@@ -16,7 +16,10 @@ namespace paulistrings::gpu {
 
 template <int W, Coefficient C>
 DeviceSum<W, C>::Impl::Impl(const PauliSum<W, C>& host, int ordinal, const GpuEngineOptions& options)
-    : device(ordinal), num_qubits(host.num_qubits()), profile(options.profile) {
+    : device(ordinal),
+      num_qubits(host.num_qubits()),
+      host_threads(options.host_threads),
+      profile(options.profile) {
   hash_seed = host.hash().seed();
   const int count = device_count();
   if (count == 0) throw GpuUnavailable(unavailable_reason());

@@ -128,6 +128,11 @@ class CpuEngine {
   void permute_coset(const cpu_detail::LayerKernel<W, C>& kernel, const CosetPlan& plan, std::uint64_t rep,
                      Scratch& scratch, const Truncation& truncation, std::array<std::uint64_t, W>& scanned,
                      double& dropped, std::ptrdiff_t& change);
+  /// permute_coset for a rotation with cos θ = 0: only the terms the scan lists as anticommuting are
+  /// written, their images swapped between the two buckets of each pair {A, A ⊕ d}.
+  void permute_rotation_coset(const cpu_detail::LayerKernel<W, C>& kernel, const CosetPlan& plan,
+                              std::uint64_t rep, Scratch& scratch, const Truncation& truncation,
+                              std::array<std::uint64_t, W>& scanned, double& dropped, std::ptrdiff_t& change);
   /// A key-preserving layer on the buckets of the coset `rep` of `plan`; as rotate_coset for the rest.
   void rescale_coset(const cpu_detail::LayerKernel<W, C>& kernel, const CosetPlan& plan, std::uint64_t rep,
                      const Truncation& truncation, std::array<std::uint64_t, W>& scanned, double& dropped,

@@ -69,6 +69,8 @@ struct CpuEngine<W, C>::Scratch {
   // only grow (their sizes are capacities; the counts are rotate_coset's).
   std::vector<Position> flipped, unflipped;
   std::vector<std::uint32_t> hits;  ///< a bucket's anticommuting terms, by index (rotate_coset's scan)
+  std::vector<std::uint32_t> pair_hits;  ///< the same for the other bucket of a pair (permute_rotation_coset)
+  std::vector<std::uint32_t> holes[2];   ///< places a pair's buckets lost (permute_rotation_coset)
   std::vector<PauliString<W>> flipped_partners;  ///< per flipped term w: its representative w ⊕ g
   std::vector<char> paired;
   std::vector<Bucket<W, C>*> coset_buckets;  ///< the buckets of the coset at hand, by local index

@@ -174,6 +174,10 @@ void CpuEngine<W, C>::permute_coset(const cpu_detail::LayerKernel<W, C>& kernel,
                                     std::uint64_t rep, Scratch& scratch, const Truncation& truncation,
                                     std::array<std::uint64_t, W>& scanned, double& dropped,
                                     std::ptrdiff_t& change) {
+  if (kernel.rotation) {
+    permute_rotation_coset(kernel, plan, rep, scratch, truncation, scanned, dropped, change);
+    return;
+  }
   // Each term has one image: kept in place when it stays in its bucket, else moved once every bucket
   // of the coset has been read. A permutation never maps two terms to one key, so nothing merges.
   const unsigned locals = static_cast<unsigned>(plan.buckets_per_coset());
@@ -214,6 +218,123 @@ void CpuEngine<W, C>::permute_coset(const cpu_detail::LayerKernel<W, C>& kernel,
     removed += static_cast<std::ptrdiff_t>(bucket.size() - kept);  // dropped or moved (the moved arrive below)
     bucket.keys.resize(kept);
     bucket.coefficients.resize(kept);
+  }
+  append_pending(plan, rep, scratch);
+  change += static_cast<std::ptrdiff_t>(scratch.pending.size()) - removed;
+  for (int w = 0; w < W; ++w) scanned[w] |= support[w];
+}
+
+template <int W, Coefficient C>
+void CpuEngine<W, C>::permute_rotation_coset(const cpu_detail::LayerKernel<W, C>& kernel,
+                                             const CosetPlan& plan, std::uint64_t rep, Scratch& scratch,
+                                             const Truncation& truncation,
+                                             std::array<std::uint64_t, W>& scanned, double& dropped,
+                                             std::ptrdiff_t& change) {
+  // cos θ = 0: a term Q that anticommutes with g becomes g ⊕ Q, its coefficient times σ(Q)·sin θ; the
+  // others are unchanged (permutation_image's rule). The images of bucket A's anticommuting terms lie in
+  // B = A ⊕ d (d: the generator's coset coordinate) and B's in A, so per pair the scan lists both
+  // buckets' anticommuting terms (core/anticommuting_scan.h) and only those are written: the i-th image
+  // of each side takes the place of the other side's i-th term, the excess of one side is appended to
+  // the other, and each place left empty takes its bucket's last term. Order inside a bucket changes;
+  // no output depends on it (each is computed from its inputs' values alone, docs/design.md §7.2).
+  // Unchanged terms are not tested: the callers run this under a policy every term has passed.
+  const unsigned locals = static_cast<unsigned>(plan.buckets_per_coset());
+  const unsigned d = kernel.generator_local;
+  const bool test_terms = truncation.has_term_test();
+  const PauliString<W> generator = kernel.generator;
+  const double sin_signed = kernel.sin_signed;
+  std::array<std::uint64_t, W> support{};
+  std::ptrdiff_t removed = 0;
+  scratch.pending.clear();
+  // Q's image, into (key, value); false when it is dropped (zero, or cut by the per-term test).
+  auto image = [&](const PauliString<W>& q, const C& c, PauliString<W>& key, C& value) {
+    key = q ^ generator;
+    value = c * ((product_phase(generator, q) == 3 ? 1.0 : -1.0) * sin_signed);
+    if (value == C(0.0)) return false;
+    if (test_terms && !truncation.keep(key, value)) {
+      dropped += magnitude_squared(value);
+      return false;
+    }
+    return true;
+  };
+  // Takes the places in `holes` (ascending) out of `bucket`, the last term filling each.
+  auto fill_holes = [&](Bucket<W, C>& bucket, const std::vector<std::uint32_t>& holes) {
+    std::size_t size = bucket.size();
+    for (std::size_t h = holes.size(); h-- > 0;) {
+      const std::size_t at = holes[h];
+      --size;
+      if (at != size) {
+        bucket.keys[at] = bucket.keys[size];
+        bucket.coefficients[at] = bucket.coefficients[size];
+      }
+    }
+    removed += static_cast<std::ptrdiff_t>(holes.size());
+    bucket.keys.resize(size);
+    bucket.coefficients.resize(size);
+  };
+  auto scan = [&](const Bucket<W, C>& bucket, std::vector<std::uint32_t>& hits) {
+    if (hits.size() < bucket.size()) hits.resize(bucket.size());
+    return anticommuting_scan<W>(bucket.keys.data(), bucket.size(), generator, hits.data(), support);
+  };
+  for (unsigned a = 0; a < locals; ++a) {
+    const unsigned b = a ^ d;
+    if (b < a) continue;  // each pair once
+    Bucket<W, C>& first = store_.bucket(plan.member(rep, a));
+    const std::size_t na = scan(first, scratch.hits);
+    std::vector<std::uint32_t>& holes_a = scratch.holes[0];
+    holes_a.clear();
+    PauliString<W> key;
+    C value;
+    if (b == a) {  // the images stay in this bucket: each where its term was
+      for (std::size_t i = 0; i < na; ++i) {
+        const std::uint32_t t = scratch.hits[i];
+        if (image(first.keys[t], first.coefficients[t], key, value)) {
+          first.keys[t] = key;
+          first.coefficients[t] = value;
+        } else {
+          holes_a.push_back(t);
+        }
+      }
+      if (!holes_a.empty()) fill_holes(first, holes_a);
+      continue;
+    }
+    Bucket<W, C>& second = store_.bucket(plan.member(rep, b));
+    const std::size_t nb = scan(second, scratch.pair_hits);
+    std::vector<std::uint32_t>& holes_b = scratch.holes[1];
+    holes_b.clear();
+    const std::size_t both = std::min(na, nb);
+    for (std::size_t i = 0; i < both; ++i) {
+      const std::uint32_t s = scratch.hits[i], t = scratch.pair_hits[i];
+      PauliString<W> key_b;
+      C value_b;
+      const bool keep_a = image(first.keys[s], first.coefficients[s], key, value);        // goes to second[t]
+      const bool keep_b = image(second.keys[t], second.coefficients[t], key_b, value_b);  // to first[s]
+      if (keep_a) {
+        second.keys[t] = key;
+        second.coefficients[t] = value;
+      } else {
+        holes_b.push_back(t);
+      }
+      if (keep_b) {
+        first.keys[s] = key_b;
+        first.coefficients[s] = value_b;
+      } else {
+        holes_a.push_back(s);
+      }
+    }
+    for (std::size_t i = both; i < na; ++i) {
+      const std::uint32_t s = scratch.hits[i];
+      if (image(first.keys[s], first.coefficients[s], key, value)) scratch.pending.push_back({b, key, value});
+      holes_a.push_back(s);
+    }
+    for (std::size_t i = both; i < nb; ++i) {
+      const std::uint32_t t = scratch.pair_hits[i];
+      if (image(second.keys[t], second.coefficients[t], key, value))
+        scratch.pending.push_back({a, key, value});
+      holes_b.push_back(t);
+    }
+    if (!holes_a.empty()) fill_holes(first, holes_a);
+    if (!holes_b.empty()) fill_holes(second, holes_b);
   }
   append_pending(plan, rep, scratch);
   change += static_cast<std::ptrdiff_t>(scratch.pending.size()) - removed;

@@ -24,6 +24,31 @@ std::size_t anticommuting_scan_portable(const PauliString<W>* keys, std::size_t 
                                         std::uint32_t* hits, std::array<std::uint64_t, W>& support) {
   std::array<std::uint64_t, W> seen = support;
   std::size_t count = 0;
+  if constexpr (W > 1) {
+    // A generator within one word of the key (a gate on nearby qubits, the common case): the parity reads
+    // that word alone.
+    int only = -1, words = 0;
+    for (int w = 0; w < W; ++w) {
+      if ((g.x[w] | g.z[w]) != 0) {
+        only = w;
+        ++words;
+      }
+    }
+    if (words == 1) {
+      const std::uint64_t gx = g.x[only], gz = g.z[only];
+      for (std::size_t i = 0; i < n; ++i) {
+        const PauliString<W>& key = keys[i];
+        if constexpr (kSupport) {
+          for (int w = 0; w < W; ++w) seen[w] |= key.x[w] | key.z[w];
+        }
+        const std::uint64_t parity = (key.x[only] & gz) ^ (key.z[only] & gx);
+        hits[count] = static_cast<std::uint32_t>(i);
+        count += static_cast<std::size_t>(std::popcount(parity) & 1);
+      }
+      support = seen;
+      return count;
+    }
+  }
   for (std::size_t i = 0; i < n; ++i) {
     const PauliString<W>& key = keys[i];
     std::uint64_t parity = 0;

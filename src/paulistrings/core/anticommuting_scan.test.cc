@@ -64,7 +64,8 @@ ScanOutcome<W> RunScan(const std::vector<PauliString<W>>& keys, const PauliStrin
   return out;
 }
 
-/// The generators the engines meet: one qubit, two neighbours, two far apart (other words when W > 1),
+/// The generators the engines meet: one qubit, two neighbours, two neighbours in the last word (a
+/// generator within one word other than the first when W > 1), two far apart (other words when W > 1),
 /// and a dense random string.
 template <int W>
 std::vector<PauliString<W>> ScanTestGenerators(std::mt19937_64& rng) {
@@ -72,6 +73,7 @@ std::vector<PauliString<W>> ScanTestGenerators(std::mt19937_64& rng) {
   std::vector<PauliString<W>> out;
   out.push_back(PauliString<W>::from_label("X3", n));
   out.push_back(PauliString<W>::from_label("Z10 Z11", n));
+  out.push_back(PauliString<W>::from_label("X" + std::to_string(n - 3) + " Y" + std::to_string(n - 2), n));
   out.push_back(PauliString<W>::from_label("Y0 X" + std::to_string(n - 1), n));
   out.push_back(ScanTestKey<W>(rng, n, 0.7));
   return out;

@@ -99,9 +99,11 @@ TEST(GpuEngine, CollapseSampleOnTheHostIsTheSameForAnyHostThreadCount) {
   std::mt19937_64 rng(21);
   const Circuit circuit = testing::random_circuit(rng, 8, 24);
   const auto start = testing::random_window_sum<1, double>(rng, 400, 8, 0, 8);
+  // A fresh policy per run: a collapse_sample policy counts its passes, and its draws follow the count.
+  const auto policy = [] { return Truncation::coeff(1e-6) & Truncation::collapse_sample(64, 13); };
   PropagateOptions options;
   options.direction = Direction::heisenberg;
-  options.truncation = Truncation::coeff(1e-6) & Truncation::collapse_sample(64, 13);
+  options.truncation = policy();
   auto expected = start;
   options.engine = Engine::reference;
   propagate(expected, circuit, options);
@@ -111,6 +113,7 @@ TEST(GpuEngine, CollapseSampleOnTheHostIsTheSameForAnyHostThreadCount) {
   for (const int threads : {1, 3}) {
     auto sum = start;
     options.threads = threads;
+    options.truncation = policy();
     propagate(sum, circuit, options);
     on_device.push_back(std::move(sum));
   }

@@ -205,8 +205,7 @@ void CpuEngine<W, C>::permute_coset(const cpu_detail::LayerKernel<W, C>& kernel,
         dropped += magnitude_squared(image.value);
         continue;
       }
-      const unsigned moved = kernel.rotation ? (image.delta ? kernel.generator_local : 0u)
-                                             : kernel.local_of_pattern[image.delta];
+      const unsigned moved = kernel.local_of_pattern[image.delta];  // (rotations: permute_rotation_coset)
       if (moved == 0) {
         bucket.keys[kept] = image.key;
         bucket.coefficients[kept] = image.value;
@@ -230,9 +229,9 @@ void CpuEngine<W, C>::permute_rotation_coset(const cpu_detail::LayerKernel<W, C>
                                              const Truncation& truncation,
                                              std::array<std::uint64_t, W>& scanned, double& dropped,
                                              std::ptrdiff_t& change) {
-  // cos θ = 0: a term Q that anticommutes with g becomes g ⊕ Q, its coefficient times σ(Q)·sin θ; the
-  // others are unchanged (permutation_image's rule). The images of bucket A's anticommuting terms lie in
-  // B = A ⊕ d (d: the generator's coset coordinate) and B's in A, so per pair the scan lists both
+  // cos θ = 0: a term Q that anticommutes with g becomes g ⊕ Q, its coefficient times σ(Q)·sin θ
+  // (cpu_detail::quarter_turn_value); the others are unchanged. The images of bucket A's anticommuting terms
+  // lie in B = A ⊕ d (d: the generator's coset coordinate) and B's in A, so per pair the scan lists both
   // buckets' anticommuting terms (core/anticommuting_scan.h) and only those are written: the i-th image
   // of each side takes the place of the other side's i-th term, the excess of one side is appended to
   // the other, and each place left empty takes its bucket's last term. Order inside a bucket changes;
@@ -242,14 +241,13 @@ void CpuEngine<W, C>::permute_rotation_coset(const cpu_detail::LayerKernel<W, C>
   const unsigned d = kernel.generator_local;
   const bool test_terms = truncation.has_term_test();
   const PauliString<W> generator = kernel.generator;
-  const double sin_signed = kernel.sin_signed;
   std::array<std::uint64_t, W> support{};
   std::ptrdiff_t removed = 0;
   scratch.pending.clear();
   // Q's image, into (key, value); false when it is dropped (zero, or cut by the per-term test).
   auto image = [&](const PauliString<W>& q, const C& c, PauliString<W>& key, C& value) {
     key = q ^ generator;
-    value = c * ((product_phase(generator, q) == 3 ? 1.0 : -1.0) * sin_signed);
+    value = cpu_detail::quarter_turn_value(kernel, q, c);
     if (value == C(0.0)) return false;
     if (test_terms && !truncation.keep(key, value)) {
       dropped += magnitude_squared(value);
@@ -322,17 +320,19 @@ void CpuEngine<W, C>::permute_rotation_coset(const cpu_detail::LayerKernel<W, C>
         holes_a.push_back(s);
       }
     }
-    for (std::size_t i = both; i < na; ++i) {
-      const std::uint32_t s = scratch.hits[i];
-      if (image(first.keys[s], first.coefficients[s], key, value)) scratch.pending.push_back({b, key, value});
-      holes_a.push_back(s);
-    }
-    for (std::size_t i = both; i < nb; ++i) {
-      const std::uint32_t t = scratch.pair_hits[i];
-      if (image(second.keys[t], second.coefficients[t], key, value))
-        scratch.pending.push_back({a, key, value});
-      holes_b.push_back(t);
-    }
+    // One side's terms past the other's count: their images appended to the other bucket (local `to`),
+    // their places emptied.
+    auto move_excess = [&](const Bucket<W, C>& from, const std::vector<std::uint32_t>& hits,
+                           std::size_t count, unsigned to, std::vector<std::uint32_t>& holes) {
+      for (std::size_t i = both; i < count; ++i) {
+        const std::uint32_t s = hits[i];
+        if (image(from.keys[s], from.coefficients[s], key, value))
+          scratch.pending.push_back({to, key, value});
+        holes.push_back(s);
+      }
+    };
+    move_excess(first, scratch.hits, na, b, holes_a);
+    move_excess(second, scratch.pair_hits, nb, a, holes_b);
     if (!holes_a.empty()) fill_holes(first, holes_a);
     if (!holes_b.empty()) fill_holes(second, holes_b);
   }

@@ -162,6 +162,14 @@ inline bool rescale_term(const LayerKernel<W, C>& kernel, const PauliString<W>& 
   return true;
 }
 
+/// A rotation with cos θ = 0 (a permutation) on a term Q that anticommutes with its generator g: the
+/// coefficient of g ⊕ Q, c·σ(Q)·sin θ, where σ(Q) = +1 when g·Q = −i·(g ⊕ Q), else −1.
+template <int W, Coefficient C>
+inline C quarter_turn_value(const LayerKernel<W, C>& kernel, const PauliString<W>& key, const C& c) {
+  const double sign = product_phase(kernel.generator, key) == 3 ? 1.0 : -1.0;
+  return c * (sign * kernel.sin_signed);
+}
+
 /// A permutation layer's one output of a term: which delta moved it (for a rotation, 1 = the
 /// generator; for a local table, the delta pattern), its key and its coefficient; delta < 0 when the
 /// layer maps the term to zero. `unchanged`: the layer leaves the term as it is (it commutes with the
@@ -177,8 +185,7 @@ template <int W, Coefficient C>
 inline Image<W, C> permutation_image(const LayerKernel<W, C>& kernel, const PauliString<W>& key, const C& c) {
   if (kernel.rotation) {
     if (key.commutes_with(kernel.generator)) return {0, key, c, true};
-    const double sign = product_phase(kernel.generator, key) == 3 ? 1.0 : -1.0;
-    return {1, key ^ kernel.generator, c * (sign * kernel.sin_signed), false};
+    return {1, key ^ kernel.generator, quarter_turn_value(kernel, key, c), false};
   }
   const int p = kernel.pattern_of(key);
   if (!kernel.has_image[p]) return {-1, key, c, false};

@@ -130,6 +130,13 @@ class PauliSum {
   /// them in place: 24 extra bytes a term instead of a second copy (the GPU engine's download).
   /// Distinctness is the caller's promise, checked in debug builds.
   void assign_distinct_columns(KeyColumn&& keys, CoefficientColumn&& coefficients, int bits, int threads = 0);
+  /// Replaces the contents with columns of distinct nonzero terms already grouped by bucket: bucket b
+  /// (of 2^bits, this sum's hash) holds positions [start[b], start[b + 1]) in any order. Each bucket is
+  /// sorted where it stands (the GPU engine's download, which groups the terms on the device).
+  /// std::invalid_argument for columns of different lengths or offsets that do not cover them; the
+  /// grouping and distinctness are the caller's promise, checked in debug builds.
+  void assign_bucketed_columns(KeyColumn&& keys, CoefficientColumn&& coefficients,
+                               std::vector<std::size_t>&& start, int bits, int threads = 0);
   /// Replaces the contents with already canonical columns (an engine's output). Checked in debug.
   void assign_canonical(KeyColumn&& keys, CoefficientColumn&& coefficients,
                         std::vector<std::size_t>&& bucket_offsets, int bits);

@@ -284,6 +284,27 @@ void PauliSum<W, C>::assign_distinct_columns(KeyColumn&& keys, CoefficientColumn
 }
 
 template <int W, Coefficient C>
+void PauliSum<W, C>::assign_bucketed_columns(KeyColumn&& keys, CoefficientColumn&& coefficients,
+                                             std::vector<std::size_t>&& start, int bits, int threads) {
+  if (keys.size() != coefficients.size()) {
+    throw std::invalid_argument("assign_bucketed_columns: " + std::to_string(keys.size()) + " keys but " +
+                                std::to_string(coefficients.size()) + " coefficients");
+  }
+  if (bits < 0 || bits > kMaxBucketBits || start.size() != (std::size_t{1} << bits) + 1 ||
+      start.front() != 0 || start.back() != keys.size() || !std::is_sorted(start.begin(), start.end())) {
+    throw std::invalid_argument("assign_bucketed_columns: " + std::to_string(start.size()) +
+                                " bucket offsets do not cover " + std::to_string(keys.size()) +
+                                " terms in 2^" + std::to_string(bits) + " buckets");
+  }
+  sort_bucket_ranges(keys, coefficients, start, threads);
+  keys_ = std::move(keys);
+  coefficients_ = std::move(coefficients);
+  bucket_bits_ = bits;
+  bucket_offsets_ = std::move(start);
+  debug_check();
+}
+
+template <int W, Coefficient C>
 void PauliSum<W, C>::assign_canonical(KeyColumn&& keys, CoefficientColumn&& coefficients,
                                       std::vector<std::size_t>&& bucket_offsets, int bits) {
   keys_ = std::move(keys);

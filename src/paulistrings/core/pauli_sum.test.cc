@@ -536,6 +536,64 @@ TYPED_TEST(PauliSumTest, DistinctColumnsSortInPlaceIntoTheCanonicalLayout) {
                                               {"2 keys", "1 coefficients"}));
 }
 
+// assign_bucketed_columns (the GPU engine's download after grouping on the device): nonzero terms
+// grouped by bucket, in a shuffled order inside each bucket, come out as the canonical columns.
+TYPED_TEST(PauliSumTest, BucketedColumnsSortEachBucketIntoTheCanonicalLayout) {
+  using Sum = typename TypeParam::Sum;
+  using C = typename TypeParam::C;
+  constexpr int W = TypeParam::W;
+  const std::size_t n = TypeParam::kQubits;
+  std::mt19937_64 rng(97 + W);
+  std::vector<typename Sum::Term> terms;
+  Model<W, C> model;
+  for (int i = 0; i < 3000; ++i) {
+    const auto key = RandomKey<W>(rng, n, 6);
+    if (model.count(key)) continue;
+    model[key] = RandomCoefficient<C>(rng);
+    terms.push_back({key, model[key]});
+  }
+  const int bits = 5;
+  Sum expected = Sum::from_terms(n, terms);
+  expected.refine(bits);
+  ASSERT_EQ(expected.bucket_bits(), bits);
+  // Group by bucket (counting sort), then shuffle inside each bucket.
+  std::shuffle(terms.begin(), terms.end(), rng);
+  std::vector<std::size_t> start((std::size_t{1} << bits) + 1, 0);
+  for (const auto& t : terms) ++start[expected.hash()(t.key, bits) + 1];
+  for (std::size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
+  typename Sum::KeyColumn keys(terms.size());
+  typename Sum::CoefficientColumn coefficients(terms.size());
+  std::vector<std::size_t> next(start.begin(), start.end() - 1);
+  for (const auto& t : terms) {
+    const std::size_t at = next[expected.hash()(t.key, bits)]++;
+    keys[at] = t.key;
+    coefficients[at] = t.coefficient;
+  }
+  Sum sum(n);
+  sum.assign_bucketed_columns(std::move(keys), std::move(coefficients), std::vector<std::size_t>(start), bits,
+                              2);
+  EXPECT_TRUE(InvariantsHold(sum));
+  EXPECT_EQ(sum, expected);
+  EXPECT_TRUE(
+      std::equal(sum.keys().begin(), sum.keys().end(), expected.keys().begin(), expected.keys().end()));
+  EXPECT_TRUE(std::equal(sum.coefficients().begin(), sum.coefficients().end(),
+                         expected.coefficients().begin(), expected.coefficients().end()));
+
+  Sum bad(n);
+  EXPECT_TRUE(ThrowsInvalidArgumentMentioning(
+      [&] {
+        bad.assign_bucketed_columns(typename Sum::KeyColumn(2, typename Sum::Key{}),
+                                    typename Sum::CoefficientColumn(1), {0, 1}, 0);
+      },
+      {"2 keys", "1 coefficients"}));
+  EXPECT_TRUE(ThrowsInvalidArgumentMentioning(
+      [&] {
+        bad.assign_bucketed_columns(typename Sum::KeyColumn(2, typename Sum::Key{}),
+                                    typename Sum::CoefficientColumn(2, C(1.0)), {0, 1, 1}, 1);
+      },
+      {"do not cover 2 terms"}));
+}
+
 TYPED_TEST(PauliSumTest, EqualityIgnoresBucketCountAndHashSeed) {
   using Sum = typename TypeParam::Sum;
   using C = typename TypeParam::C;

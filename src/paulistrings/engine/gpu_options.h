@@ -15,6 +15,10 @@ struct GpuEngineOptions {
   /// its download and upload (0: OpenMP's default). propagate_on_device passes the run's
   /// PropagateOptions::threads.
   int host_threads = 0;
+  /// Blocks of rotations: 2 to 4 consecutive rotations with independent generators as one join
+  /// (docs/gpu-engine.md, "Blocks of rotations"). propagate_on_device turns it off with
+  /// PropagateOptions::gate_blocks.
+  bool blocks = true;
 };
 
 }  // namespace paulistrings

@@ -45,6 +45,10 @@ std::size_t DeviceSum<W, C>::peak_device_bytes() const {
   return impl_->bytes_peak;
 }
 template <int W, Coefficient C>
+std::size_t DeviceSum<W, C>::block_layers() const {
+  return impl_->block_layers;
+}
+template <int W, Coefficient C>
 std::size_t DeviceSum<W, C>::skipped_layers() const {
   return impl_->skipped;
 }
@@ -59,6 +63,11 @@ void DeviceSum<W, C>::download_to(PauliSum<W, C>& host, int threads) const {
 template <int W, Coefficient C>
 double DeviceSum<W, C>::apply_layer(const PreparedChannel<W>& table, const Truncation& truncation) {
   return impl_->apply_layer(table, truncation);
+}
+template <int W, Coefficient C>
+std::size_t DeviceSum<W, C>::apply_block(std::span<const PreparedChannel<W>> tables,
+                                         const Truncation& truncation, std::span<BlockLayer> out) {
+  return impl_->apply_block(tables, truncation, out);
 }
 template <int W, Coefficient C>
 LayerPassResult DeviceSum<W, C>::finalize_layer(const Truncation& truncation) {
@@ -216,6 +225,7 @@ template <int W, Coefficient C>
 PropagationStats propagate_on_device(PauliSum<W, C>& sum, const Circuit& circuit, const PropagateOptions& options) {
   GpuEngineOptions gpu = options.gpu;
   if (gpu.host_threads == 0) gpu.host_threads = options.threads;
+  gpu.blocks = gpu.blocks && options.gate_blocks;
   DeviceSum<W, C> device_sum(sum, options.device, gpu);
   PropagationStats stats = propagate(device_sum, circuit, options);
   device_sum.download_to(sum, options.threads);

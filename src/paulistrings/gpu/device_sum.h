@@ -100,6 +100,8 @@ class DeviceSum {
   std::size_t peak_device_bytes() const;
   /// Layers skipped because no term lay in their light cone.
   std::size_t skipped_layers() const;
+  /// Layers applied inside blocks (apply_block).
+  std::size_t block_layers() const;
 
   /// A host copy of the sum (canonical order), ordered on up to `threads` host threads (0: OpenMP's
   /// default).
@@ -110,6 +112,13 @@ class DeviceSum {
   /// fused in (returns the Σ|c|² it dropped), then the layer passes.
   double apply_layer(const PreparedChannel<W>& table, const Truncation& truncation);
   LayerPassResult finalize_layer(const Truncation& truncation);
+  /// Blocks (BlockEngine, engine/layer_engine.h): takes 2 to 4 consecutive Pauli rotations from the
+  /// front of `tables` whose generators are linearly independent, as one join with the semantics of one
+  /// apply_layer each (docs/gpu-engine.md, "Blocks of rotations"), when GpuEngineOptions::blocks is on
+  /// and every term has passed `truncation`'s per-term test; fills out[i] for each layer taken and
+  /// returns how many (0: none, nothing changed).
+  std::size_t apply_block(std::span<const PreparedChannel<W>> tables, const Truncation& truncation,
+                          std::span<BlockLayer> out);
   /// Waits for the device (the layer calls already do; for timing).
   void synchronize() const;
 

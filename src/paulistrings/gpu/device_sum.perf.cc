@@ -1,13 +1,14 @@
-// paulistrings-gpu-bench: the cells of docs/design.md §8 (bench_cells.h: W = 2, real, steady state) on one GPU
-// and, in the same run, on the same machine's CPU threads; the device's copy bandwidth; the 127-qubit
+// paulistrings-gpu-bench: the cells of docs/design.md §8 (bench_cells.h: W = 2, real, steady state) on one
+// GPU and, in the same run, on the same machine's CPU threads; the device's copy bandwidth; the 127-qubit
 // kicked-Ising workloads end to end on the GPU (upload and download included); and a growth run that
 // doubles a sum by rotations until it reaches --grow-to terms.
 //
 // usage: paulistrings-gpu-bench [--terms N,...] [--cells a,b,...] [--cpu-threads T] [--repeat R]
-//                               [--device D] [--kicked] [--grow-to N]
+//                               [--device D] [--kicked] [--blocks on|off] [--grow-to N]
 // Rows: cell, terms, engine, ns per input term per layer, bytes moved per term (input read + output
 // written at 40 B per term), the bandwidth that implies and its fraction of the measured bandwidth
 // (device copy bandwidth for the GPU, triad for the CPU), and the GPU/CPU ratio.
+// --blocks off runs the kicked Ising one layer at a time (PropagateOptions::gate_blocks).
 // PAULISTRINGS_GPU_PROFILE (set) turns on GpuEngineOptions::profile: every device sum prints its phase
 // times to stderr when it is destroyed.
 
@@ -80,7 +81,7 @@ GpuEngineOptions engine_options() {
 
 /// ⟨Z62⟩ of the 127-qubit kicked Ising after `steps` steps (θJ = −π/2), Heisenberg, |c| > cutoff, on the
 /// GPU end to end: upload, propagation, download, read-out.
-void kicked_ising(int device, std::size_t steps, double theta_h, double cutoff) {
+void kicked_ising(int device, std::size_t steps, double theta_h, double cutoff, bool blocks) {
   const Circuit circuit = kicked_ising_circuit(steps, theta_h);
   const auto start = Clock::now();
   auto sum = PauliSum<2, double>::from_labels(circuit.num_qubits(), {{"Z62", 1.0}});
@@ -89,12 +90,15 @@ void kicked_ising(int device, std::size_t steps, double theta_h, double cutoff) 
   options.truncation = Truncation::coeff(cutoff);
   options.device = device;
   options.gpu = engine_options();
+  options.gate_blocks = blocks;
   options.keep_layer_records = false;
   const PropagationStats stats = propagate(sum, circuit, options);
   const double value = ProductState::parse("z+", circuit.num_qubits()).expectation(sum);
-  std::printf("kicked_ising steps=%zu theta_h=%.6f cutoff=%.3g engine=gpu%d wall_s=%.4f <Z62>=%.12f peak_terms=%zu "
-              "final_terms=%zu\n",
-              steps, theta_h, cutoff, device, seconds_since(start), value, stats.peak_terms, stats.final_terms);
+  std::printf(
+      "kicked_ising steps=%zu theta_h=%.6f cutoff=%.3g engine=gpu%d blocks=%s wall_s=%.4f <Z62>=%.12f "
+      "peak_terms=%zu final_terms=%zu\n",
+      steps, theta_h, cutoff, device, blocks ? "on" : "off", seconds_since(start), value, stats.peak_terms,
+      stats.final_terms);
   std::fflush(stdout);
 }
 
@@ -145,6 +149,7 @@ int main(int argc, char** argv) {
   int repeat = 5;
   int device = 0;
   bool kicked = false;
+  bool blocks = true;
   std::size_t grow_to = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
@@ -169,6 +174,9 @@ int main(int argc, char** argv) {
         repeat = static_cast<int>(parse_count(value, INT_MAX));
       } else if (flag == "--device") {
         device = static_cast<int>(parse_count(value, INT_MAX));
+      } else if (flag == "--blocks") {
+        if (value != "on" && value != "off") throw std::invalid_argument("--blocks takes on or off");
+        blocks = value == "on";
       } else if (flag == "--grow-to") {
         grow_to = parse_count(value);
       } else {
@@ -227,8 +235,8 @@ int main(int argc, char** argv) {
     }
   }
   if (kicked) {
-    kicked_ising(device, 5, 5 * std::numbers::pi / 16, std::ldexp(1.0, -12));
-    kicked_ising(device, 20, 7 * std::numbers::pi / 32, std::ldexp(1.0, -14));
+    kicked_ising(device, 5, 5 * std::numbers::pi / 16, std::ldexp(1.0, -12), blocks);
+    kicked_ising(device, 20, 7 * std::numbers::pi / 32, std::ldexp(1.0, -14), blocks);
   }
   if (grow_to > 0) grow(device, grow_to);
   return 0;

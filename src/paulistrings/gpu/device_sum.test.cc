@@ -12,6 +12,7 @@
 #include <iostream>
 #include <random>
 
+#include "paulistrings/circuit/workloads.h"
 #include "paulistrings/run/propagate.h"
 #include "paulistrings/testing/assertions.h"
 #include "paulistrings/testing/engine_cases.h"
@@ -89,6 +90,75 @@ TEST(GpuEngine, ResidentSumAcrossSeveralPropagations) {
   EXPECT_TRUE(testing::SumsMatch(resident.download(1), resident.download(3), 0.0));
   EXPECT_GT(resident.device_bytes(), 0u);
   EXPECT_GE(resident.peak_device_bytes(), resident.device_bytes());
+}
+
+/// Runs of single- and two-qubit rotations as circuits have them: Trotter steps of the workloads, and a
+/// brickwork whose consecutive rotations share qubits (anticommuting generators, and a generator that
+/// repeats an earlier one, which ends a block).
+std::vector<std::pair<std::string, Circuit>> rotation_runs() {
+  std::mt19937_64 rng(2027);
+  std::uniform_real_distribution<double> angle(-1.0, 1.0);
+  std::vector<std::pair<std::string, Circuit>> circuits;
+  for (const Workload& w : {tfim_2d(3, 3), heisenberg_chain(8, 3, 0.3), tfim_chain(10, 3, 0.4)}) {
+    circuits.emplace_back(w.name, w.circuit);
+  }
+  static const char* kPaulis[] = {"X", "Y", "Z"};
+  Circuit brickwork(10);
+  for (std::size_t layer = 0; layer < 8; ++layer) {
+    for (std::size_t q = layer % 2; q + 1 < 10; q += 2) {
+      brickwork.append(Channel::pauli_rotation(std::string(kPaulis[rng() % 3]) + kPaulis[rng() % 3],
+                                               {q, q + 1}, angle(rng)));
+      brickwork.append(Channel::rx(angle(rng), static_cast<Qubit>(q)));
+      brickwork.append(Channel::rz(angle(rng), static_cast<Qubit>(q)));
+      if (rng() % 3 == 0) brickwork.append(Channel::rx(angle(rng), static_cast<Qubit>(q)));
+    }
+    if (layer == 4) brickwork.append(Channel::depolarize(0.02, 3));
+  }
+  circuits.emplace_back("brickwork", brickwork);
+  return circuits;
+}
+
+// Blocks of rotations (DeviceSum::apply_block): the same coefficients bit for bit and the same term
+// counts per layer as one layer at a time, and the reference engine's terms, in both directions under
+// every per-term policy.
+TEST(GpuEngine, BlocksOfRotationsMatchOneLayerAtATimeAndTheReference) {
+  SKIP_WITHOUT_GPU();
+  const Truncation policies[] = {Truncation(), Truncation::coeff(1e-4), Truncation::weight(4),
+                                 Truncation::coeff(1e-3) & Truncation::weight(5)};
+  for (const auto& [name, circuit] : rotation_runs()) {
+    const std::size_t n = circuit.num_qubits();
+    const auto start = PauliSum<1, double>::from_labels(n, {{"Z1", 1.0}, {"X2 X3", 0.5}});
+    for (Direction direction : {Direction::heisenberg, Direction::forward}) {
+      for (const Truncation& policy : policies) {
+        SCOPED_TRACE(name + (direction == Direction::heisenberg ? ", heisenberg, " : ", forward, ") +
+                     policy.description());
+        PropagateOptions options;
+        options.direction = direction;
+        options.truncation = policy;
+        GpuEngineOptions on, off;
+        off.blocks = false;
+        gpu::DeviceSum<1, double> blocked(start, 0, on), layered(start, 0, off);
+        const PropagationStats a = gpu::propagate(blocked, circuit, options);
+        const PropagationStats b = gpu::propagate(layered, circuit, options);
+        EXPECT_EQ(layered.block_layers(), 0u);
+        EXPECT_GT(blocked.block_layers(), circuit.size() / 4) << "blocks were hardly taken";
+        EXPECT_TRUE(blocked.download() == layered.download());
+        ASSERT_EQ(a.layers.size(), b.layers.size());
+        for (std::size_t k = 0; k < a.layers.size(); ++k) {
+          EXPECT_EQ(a.layers[k].terms_in, b.layers[k].terms_in) << "layer " << k;
+          EXPECT_EQ(a.layers[k].terms_out, b.layers[k].terms_out) << "layer " << k;
+          EXPECT_NEAR(a.layers[k].discarded_weight, b.layers[k].discarded_weight, 1e-12) << "layer " << k;
+        }
+        EXPECT_EQ(a.peak_terms, b.peak_terms);
+        auto reference = start;
+        PropagateOptions ref = options;
+        ref.engine = Engine::reference;
+        propagate(reference, circuit, ref);
+        EXPECT_TRUE(testing::SumsMatch(blocked.download(), reference));
+        EXPECT_EQ(blocked.size(), reference.size());
+      }
+    }
+  }
 }
 
 // collapse_sample runs on the host (download, draw in key order, upload) on the run's host threads

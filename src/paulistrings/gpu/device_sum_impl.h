@@ -56,6 +56,7 @@ struct DeviceSum<W, C>::Impl {
   int device = 0;
   std::size_t num_qubits = 0;
   int host_threads = 0;  // GpuEngineOptions::host_threads: collapse_sample's host pass
+  bool blocks = true;    // GpuEngineOptions::blocks
   std::uint64_t hash_seed = 0;
   cudaStream_t stream = nullptr;
 
@@ -76,6 +77,8 @@ struct DeviceSum<W, C>::Impl {
   std::array<std::uint64_t, W> support{};
   TestedPolicy tested;
   std::size_t skipped = 0;
+  std::size_t block_layers = 0;  // layers applied inside blocks
+  bool keep_capacity = false;    // after a block: compaction keeps the arrays' size (apply_block)
   PhaseProfile profile;
 
   // Partitioned runs.
@@ -110,8 +113,14 @@ struct DeviceSum<W, C>::Impl {
   void free(Buffer& buffer);
   Key* key_ptr() const { return static_cast<Key*>(keys.ptr); }
   void upload(const PauliSum<W, C>& host);
-  /// A host copy (canonical order).
+  /// A host copy (canonical order): grouped by bucket on the device (download_by_bucket), or, when the
+  /// device has no room for that, sorted into buckets on the host.
   PauliSum<W, C> download(int threads);
+  /// The live terms ordered by `result`'s bucket (2^bits of its hash) on the device — a radix sort of
+  /// (bucket, index) pairs and a gather — then copied into `result`, which sorts each bucket on `threads`
+  /// host threads. About 16 + (key + coefficient) bytes of device memory a stored term for the grouping;
+  /// false, with nothing changed, when they cannot be allocated (or the sum is empty).
+  bool download_by_bucket(PauliSum<W, C>& result, int bits, int threads);
   /// Grows the term arrays to hold `terms` (keeping the first `stored` when `keep`). GpuOutOfMemory
   /// leaves the arrays holding the sum as before.
   void reserve(std::size_t terms, bool keep);
@@ -130,7 +139,8 @@ struct DeviceSum<W, C>::Impl {
   /// first stored − holes fill the holes below: no allocation) unless the arrays are over four times
   /// what the live terms need, in which case they are copied into smaller ones to give memory back
   /// (in place when those cannot be allocated). Only the scan buffers (reserve_scan(stored)) must be
-  /// allocated: when they are already, a forced compaction cannot fail for memory. GpuOutOfMemory
+  /// allocated: when they are already, a forced compaction cannot fail for memory. Right after a block
+  /// (keep_capacity) the holes are always filled in place. GpuOutOfMemory
   /// (only with `force`) leaves the sum as it was.
   void compact_if_worthwhile(bool force);
   /// The two forms, with the scan buffers reserved for `stored`; the second returns false, changing
@@ -168,6 +178,11 @@ struct DeviceSum<W, C>::Impl {
   void rescale_outside_join(const kernels::LayerArgs<W>& a, const kernels::LocalTable& t,
                             const Truncation& truncation);
   double apply_layer(const PreparedChannel<W>& table, const Truncation& truncation);
+  /// DeviceSum::apply_block. The block's table: its generators, their reduced echelon basis, the
+  /// coordinates (block_table); nothing when fewer than two layers qualify.
+  std::size_t apply_block(std::span<const PreparedChannel<W>> tables, const Truncation& truncation,
+                          std::span<BlockLayer> out);
+  static kernels::RotationBlock<W> block_table(std::span<const PreparedChannel<W>> tables, std::size_t limit);
   LayerPassResult finalize_layer(const Truncation& truncation);
   void approx_topn_cut(std::size_t n);
   void topn_cut(std::size_t n);

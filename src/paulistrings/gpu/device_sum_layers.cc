@@ -266,6 +266,7 @@ void DeviceSum<W, C>::Impl::rescale_outside_join(const kernels::LayerArgs<W>& a,
 template <int W, Coefficient C>
 double DeviceSum<W, C>::Impl::apply_layer(const PreparedChannel<W>& table, const Truncation& truncation) {
   activate();
+  keep_capacity = false;
   profile.start(stream);
   if (skips_layer(table, truncation)) {
     ++skipped;
@@ -306,6 +307,145 @@ double DeviceSum<W, C>::Impl::apply_layer(const PreparedChannel<W>& table, const
   compact_if_worthwhile(false);
   profile.mark(stream, "compact");
   return discarded;
+}
+
+template <int W, Coefficient C>
+kernels::RotationBlock<W> DeviceSum<W, C>::Impl::block_table(std::span<const PreparedChannel<W>> tables,
+                                                             std::size_t limit) {
+  using Block = kernels::RotationBlock<W>;
+  Block t;
+  // Words 0..W−1 of a vector are x, W..2W−1 z (as RotationTable's pivot).
+  const auto bit = [](const Key& k, int word, std::uint64_t mask) {
+    return ((word < W ? k.x[word] : k.z[word - W]) & mask) != 0;
+  };
+  const auto xor_into = [](Key& a, const Key& b) {
+    for (int w = 0; w < W; ++w) {
+      a.x[w] ^= b.x[w];
+      a.z[w] ^= b.z[w];
+    }
+  };
+  const auto to_key = [](const PauliString<W>& p) {
+    Key k;
+    for (int w = 0; w < W; ++w) {
+      k.x[w] = p.x[w];
+      k.z[w] = p.z[w];
+    }
+    return k;
+  };
+  std::array<std::uint32_t, Block::kMaxRotations> combo{};  // basis[j] = ⊕ of the generators combo[j] names
+  int r = 0;
+  limit = std::min<std::size_t>(limit, Block::kMaxRotations);
+  for (; static_cast<std::size_t>(r) < std::min(limit, tables.size()); ++r) {
+    const PreparedChannel<W>& table = tables[static_cast<std::size_t>(r)];
+    if (table.form != PreparedChannel<W>::Form::rotation) break;
+    // Reduce the generator by the basis; a generator in the span of the earlier ones ends the block.
+    Key v = to_key(table.generator);
+    std::uint32_t made = 1u << r;
+    for (int j = 0; j < r; ++j) {
+      if (bit(v, t.pivot_word[j], t.pivot_bit[j])) {
+        xor_into(v, t.basis[j]);
+        made ^= combo[j];
+      }
+    }
+    int word = 0;
+    while (word < 2 * W && (word < W ? v.x[word] : v.z[word - W]) == 0) ++word;
+    if (word == 2 * W) break;
+    const std::uint64_t bits = word < W ? v.x[word] : v.z[word - W];
+    const std::uint64_t pivot = bits & (~bits + 1);
+    for (int j = 0; j < r; ++j) {  // the new pivot leaves the earlier vectors: the basis stays reduced
+      if (bit(t.basis[j], word, pivot)) {
+        xor_into(t.basis[j], v);
+        combo[j] ^= made;
+      }
+    }
+    t.basis[r] = v;
+    t.pivot_word[r] = word;
+    t.pivot_bit[r] = pivot;
+    combo[r] = made;
+    t.generator[r] = to_key(table.generator);
+    t.cos_theta[r] = table.cos_theta;
+    t.sin_signed[r] = table.sin_signed;
+  }
+  t.rotations = r;
+  for (int e = 0; e < (1 << r); ++e) {  // pivot pattern e (bit j: basis[j] taken) in generator terms
+    std::uint32_t c = 0;
+    for (int j = 0; j < r; ++j) {
+      if ((e >> j) & 1) c ^= combo[j];
+    }
+    t.coord_of[e] = static_cast<std::uint8_t>(c);
+  }
+  for (int a = 0; a < r; ++a) {
+    for (int b = 0; b < r; ++b) {
+      int parity = 0;
+      for (int w = 0; w < W; ++w) {
+        parity += std::popcount((t.generator[a].x[w] & t.generator[b].z[w]) ^
+                                (t.generator[a].z[w] & t.generator[b].x[w]));
+      }
+      t.odd[b] |= static_cast<std::uint32_t>(parity & 1) << a;
+    }
+    for (int w = 0; w < W; ++w) {
+      t.need_x[w] = t.need_x[w] || t.generator[a].z[w] != 0;
+      t.need_z[w] = t.need_z[w] || t.generator[a].x[w] != 0;
+    }
+  }
+  return t;
+}
+
+template <int W, Coefficient C>
+std::size_t DeviceSum<W, C>::Impl::apply_block(std::span<const PreparedChannel<W>> tables,
+                                               const Truncation& truncation, std::span<BlockLayer> out) {
+  if (!blocks || stored == 0 || !tested_for(truncation)) return 0;
+  kernels::RotationBlock<W> t = block_table(tables, out.size());
+  if (t.rotations < 2) return 0;
+  const std::size_t taken = static_cast<std::size_t>(t.rotations);
+  const int orbit = 1 << t.rotations;
+  activate();
+  profile.start(stream);
+  zero_counters();
+  discarded = 0.0;
+  // Per rotation: the change in live terms, then the weight dropped (the pass scratch's first words).
+  t.per_layer = histogram();
+  check(cudaMemsetAsync(t.per_layer, 0,
+                        2 * kernels::RotationBlock<W>::kMaxRotations * sizeof(unsigned long long), stream),
+        "memset block counters");
+  const std::size_t live_before = stored - holes;
+  reserve_table(stored, orbit);
+  Launch::join_insert_block(args(truncation), t, stream);  // writes only the table
+  profile.mark(stream, "block insert");
+  // When neither the worst case nor the bound groups · 2^rotations − members can be allocated, the block
+  // is declined (the table emptied, nothing changed) and the layers run one at a time, with their exact
+  // counts when they need them.
+  struct Declined {};
+  try {
+    make_room_for_join(orbit, [] { throw Declined{}; });
+  } catch (const Declined&) {
+    return 0;
+  }
+  profile.mark(stream, "join room");
+  // Nothing of the sum has changed up to here, so a failed growth leaves it as it was.
+  Launch::join_write_block(args(truncation), t, stream);
+  profile.mark(stream, "block write");
+  settle_counters();
+  fetch_histogram(2 * kernels::RotationBlock<W>::kMaxRotations);
+  long long live = static_cast<long long>(live_before);
+  for (std::size_t r = 0; r < taken; ++r) {
+    live += static_cast<long long>(host_scratch[r]);
+    out[r].terms_out = static_cast<std::size_t>(live);
+    out[r].discarded_weight =
+        std::bit_cast<double>(host_scratch[kernels::RotationBlock<W>::kMaxRotations + r]);
+  }
+  profile.mark(stream, "settle");
+  tested.remember(truncation);
+  for (std::size_t r = 0; r < taken; ++r) add_support(tables[r]);
+  // The room a block made is kept for the next one: arrays grown past four times the live terms (the
+  // bound counts every absent orbit member) and shrunk by the compaction after every block were copied
+  // twice a block (docs/PERFORMANCE.md, 2026-12-07 evening). The next single layer's compaction gives
+  // the memory back.
+  keep_capacity = true;
+  compact_if_worthwhile(false);
+  profile.mark(stream, "compact");
+  block_layers += taken;
+  return taken;
 }
 
 template <int W, Coefficient C>
@@ -418,25 +558,30 @@ double DeviceSum<W, C>::Impl::cut_now(int mode, int bin, double value) {
   return discarded;
 }
 
-#define PAULISTRINGS_INSTANTIATE_IMPL_LAYERS(W, C) \
-  template kernels::LayerArgs<W> DeviceSum<W, C>::Impl::args(const Truncation& truncation) const; \
-  template kernels::TermProgram DeviceSum<W, C>::Impl::program_of(const Truncation& truncation); \
-  template bool DeviceSum<W, C>::Impl::skips_layer(const PreparedChannel<W>& table, \
-                                                   const Truncation& truncation) const; \
-  template void DeviceSum<W, C>::Impl::add_support(const PreparedChannel<W>& table); \
-  template kernels::LocalTable DeviceSum<W, C>::Impl::local_table(const PreparedChannel<W>& table); \
+#define PAULISTRINGS_INSTANTIATE_IMPL_LAYERS(W, C)                                                           \
+  template kernels::LayerArgs<W> DeviceSum<W, C>::Impl::args(const Truncation& truncation) const;            \
+  template kernels::TermProgram DeviceSum<W, C>::Impl::program_of(const Truncation& truncation);             \
+  template bool DeviceSum<W, C>::Impl::skips_layer(const PreparedChannel<W>& table,                          \
+                                                   const Truncation& truncation) const;                      \
+  template void DeviceSum<W, C>::Impl::add_support(const PreparedChannel<W>& table);                         \
+  template kernels::LocalTable DeviceSum<W, C>::Impl::local_table(const PreparedChannel<W>& table);          \
   template kernels::RotationTable<W> DeviceSum<W, C>::Impl::rotation_table(const PreparedChannel<W>& table); \
-  template void DeviceSum<W, C>::Impl::rotation_layer(const PreparedChannel<W>& table, \
-                                                      const Truncation& truncation); \
-  template void DeviceSum<W, C>::Impl::local_join_layer(const PreparedChannel<W>& table, \
-                                                        const Truncation& truncation); \
-  template void DeviceSum<W, C>::Impl::rescale_outside_join( \
-      const kernels::LayerArgs<W>& a, const kernels::LocalTable& t, const Truncation& truncation); \
-  template double DeviceSum<W, C>::Impl::apply_layer(const PreparedChannel<W>& table, const Truncation& truncation); \
-  template LayerPassResult DeviceSum<W, C>::Impl::finalize_layer(const Truncation& truncation); \
-  template void DeviceSum<W, C>::Impl::approx_topn_cut(std::size_t n); \
-  template void DeviceSum<W, C>::Impl::topn_cut(std::size_t n); \
-  template double DeviceSum<W, C>::Impl::apply_term_truncation(const Truncation& truncation); \
+  template void DeviceSum<W, C>::Impl::rotation_layer(const PreparedChannel<W>& table,                       \
+                                                      const Truncation& truncation);                         \
+  template void DeviceSum<W, C>::Impl::local_join_layer(const PreparedChannel<W>& table,                     \
+                                                        const Truncation& truncation);                       \
+  template void DeviceSum<W, C>::Impl::rescale_outside_join(                                                 \
+      const kernels::LayerArgs<W>& a, const kernels::LocalTable& t, const Truncation& truncation);           \
+  template double DeviceSum<W, C>::Impl::apply_layer(const PreparedChannel<W>& table,                        \
+                                                     const Truncation& truncation);                          \
+  template std::size_t DeviceSum<W, C>::Impl::apply_block(                                                   \
+      std::span<const PreparedChannel<W>> tables, const Truncation& truncation, std::span<BlockLayer> out);  \
+  template kernels::RotationBlock<W> DeviceSum<W, C>::Impl::block_table(                                     \
+      std::span<const PreparedChannel<W>> tables, std::size_t limit);                                        \
+  template LayerPassResult DeviceSum<W, C>::Impl::finalize_layer(const Truncation& truncation);              \
+  template void DeviceSum<W, C>::Impl::approx_topn_cut(std::size_t n);                                       \
+  template void DeviceSum<W, C>::Impl::topn_cut(std::size_t n);                                              \
+  template double DeviceSum<W, C>::Impl::apply_term_truncation(const Truncation& truncation);                \
   template double DeviceSum<W, C>::Impl::cut_now(int mode, int bin, double value);
 PAULISTRINGS_FOR_EACH_SUM_TYPE(PAULISTRINGS_INSTANTIATE_IMPL_LAYERS)
 #undef PAULISTRINGS_INSTANTIATE_IMPL_LAYERS

@@ -19,7 +19,9 @@ DeviceSum<W, C>::Impl::Impl(const PauliSum<W, C>& host, int ordinal, const GpuEn
     : device(ordinal),
       num_qubits(host.num_qubits()),
       host_threads(options.host_threads),
+      blocks(options.blocks),
       profile(options.profile) {
+  profile.begin();
   hash_seed = host.hash().seed();
   const int count = device_count();
   if (count == 0) throw GpuUnavailable(unavailable_reason());
@@ -32,6 +34,7 @@ DeviceSum<W, C>::Impl::Impl(const PauliSum<W, C>& host, int ordinal, const GpuEn
   }
   activate();
   check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  profile.mark(stream, "device start");
   try {
     allocate(counters, sizeof(kernels::LayerCounters), "layer counters");
     allocate(scratch, (kConeWord + W) * sizeof(unsigned long long), "pass scratch");
@@ -40,6 +43,7 @@ DeviceSum<W, C>::Impl::Impl(const PauliSum<W, C>& host, int ordinal, const GpuEn
     allocate_pinned(reinterpret_cast<void**>(&host_scratch), (kConeWord + W) * sizeof(unsigned long long),
                     "pass scratch");
     upload(host);
+    profile.mark(stream, "upload");
   } catch (...) {
     release();
     throw;
@@ -280,7 +284,8 @@ void DeviceSum<W, C>::Impl::compact_if_worthwhile(bool force) {
     reserve_scan(stored);
     // Arrays over four times what the live terms need are gathered into smaller ones to give memory
     // back; when those cannot be allocated, the holes are filled in place all the same.
-    if (capacity > 4 * std::max<std::size_t>(live, 1024) && compact_into_smaller_arrays()) return;
+    if (!keep_capacity && capacity > 4 * std::max<std::size_t>(live, 1024) && compact_into_smaller_arrays())
+      return;
     compact_in_place();
   } catch (const GpuOutOfMemory&) {
     if (force) throw;  // holes are harmless; compaction is only worth it when memory allows
@@ -354,15 +359,87 @@ template <int W, Coefficient C>
 PauliSum<W, C> DeviceSum<W, C>::Impl::download(int threads) {
   activate();
   check(cudaStreamSynchronize(stream), "download");
+  PauliSum<W, C> result(num_qubits, hash_seed);
+  const int bits = std::max(PauliSum<W, C>::bits_to_fit(stored - holes, 1024, 128), result.bucket_bits());
+  if (download_by_bucket(result, bits, threads)) return result;
+  // Without room on the device for the grouping: the columns as they are, sorted into buckets in place on
+  // the host (holes dropped there; keys on the device are distinct).
   typename PauliSum<W, C>::KeyColumn host_keys(stored);  // written in full by the copies
   typename PauliSum<W, C>::CoefficientColumn host_coef(stored);
   check(cudaMemcpy(host_keys.data(), keys.ptr, stored * sizeof(Key), cudaMemcpyDeviceToHost), "download keys");
   check(cudaMemcpy(host_coef.data(), coef.ptr, stored * sizeof(C), cudaMemcpyDeviceToHost), "download coefficients");
-  // Keys on the device are distinct: the columns are sorted into buckets in place (holes dropped).
-  PauliSum<W, C> result(num_qubits, hash_seed);
-  const int bits = PauliSum<W, C>::bits_to_fit(stored - holes, 1024, 128);
+  profile.mark(stream, "download copy");
   result.assign_distinct_columns(std::move(host_keys), std::move(host_coef), bits, threads);
+  profile.mark(stream, "download order");
   return result;
+}
+
+template <int W, Coefficient C>
+bool DeviceSum<W, C>::Impl::download_by_bucket(PauliSum<W, C>& result, int bits, int threads) {
+  static_assert(sizeof(std::size_t) == sizeof(unsigned long long));
+  const std::size_t n = stored;
+  if (n == 0 || bits > 31) return false;
+  const std::size_t buckets = std::size_t{1} << bits;
+  Buffer pairs, sorted, rows, temp, starts, out_keys, out_coef;
+  const auto release_all = [&] {
+    for (Buffer* b : {&pairs, &sorted, &rows, &temp, &starts, &out_keys, &out_coef}) free(*b);
+  };
+  const auto u32 = [](const Buffer& b, std::size_t at) { return static_cast<std::uint32_t*>(b.ptr) + at; };
+  try {
+    std::size_t temp_bytes = 0;
+    kernels::sort_pairs(nullptr, temp_bytes, nullptr, nullptr, nullptr, nullptr, n, bits + 1, stream);
+    allocate(pairs, 2 * n * sizeof(std::uint32_t), "download grouping");
+    allocate(sorted, 2 * n * sizeof(std::uint32_t), "download grouping");
+    allocate(temp, std::max<std::size_t>(temp_bytes, 1), "download grouping");
+    allocate(rows, std::max(bits, 1) * sizeof(Key), "download grouping");
+    allocate(starts, (buckets + 1) * sizeof(unsigned long long), "download grouping");
+    // The bucket of each term under the host sum's hash, the pairs (bucket, index) sorted by bucket with
+    // the holes last, and where each bucket starts.
+    std::vector<PauliString<W>> host_rows;
+    for (int j = 0; j < bits; ++j) host_rows.push_back(BucketHash<W>::row(hash_seed, j));
+    check(cudaMemcpyAsync(rows.ptr, host_rows.data(), host_rows.size() * sizeof(Key), cudaMemcpyHostToDevice,
+                          stream),
+          "download grouping rows");
+    Launch::bucket_of(key_ptr(), coef.ptr, n, static_cast<const Key*>(rows.ptr), bits, u32(pairs, 0),
+                      u32(pairs, n), stream);
+    kernels::sort_pairs(temp.ptr, temp_bytes, u32(pairs, 0), u32(sorted, 0), u32(pairs, n), u32(sorted, n), n,
+                        bits + 1, stream);
+    kernels::bucket_starts(u32(sorted, 0), n, buckets, static_cast<unsigned long long*>(starts.ptr), stream);
+    std::vector<std::size_t> start(buckets + 1);
+    check(cudaMemcpyAsync(start.data(), starts.ptr, start.size() * sizeof(std::size_t),
+                          cudaMemcpyDeviceToHost, stream),
+          "download bucket offsets");
+    check(cudaStreamSynchronize(stream), "download grouping");
+    const std::size_t live = start[buckets];
+    if (live == 0) {
+      release_all();
+      return false;
+    }
+    allocate(out_keys, live * sizeof(Key), "download grouping");
+    allocate(out_coef, live * sizeof(C), "download grouping");
+    Launch::gather(key_ptr(), coef.ptr, u32(sorted, n), live, static_cast<Key*>(out_keys.ptr), out_coef.ptr,
+                   stream);
+    profile.mark(stream, "download grouping");
+    typename PauliSum<W, C>::KeyColumn host_keys(live);  // written in full by the copies
+    typename PauliSum<W, C>::CoefficientColumn host_coef(live);
+    check(cudaMemcpyAsync(host_keys.data(), out_keys.ptr, live * sizeof(Key), cudaMemcpyDeviceToHost, stream),
+          "download keys");
+    check(cudaMemcpyAsync(host_coef.data(), out_coef.ptr, live * sizeof(C), cudaMemcpyDeviceToHost, stream),
+          "download coefficients");
+    check(cudaStreamSynchronize(stream), "download");
+    release_all();
+    profile.mark(stream, "download copy");
+    result.assign_bucketed_columns(std::move(host_keys), std::move(host_coef), std::move(start), bits,
+                                   threads);
+    profile.mark(stream, "download order");
+    return true;
+  } catch (const GpuOutOfMemory&) {
+    release_all();
+    return false;
+  } catch (...) {
+    release_all();
+    throw;
+  }
 }
 
 #define PAULISTRINGS_INSTANTIATE_IMPL_MEMORY(W, C)                                                       \
@@ -388,7 +465,8 @@ PauliSum<W, C> DeviceSum<W, C>::Impl::download(int threads) {
   template bool DeviceSum<W, C>::Impl::compact_into_smaller_arrays();                                    \
   template void DeviceSum<W, C>::Impl::fetch_histogram(std::size_t bins);                                \
   template void DeviceSum<W, C>::Impl::read_histogram(std::span<std::uint64_t> counts);                  \
-  template PauliSum<W, C> DeviceSum<W, C>::Impl::download(int);
+  template PauliSum<W, C> DeviceSum<W, C>::Impl::download(int);                                          \
+  template bool DeviceSum<W, C>::Impl::download_by_bucket(PauliSum<W, C>& result, int bits, int threads);
 PAULISTRINGS_FOR_EACH_SUM_TYPE(PAULISTRINGS_INSTANTIATE_IMPL_MEMORY)
 #undef PAULISTRINGS_INSTANTIATE_IMPL_MEMORY
 

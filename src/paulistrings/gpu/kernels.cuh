@@ -129,7 +129,32 @@ void Launch<W, Cx>::join_write_rotation(const LayerArgs<W>& args, const Rotation
   check_launch("join_write_rotation");
 }
 template <int W, bool Cx>
-void Launch<W, Cx>::export_count(const LayerArgs<W>& args, const PartitionSplit<W>& split, cudaStream_t stream) {
+void Launch<W, Cx>::join_insert_block(const LayerArgs<W>& args, const RotationBlock<W>& block,
+                                      cudaStream_t stream) {
+  if (args.size == 0) return;
+  join_insert_block_kernel<W, Cx><<<grid_for(args.size), kThreads, 0, stream>>>(args, block);
+  check_launch("join_insert_block");
+}
+template <int W, bool Cx>
+void Launch<W, Cx>::join_write_block(const LayerArgs<W>& args, const RotationBlock<W>& block,
+                                     cudaStream_t stream) {
+  if (args.size == 0) return;
+  const unsigned grid = grid_for(args.size);
+  switch (block.rotations) {
+    case 2:
+      join_block_kernel<W, Cx, 2><<<grid, kThreads, 0, stream>>>(args, block);
+      break;
+    case 3:
+      join_block_kernel<W, Cx, 3><<<grid, kThreads, 0, stream>>>(args, block);
+      break;
+    default:
+      join_block_kernel<W, Cx, 4><<<grid, kThreads, 0, stream>>>(args, block);
+  }
+  check_launch("join_write_block");
+}
+template <int W, bool Cx>
+void Launch<W, Cx>::export_count(const LayerArgs<W>& args, const PartitionSplit<W>& split,
+                                 cudaStream_t stream) {
   if (args.size == 0) return;
   export_count_kernel<W, Cx><<<grid_for(args.size), kThreads, 0, stream>>>(args, split);
   check_launch("export_count");
@@ -207,8 +232,23 @@ void Launch<W, Cx>::compact(const Key<W>* keys, const void* coef, std::size_t si
   check_launch("compact");
 }
 template <int W, bool Cx>
-void Launch<W, Cx>::misplaced_flags(const void* coef, std::size_t live, std::size_t size, std::uint32_t* flags,
-                                    cudaStream_t stream) {
+void Launch<W, Cx>::bucket_of(const Key<W>* keys, const void* coef, std::size_t size, const Key<W>* rows,
+                              int bits, std::uint32_t* bucket, std::uint32_t* index, cudaStream_t stream) {
+  if (size == 0) return;
+  bucket_of_kernel<W, Cx>
+      <<<grid_for(size), kThreads, 0, stream>>>(keys, coef, size, rows, bits, bucket, index);
+  check_launch("bucket_of");
+}
+template <int W, bool Cx>
+void Launch<W, Cx>::gather(const Key<W>* keys, const void* coef, const std::uint32_t* index, std::size_t size,
+                           Key<W>* out_keys, void* out_coef, cudaStream_t stream) {
+  if (size == 0) return;
+  gather_kernel<W, Cx><<<grid_for(size), kThreads, 0, stream>>>(keys, coef, index, size, out_keys, out_coef);
+  check_launch("gather");
+}
+template <int W, bool Cx>
+void Launch<W, Cx>::misplaced_flags(const void* coef, std::size_t live, std::size_t size,
+                                    std::uint32_t* flags, cudaStream_t stream) {
   if (size == 0) return;
   misplaced_flags_kernel<Cx><<<grid_for(size), kThreads, 0, stream>>>(coef, live, size, flags);
   check_launch("misplaced_flags");

@@ -76,6 +76,33 @@ struct RotationTable {
   std::uint64_t pivot_bit = 1;
 };
 
+/// A block of 2 to 4 consecutive Pauli rotations with linearly independent generators, taken as one
+/// join (DeviceSum's apply_block, docs/gpu-engine.md "Blocks of rotations"). Their span S has the
+/// reduced echelon basis `basis` (basis[j] holds bit pivot_bit[j] of word pivot_word[j] of the
+/// concatenated x|z words, which no other basis vector holds): a term's orbit representative is its key
+/// with every pivot bit cleared by the basis, and its coordinate, in generator terms (bit r: g_r taken),
+/// is coord_of[its pivot bits]. Each orbit applies the rotations in order, each one as RotationTable says,
+/// with the per-term test on the two outputs of every pair. odd[r] bit j: g_j anticommutes with g_r.
+/// need_x / need_z: the key words the anticommutation test reads (a generator has z resp. x bits there).
+/// Per rotation r, the write pass adds to per_layer[r] the change in live terms (as a signed count) and
+/// to per_layer[kMaxRotations + r] the Σ|c|² the test dropped (as a double's bits).
+template <int W>
+struct RotationBlock {
+  static constexpr int kMaxRotations = 4;
+  int rotations = 0;
+  Key<W> generator[kMaxRotations] = {};
+  double cos_theta[kMaxRotations] = {};
+  double sin_signed[kMaxRotations] = {};
+  std::uint32_t odd[kMaxRotations] = {};
+  Key<W> basis[kMaxRotations] = {};
+  int pivot_word[kMaxRotations] = {};
+  std::uint64_t pivot_bit[kMaxRotations] = {};
+  std::uint8_t coord_of[1 << kMaxRotations] = {};
+  bool need_x[W] = {};
+  bool need_z[W] = {};
+  unsigned long long* per_layer = nullptr;
+};
+
 /// The per-layer hash-join table: `capacity` slots (a power of two), each an owner (term index + 1,
 /// 0 = empty) and orbit_size member entries (term index + 1 by orbit coordinate, 0 = absent). Claimed
 /// slots are listed in `groups` (LayerCounters::groups of them). The write pass appends new keys at
@@ -165,6 +192,13 @@ struct Launch {
                                   cudaStream_t stream);
   static void join_write_rotation(const LayerArgs<W>& args, const RotationTable<W>& table,
                                   cudaStream_t stream);
+  /// A block of rotations (RotationBlock): insert every term that anticommutes with one of the
+  /// generators into the slot of its orbit representative (members at its coordinate; the table has
+  /// 2^rotations members a slot); write: apply the rotations to each orbit in order, update stored
+  /// members in place, append new keys, empty the slot. There is no count pass: a block the arrays
+  /// cannot grow for is declined before its write.
+  static void join_insert_block(const LayerArgs<W>& args, const RotationBlock<W>& block, cudaStream_t stream);
+  static void join_write_block(const LayerArgs<W>& args, const RotationBlock<W>& block, cudaStream_t stream);
   /// Partitioned runs. export_count counts the live terms of each export slot (and strays) into
   /// split.cursor; export_write moves them to out_keys/out_coef at the slots' cursors and leaves holes
   /// (LayerCounters::hole_change).
@@ -202,6 +236,13 @@ struct Launch {
   /// Moves live terms to out_keys/out_coef[positions[i]] (positions: exclusive scan of the flags).
   static void compact(const Key<W>* keys, const void* coef, std::size_t size, const std::uint32_t* positions,
                       Key<W>* out_keys, void* out_coef, cudaStream_t stream);
+  /// The download in bucket order (DeviceSum's download): bucket[i] = the host sum's bucket of key i,
+  /// its hash over the `bits` ≤ 32 rows in `rows` (device memory), or 2^bits for a hole; index[i] = i.
+  static void bucket_of(const Key<W>* keys, const void* coef, std::size_t size, const Key<W>* rows, int bits,
+                        std::uint32_t* bucket, std::uint32_t* index, cudaStream_t stream);
+  /// out_keys/out_coef[k] = term index[k], for k < size.
+  static void gather(const Key<W>* keys, const void* coef, const std::uint32_t* index, std::size_t size,
+                     Key<W>* out_keys, void* out_coef, cudaStream_t stream);
   /// Compaction in place, for a sum of `live` live terms among `size` stored: misplaced_flags marks the
   /// holes below `live` and the live terms from `live` on; after an exclusive scan of the flags into
   /// `ranks`, fill_holes moves the k-th live term from `live` on into the k-th hole below it (`holes`:
@@ -228,6 +269,16 @@ void exclusive_sum(void* temp, std::size_t& temp_bytes, const std::uint32_t* in,
                    cudaStream_t stream);
 void total_sum(void* temp, std::size_t& temp_bytes, const std::uint32_t* in, unsigned long long* out, std::size_t n,
                cudaStream_t stream);
+
+/// Scratch size and run of a stable radix sort of n (key, value) pairs by the low `end_bit` bits of the
+/// key (temp == nullptr asks for the scratch size), and the bucket offsets of keys so sorted:
+/// start[b] = the first position whose key is ≥ b, for b ≤ buckets (start[buckets] = the count of keys
+/// below `buckets`).
+void sort_pairs(void* temp, std::size_t& temp_bytes, const std::uint32_t* keys_in, std::uint32_t* keys_out,
+                const std::uint32_t* values_in, std::uint32_t* values_out, std::size_t n, int end_bit,
+                cudaStream_t stream);
+void bucket_starts(const std::uint32_t* sorted, std::size_t n, std::size_t buckets, unsigned long long* start,
+                   cudaStream_t stream);
 
 /// Number of SMs of the current device, for grid sizing.
 int multiprocessors();

@@ -96,6 +96,45 @@ __global__ void __launch_bounds__(kThreads) compact_kernel(const Key<W>* keys, c
   }
 }
 
+/// The download's grouping, step 1: bucket[i] = the host's bucket hash of key i (rows[j]: row j of its
+/// GF(2) matrix, j < bits, staged in shared memory), or 2^bits for a hole; index[i] = i.
+template <int W, bool Cx>
+__global__ void __launch_bounds__(kThreads)
+    bucket_of_kernel(const Key<W>* keys, const void* coef, std::size_t n, const Key<W>* rows, int bits,
+                     std::uint32_t* bucket, std::uint32_t* index) {
+  __shared__ Key<W> row[32];
+  for (int j = threadIdx.x; j < bits; j += blockDim.x) row[j] = rows[j];
+  __syncthreads();
+  for (std::size_t i = thread_index(); i < n; i += thread_stride()) {
+    index[i] = static_cast<std::uint32_t>(i);
+    if (is_zero<Cx>(load_coef<Cx>(coef, i))) {
+      bucket[i] = std::uint32_t{1} << bits;
+      continue;
+    }
+    const Key<W> key = keys[i];
+    std::uint32_t h = 0;
+    for (int j = 0; j < bits; ++j) {
+      int parity = 0;
+#pragma unroll
+      for (int w = 0; w < W; ++w) parity += __popcll((row[j].x[w] & key.x[w]) ^ (row[j].z[w] & key.z[w]));
+      h |= static_cast<std::uint32_t>(parity & 1) << j;
+    }
+    bucket[i] = h;
+  }
+}
+
+/// Step 3 (after the pairs are sorted by bucket): out[k] = term index[k], for k < n.
+template <int W, bool Cx>
+__global__ void __launch_bounds__(kThreads)
+    gather_kernel(const Key<W>* keys, const void* coef, const std::uint32_t* index, std::size_t n,
+                  Key<W>* out_keys, void* out_coef) {
+  for (std::size_t k = thread_index(); k < n; k += thread_stride()) {
+    const std::size_t i = index[k];
+    out_keys[k] = keys[i];
+    store_coef<Cx>(out_coef, k, load_coef<Cx>(coef, i));
+  }
+}
+
 /// In-place compaction, step 1: flags[i] = 1 for the holes among the first `live` terms and for the
 /// live terms after them (there are as many of one as of the other).
 template <bool Cx>

@@ -44,6 +44,10 @@ std::size_t DeviceSum<W, C>::peak_device_bytes() const { throw GpuUnavailable(kR
 template <int W, Coefficient C>
 std::size_t DeviceSum<W, C>::skipped_layers() const { throw GpuUnavailable(kReason); }
 template <int W, Coefficient C>
+std::size_t DeviceSum<W, C>::block_layers() const {
+  throw GpuUnavailable(kReason);
+}
+template <int W, Coefficient C>
 PauliSum<W, C> DeviceSum<W, C>::download(int) const {
   throw GpuUnavailable(kReason);
 }
@@ -54,7 +58,14 @@ void DeviceSum<W, C>::download_to(PauliSum<W, C>&, int) const {
 template <int W, Coefficient C>
 double DeviceSum<W, C>::apply_layer(const PreparedChannel<W>&, const Truncation&) { throw GpuUnavailable(kReason); }
 template <int W, Coefficient C>
-LayerPassResult DeviceSum<W, C>::finalize_layer(const Truncation&) { throw GpuUnavailable(kReason); }
+std::size_t DeviceSum<W, C>::apply_block(std::span<const PreparedChannel<W>>, const Truncation&,
+                                         std::span<BlockLayer>) {
+  throw GpuUnavailable(kReason);
+}
+template <int W, Coefficient C>
+LayerPassResult DeviceSum<W, C>::finalize_layer(const Truncation&) {
+  throw GpuUnavailable(kReason);
+}
 template <int W, Coefficient C>
 void DeviceSum<W, C>::synchronize() const { throw GpuUnavailable(kReason); }
 template <int W, Coefficient C>

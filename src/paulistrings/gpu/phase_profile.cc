@@ -9,9 +9,16 @@
 
 namespace paulistrings::gpu {
 
+void PhaseProfile::begin_on() {
+  last_ = Clock::now();
+  started_ = true;
+}
+
 void PhaseProfile::start_on(cudaStream_t stream) {
+  const bool first = !layers_started_;
+  layers_started_ = true;
   if (started_) {
-    mark_on(stream, "between layers");
+    mark_on(stream, first ? "before 1st layer" : "between layers");
   } else {
     check(cudaStreamSynchronize(stream), "profile synchronization");
     last_ = Clock::now();

@@ -20,6 +20,12 @@ class PhaseProfile {
  public:
   explicit PhaseProfile(bool on = false) : on_(on) {}
   bool on() const { return on_; }
+  /// When the device sum starts to be built (before its device is made current, which may create the
+  /// CUDA context): the marks of its construction and upload then count from here, and the first
+  /// layer's start() books the host's time since the upload as "before the first layer".
+  void begin() {
+    if (on_) begin_on();
+  }
   /// At the start of a layer: what happened since the previous layer ended (the driver, channel
   /// preparation, layer passes on the host) goes to "between layers".
   void start(cudaStream_t stream) {
@@ -32,11 +38,13 @@ class PhaseProfile {
 
  private:
   using Clock = std::chrono::steady_clock;
+  void begin_on();
   void start_on(cudaStream_t stream);
   void mark_on(cudaStream_t stream, const char* phase);
 
   bool on_ = false;
   bool started_ = false;
+  bool layers_started_ = false;
   Clock::time_point last_{};
   std::map<std::string, std::pair<double, std::size_t>> totals_;
 };

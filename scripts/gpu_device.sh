@@ -59,6 +59,9 @@
 #   probe     — variants of a crashing Python case in subprocesses with a SIGSEGV backtrace (scripts/probe)
 #   profile   — where the time of tfim_2d L = 18 and the kicked Ising goes, per phase of a layer
 #               (PAULISTRINGS_GPU_PROFILE=1: a synchronization after every phase)
+#   blocks_ab — the GPU engine's blocks of rotations on and off (--blocks on|off, one binary), unprofiled,
+#               alternating, BLOCKS_AB_ROUNDS rounds (2): tfim_2d L = 18 (every host thread), the chains,
+#               and the kicked Ising 5 and 20 steps (blocks_ab.txt)
 #   ab        — before/after in one call: the tree in build-base-src/ (an earlier commit's source, made with
 #               `git archive REF | tar -x -C build-base-src` and carried by the device tool) built into
 #               build-base, then AB_ROUNDS rounds (2), base and current alternating: GPU cells at 10^6 and
@@ -112,7 +115,7 @@ note() { echo "$(date -u +%H:%M:%S) $*" | tee -a "$out/progress.txt"; }
 } > "$out/machine.txt" 2>&1
 export PATH=/usr/local/cuda/bin:$PATH
 targets=()
-(has cells || has quick || has big || has kicked || has grow || has profile || has workloads || has ab ||
+(has cells || has quick || has big || has kicked || has grow || has profile || has blocks_ab || has workloads || has ab ||
   has ladder) &&
   targets+=(paulistrings-gpu-bench paulistrings-workloads)
 has ab && targets+=(paulistrings-bench paulistrings-sweep-bench)
@@ -359,6 +362,21 @@ if has receive_ab && command -v mpirun > /dev/null; then
       note "receive_ab round $round fresh=$fresh done"
     done
   done
+fi
+if has blocks_ab; then
+  for round in $(seq "${BLOCKS_AB_ROUNDS:-2}"); do
+    order="on off"
+    (( round % 2 == 0 )) && order="off on"  # alternating which goes first
+    for b in $order; do
+      echo "## round $round: blocks $b"
+      timeout 120 build-gpu/paulistrings-workloads tfim_2d --side 18 --device 0 --threads "$(nproc)" --blocks "$b"
+      for w in tfim_chain heisenberg_chain; do
+        timeout 60 build-gpu/paulistrings-workloads "$w" --device 0 --threads "$(nproc)" --blocks "$b"
+      done
+      timeout 120 build-gpu/paulistrings-gpu-bench --cells none --kicked --blocks "$b"
+      note "blocks_ab round $round $b done"
+    done
+  done 2>&1 | tee "$out/blocks_ab.txt"
 fi
 if has profile; then
   {

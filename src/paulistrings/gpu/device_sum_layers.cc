@@ -12,6 +12,37 @@
 #include <vector>
 
 namespace paulistrings::gpu {
+namespace {
+
+/// The device copy of a key (kernels::Key<W> has PauliString<W>'s layout).
+template <int W>
+kernels::Key<W> device_key(const PauliString<W>& p) {
+  kernels::Key<W> k;
+  for (int w = 0; w < W; ++w) {
+    k.x[w] = p.x[w];
+    k.z[w] = p.z[w];
+  }
+  return k;
+}
+/// Word `word` of a key's x words followed by its z words (0..W−1: x, W..2W−1: z), as pivots count them.
+template <int W>
+std::uint64_t xz_word(const PauliString<W>& p, int word) {
+  return word < W ? p.x[word] : p.z[word - W];
+}
+/// The lowest set bit of p as (word, mask); false, leaving both as they are, for the identity.
+template <int W>
+bool lowest_set_bit(const PauliString<W>& p, int& word, std::uint64_t& mask) {
+  for (int w = 0; w < 2 * W; ++w) {
+    if (const std::uint64_t bits = xz_word(p, w)) {
+      word = w;
+      mask = bits & (~bits + 1);
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
 
 template <int W, Coefficient C>
 kernels::LayerArgs<W> DeviceSum<W, C>::Impl::args(const Truncation& truncation) const {
@@ -159,20 +190,10 @@ kernels::LocalTable DeviceSum<W, C>::Impl::local_table(const PreparedChannel<W>&
 template <int W, Coefficient C>
 kernels::RotationTable<W> DeviceSum<W, C>::Impl::rotation_table(const PreparedChannel<W>& table) {
   kernels::RotationTable<W> t;
-  for (int w = 0; w < W; ++w) {
-    t.generator.x[w] = table.generator.x[w];
-    t.generator.z[w] = table.generator.z[w];
-  }
+  t.generator = device_key(table.generator);
   t.cos_theta = table.cos_theta;
   t.sin_signed = table.sin_signed;
-  for (int word = 0; word < 2 * W; ++word) {
-    const std::uint64_t bits = word < W ? t.generator.x[word] : t.generator.z[word - W];
-    if (bits) {
-      t.pivot_word = word;
-      t.pivot_bit = bits & (~bits + 1);
-      break;
-    }
-  }
+  lowest_set_bit(table.generator, t.pivot_word, t.pivot_bit);
   return t;
 }
 
@@ -314,58 +335,40 @@ kernels::RotationBlock<W> DeviceSum<W, C>::Impl::block_table(std::span<const Pre
                                                              std::size_t limit) {
   using Block = kernels::RotationBlock<W>;
   Block t;
-  // Words 0..W−1 of a vector are x, W..2W−1 z (as RotationTable's pivot).
-  const auto bit = [](const Key& k, int word, std::uint64_t mask) {
-    return ((word < W ? k.x[word] : k.z[word - W]) & mask) != 0;
-  };
-  const auto xor_into = [](Key& a, const Key& b) {
-    for (int w = 0; w < W; ++w) {
-      a.x[w] ^= b.x[w];
-      a.z[w] ^= b.z[w];
-    }
-  };
-  const auto to_key = [](const PauliString<W>& p) {
-    Key k;
-    for (int w = 0; w < W; ++w) {
-      k.x[w] = p.x[w];
-      k.z[w] = p.z[w];
-    }
-    return k;
-  };
+  std::array<PauliString<W>, Block::kMaxRotations> basis{};
   std::array<std::uint32_t, Block::kMaxRotations> combo{};  // basis[j] = ⊕ of the generators combo[j] names
   int r = 0;
   limit = std::min<std::size_t>(limit, Block::kMaxRotations);
   for (; static_cast<std::size_t>(r) < std::min(limit, tables.size()); ++r) {
-    const PreparedChannel<W>& table = tables[static_cast<std::size_t>(r)];
+    const PreparedChannel<W>& table = tables[r];
     if (table.form != PreparedChannel<W>::Form::rotation) break;
     // Reduce the generator by the basis; a generator in the span of the earlier ones ends the block.
-    Key v = to_key(table.generator);
+    PauliString<W> v = table.generator;
     std::uint32_t made = 1u << r;
     for (int j = 0; j < r; ++j) {
-      if (bit(v, t.pivot_word[j], t.pivot_bit[j])) {
-        xor_into(v, t.basis[j]);
+      if (xz_word(v, t.pivot_word[j]) & t.pivot_bit[j]) {
+        v ^= basis[j];
         made ^= combo[j];
       }
     }
     int word = 0;
-    while (word < 2 * W && (word < W ? v.x[word] : v.z[word - W]) == 0) ++word;
-    if (word == 2 * W) break;
-    const std::uint64_t bits = word < W ? v.x[word] : v.z[word - W];
-    const std::uint64_t pivot = bits & (~bits + 1);
+    std::uint64_t pivot = 0;
+    if (!lowest_set_bit(v, word, pivot)) break;
     for (int j = 0; j < r; ++j) {  // the new pivot leaves the earlier vectors: the basis stays reduced
-      if (bit(t.basis[j], word, pivot)) {
-        xor_into(t.basis[j], v);
+      if (xz_word(basis[j], word) & pivot) {
+        basis[j] ^= v;
         combo[j] ^= made;
       }
     }
-    t.basis[r] = v;
+    basis[r] = v;
+    combo[r] = made;
     t.pivot_word[r] = word;
     t.pivot_bit[r] = pivot;
-    combo[r] = made;
-    t.generator[r] = to_key(table.generator);
+    t.generator[r] = device_key(table.generator);
     t.cos_theta[r] = table.cos_theta;
     t.sin_signed[r] = table.sin_signed;
   }
+  for (int j = 0; j < r; ++j) t.basis[j] = device_key(basis[j]);
   t.rotations = r;
   for (int e = 0; e < (1 << r); ++e) {  // pivot pattern e (bit j: basis[j] taken) in generator terms
     std::uint32_t c = 0;
@@ -375,13 +378,10 @@ kernels::RotationBlock<W> DeviceSum<W, C>::Impl::block_table(std::span<const Pre
     t.coord_of[e] = static_cast<std::uint8_t>(c);
   }
   for (int a = 0; a < r; ++a) {
+    const PauliString<W>& ga = tables[a].generator;
     for (int b = 0; b < r; ++b) {
-      int parity = 0;
-      for (int w = 0; w < W; ++w) {
-        parity += std::popcount((t.generator[a].x[w] & t.generator[b].z[w]) ^
-                                (t.generator[a].z[w] & t.generator[b].x[w]));
-      }
-      t.odd[b] |= static_cast<std::uint32_t>(parity & 1) << a;
+      const bool anticommute = !ga.commutes_with(tables[b].generator);
+      t.odd[b] |= static_cast<std::uint32_t>(anticommute) << a;
     }
     for (int w = 0; w < W; ++w) {
       t.need_x[w] = t.need_x[w] || t.generator[a].z[w] != 0;
@@ -438,9 +438,9 @@ std::size_t DeviceSum<W, C>::Impl::apply_block(std::span<const PreparedChannel<W
   tested.remember(truncation);
   for (std::size_t r = 0; r < taken; ++r) add_support(tables[r]);
   // The room a block made is kept for the next one: arrays grown past four times the live terms (the
-  // bound counts every absent orbit member) and shrunk by the compaction after every block were copied
-  // twice a block (docs/PERFORMANCE.md, 2026-12-07 evening). The next single layer's compaction gives
-  // the memory back.
+  // bound counts every absent orbit member) and shrunk by the compaction after every block would be
+  // copied twice a block (docs/gpu-engine.md, "Blocks of rotations"). The next single layer's compaction
+  // gives the memory back.
   keep_capacity = true;
   compact_if_worthwhile(false);
   profile.mark(stream, "compact");

@@ -8,17 +8,22 @@ namespace {
 
 // ---- the hash join (Pauli rotations of any weight) ----
 
-/// Parity of the symplectic product of key and g over the words where g has support (2W-word loop,
-/// loads skipped where g is zero: a weight-2 rotation reads two words of each key).
+/// Parity of the symplectic product of a and g over the words where g has support (2W-word loop,
+/// loads skipped where g is zero: a weight-2 rotation reads two words of a key in memory).
 template <int W>
-__device__ __forceinline__ bool anticommutes(const Key<W>* keys, std::size_t i, const Key<W>& g) {
+__device__ __forceinline__ bool odd_product(const Key<W>& a, const Key<W>& g) {
   std::uint64_t parity = 0;
 #pragma unroll
   for (int w = 0; w < W; ++w) {
     if ((g.x[w] | g.z[w]) == 0) continue;
-    parity ^= (keys[i].x[w] & g.z[w]) ^ (keys[i].z[w] & g.x[w]);
+    parity ^= (a.x[w] & g.z[w]) ^ (a.z[w] & g.x[w]);
   }
   return __popcll(parity) & 1;
+}
+/// odd_product of stored key i, read in place.
+template <int W>
+__device__ __forceinline__ bool anticommutes(const Key<W>* keys, std::size_t i, const Key<W>& g) {
+  return odd_product(keys[i], g);
 }
 template <int W>
 __device__ __forceinline__ bool pivot_set(const Key<W>& k, int pivot_word, std::uint64_t pivot_bit) {
@@ -183,17 +188,6 @@ __device__ __forceinline__ Key<W> block_member(Key<W> key, const RotationBlock<W
   }
   return key;
 }
-template <int W>
-__device__ __forceinline__ bool odd_product(const Key<W>& a, const Key<W>& g) {
-  std::uint64_t parity = 0;
-#pragma unroll
-  for (int w = 0; w < W; ++w) {
-    if ((g.x[w] | g.z[w]) == 0) continue;
-    parity ^= (a.x[w] & g.z[w]) ^ (a.z[w] & g.x[w]);
-  }
-  return __popcll(parity) & 1;
-}
-
 template <int W, bool Cx>
 __global__ void __launch_bounds__(kThreads) join_insert_block_kernel(LayerArgs<W> a, RotationBlock<W> t) {
   Tally tally;

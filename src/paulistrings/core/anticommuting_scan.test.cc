@@ -82,7 +82,7 @@ std::vector<PauliString<W>> ScanTestGenerators(std::mt19937_64& rng) {
 template <int W, class Scan>
 void ExpectScanMatchesDirect(Scan scan, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
-  const std::vector<std::size_t> lengths = {0, 1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 1000, 4099};
+  const std::vector<std::size_t> lengths = {0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 63, 64, 65, 1000, 4099};
   for (const double density : {0.02, 0.3, 0.9}) {
     for (const PauliString<W>& g : ScanTestGenerators<W>(rng)) {
       for (const std::size_t length : lengths) {

@@ -126,16 +126,16 @@ class CpuEngine {
   /// A permutation layer (each term has one image) on the buckets of the coset `rep` of `plan`, whose
   /// deltas are in the kernel's coordinates of `plan`; as rotate_coset for the rest.
   void permute_coset(const cpu_detail::LayerKernel<W, C>& kernel, const CosetPlan& plan, std::uint64_t rep,
-                     Scratch& scratch, const Truncation& truncation, std::array<std::uint64_t, W>& scanned,
+                     Scratch& scratch, const Truncation& truncation, std::array<std::uint64_t, W>* scanned,
                      double& dropped, std::ptrdiff_t& change);
   /// permute_coset for a rotation with cos θ = 0: only the terms the scan lists as anticommuting are
   /// written, their images swapped between the two buckets of each pair {A, A ⊕ d}.
   void permute_rotation_coset(const cpu_detail::LayerKernel<W, C>& kernel, const CosetPlan& plan,
                               std::uint64_t rep, Scratch& scratch, const Truncation& truncation,
-                              std::array<std::uint64_t, W>& scanned, double& dropped, std::ptrdiff_t& change);
+                              std::array<std::uint64_t, W>* scanned, double& dropped, std::ptrdiff_t& change);
   /// A key-preserving layer on the buckets of the coset `rep` of `plan`; as rotate_coset for the rest.
   void rescale_coset(const cpu_detail::LayerKernel<W, C>& kernel, const CosetPlan& plan, std::uint64_t rep,
-                     const Truncation& truncation, std::array<std::uint64_t, W>& scanned, double& dropped,
+                     const Truncation& truncation, std::array<std::uint64_t, W>* scanned, double& dropped,
                      std::ptrdiff_t& change);
   /// A run of key-preserving layers in one pass (apply_block's other kind of block).
   std::size_t rescale_block(std::span<const PreparedChannel<W>> tables, const Truncation& truncation,
@@ -152,10 +152,13 @@ class CpuEngine {
   /// One Pauli rotation on the buckets of the coset `rep` of `plan` (closed under the generator's
   /// delta, whose coset coordinate is `generator_local`), in place: the anticommuting terms paired by a
   /// table of one side of the pivot bit, missing partners appended, removed terms compacted. Adds the
-  /// Σ|c|² it drops to `dropped`, the change in terms to `change`, and the keys it scanned to `scanned`.
-  void rotate_coset(const cpu_detail::LayerKernel<W, C>& kernel, unsigned generator_local, const CosetPlan& plan,
-                    std::uint64_t rep, Scratch& scratch, const Truncation& truncation, bool test_unchanged,
-                    std::array<std::uint64_t, W>& scanned, double& dropped, std::ptrdiff_t& change);
+  /// Σ|c|² it drops to `dropped`, the change in terms to `change`, and the support (x | z) of the keys it
+  /// scanned to `*scanned` — or, with scanned = nullptr (a step of a block before its last), computes no
+  /// support.
+  void rotate_coset(const cpu_detail::LayerKernel<W, C>& kernel, unsigned generator_local,
+                    const CosetPlan& plan, std::uint64_t rep, Scratch& scratch, const Truncation& truncation,
+                    bool test_unchanged, std::array<std::uint64_t, W>* scanned, double& dropped,
+                    std::ptrdiff_t& change);
   void refine_if_needed();
   /// The threads of the layer now running: one per parallel_threshold terms weighted by the layer's
   /// work per term (layer_weight_), at most threads_ (engine/options.h layer_threads).

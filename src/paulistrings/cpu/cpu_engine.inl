@@ -275,8 +275,7 @@ double CpuEngine<W, C>::permutation_layer(const PreparedChannel<W>& table, const
   CosetPlan plan;
   const auto kernel = cpu_detail::make_kernel<W, C>(table, store_.hash(), store_.bits(), plan);
   return coset_pass(plan, [&](Scratch& scratch, std::uint64_t rep, double& dropped, std::ptrdiff_t& change) {
-    std::array<std::uint64_t, W> ignored{};
-    permute_coset(kernel, plan, rep, scratch, truncation, ignored, dropped, change);
+    permute_coset(kernel, plan, rep, scratch, truncation, nullptr, dropped, change);  // the cone grows below
   });
 }
 
@@ -312,7 +311,7 @@ template <int W, Coefficient C>
 void CpuEngine<W, C>::rotate_coset(const cpu_detail::LayerKernel<W, C>& kernel, unsigned generator_local,
                                    const CosetPlan& plan, std::uint64_t rep, Scratch& scratch,
                                    const Truncation& truncation, bool test_unchanged,
-                                   std::array<std::uint64_t, W>& scanned, double& dropped,
+                                   std::array<std::uint64_t, W>* scanned, double& dropped,
                                    std::ptrdiff_t& change) {
   const unsigned locals = static_cast<unsigned>(plan.buckets_per_coset());
   const bool test_terms = truncation.has_term_test();
@@ -362,7 +361,9 @@ void CpuEngine<W, C>::rotate_coset(const cpu_detail::LayerKernel<W, C>& kernel, 
     // by side. Commuting terms are unchanged; they are tested again only under a new policy.
     if (scratch.hits.size() < size) scratch.hits.resize(size);
     std::uint32_t* hits = scratch.hits.data();
-    const std::size_t count = anticommuting_scan<W>(keys, size, generator, hits, support);
+    const std::size_t count = scanned != nullptr
+                                  ? anticommuting_scan<W>(keys, size, generator, hits, support)
+                                  : anticommuting_scan<W, false>(keys, size, generator, hits, support);
     if (test_unchanged) {
       for_each_unlisted(hits, count, size, [&](std::size_t t) {
         store_value(local, bucket.coefficients[t], keys[t], bucket.coefficients[t]);
@@ -446,7 +447,9 @@ void CpuEngine<W, C>::rotate_coset(const cpu_detail::LayerKernel<W, C>& kernel, 
   }
   append_pending(plan, rep, scratch);
   change += static_cast<std::ptrdiff_t>(scratch.pending.size()) - removed;
-  for (int w = 0; w < W; ++w) scanned[w] |= support[w];
+  if (scanned != nullptr) {
+    for (int w = 0; w < W; ++w) (*scanned)[w] |= support[w];
+  }
 }
 
 template <int W, Coefficient C>
@@ -459,7 +462,7 @@ double CpuEngine<W, C>::rotation_layer(const PreparedChannel<W>& table, const Tr
   const double discarded =
       coset_pass(plan, [&](Scratch& scratch, std::uint64_t rep, double& dropped, std::ptrdiff_t& change) {
         rotate_coset(kernel, kernel.generator_local, plan, rep, scratch, truncation, test_unchanged,
-                     scratch.support, dropped, change);
+                     &scratch.support, dropped, change);
       });
   refresh_support(table);
   return discarded;

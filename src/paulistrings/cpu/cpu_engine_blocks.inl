@@ -114,15 +114,15 @@ std::size_t CpuEngine<W, C>::apply_block(std::span<const PreparedChannel<W>> tab
   {
     const auto thread = static_cast<std::size_t>(omp_get_thread_num());
     Scratch& scratch = scratch_[thread];
-    std::array<std::uint64_t, W> ignored{};
 #pragma omp for schedule(dynamic, 1)
     for (std::size_t coset = 0; coset < cosets; ++coset) {
       if (errors.failed() || interrupted()) continue;  // a failure or an interrupt abandons the block
       try {
         const std::uint64_t rep = plan.representative(coset);
         for (std::size_t j = 0; j < gates; ++j) {
-          // The light cone after the block: the keys the last step scanned, plus its support.
-          auto& scanned = j + 1 == gates ? scratch.support : ignored;
+          // The light cone after the block: the keys the last step scanned, plus its support. The steps
+          // before it compute none (their scans skip the support).
+          std::array<std::uint64_t, W>* const scanned = j + 1 == gates ? &scratch.support : nullptr;
           double& dropped = discarded[j * cosets + coset];
           std::ptrdiff_t& change = changes[thread * gates + j];
           const auto& kernel = steps[j].kernel;
@@ -172,7 +172,7 @@ std::size_t CpuEngine<W, C>::apply_block(std::span<const PreparedChannel<W>> tab
 template <int W, Coefficient C>
 void CpuEngine<W, C>::permute_coset(const cpu_detail::LayerKernel<W, C>& kernel, const CosetPlan& plan,
                                     std::uint64_t rep, Scratch& scratch, const Truncation& truncation,
-                                    std::array<std::uint64_t, W>& scanned, double& dropped,
+                                    std::array<std::uint64_t, W>* scanned, double& dropped,
                                     std::ptrdiff_t& change) {
   if (kernel.rotation) {
     permute_rotation_coset(kernel, plan, rep, scratch, truncation, scanned, dropped, change);
@@ -220,14 +220,16 @@ void CpuEngine<W, C>::permute_coset(const cpu_detail::LayerKernel<W, C>& kernel,
   }
   append_pending(plan, rep, scratch);
   change += static_cast<std::ptrdiff_t>(scratch.pending.size()) - removed;
-  for (int w = 0; w < W; ++w) scanned[w] |= support[w];
+  if (scanned != nullptr) {
+    for (int w = 0; w < W; ++w) (*scanned)[w] |= support[w];
+  }
 }
 
 template <int W, Coefficient C>
 void CpuEngine<W, C>::permute_rotation_coset(const cpu_detail::LayerKernel<W, C>& kernel,
                                              const CosetPlan& plan, std::uint64_t rep, Scratch& scratch,
                                              const Truncation& truncation,
-                                             std::array<std::uint64_t, W>& scanned, double& dropped,
+                                             std::array<std::uint64_t, W>* scanned, double& dropped,
                                              std::ptrdiff_t& change) {
   // cos θ = 0: a term Q that anticommutes with g becomes g ⊕ Q, its coefficient times σ(Q)·sin θ
   // (cpu_detail::quarter_turn_value); the others are unchanged. The images of bucket A's anticommuting terms
@@ -272,7 +274,10 @@ void CpuEngine<W, C>::permute_rotation_coset(const cpu_detail::LayerKernel<W, C>
   };
   auto scan = [&](const Bucket<W, C>& bucket, std::vector<std::uint32_t>& hits) {
     if (hits.size() < bucket.size()) hits.resize(bucket.size());
-    return anticommuting_scan<W>(bucket.keys.data(), bucket.size(), generator, hits.data(), support);
+    return scanned != nullptr
+               ? anticommuting_scan<W>(bucket.keys.data(), bucket.size(), generator, hits.data(), support)
+               : anticommuting_scan<W, false>(bucket.keys.data(), bucket.size(), generator, hits.data(),
+                                              support);
   };
   for (unsigned a = 0; a < locals; ++a) {
     const unsigned b = a ^ d;
@@ -338,13 +343,15 @@ void CpuEngine<W, C>::permute_rotation_coset(const cpu_detail::LayerKernel<W, C>
   }
   append_pending(plan, rep, scratch);
   change += static_cast<std::ptrdiff_t>(scratch.pending.size()) - removed;
-  for (int w = 0; w < W; ++w) scanned[w] |= support[w];
+  if (scanned != nullptr) {
+    for (int w = 0; w < W; ++w) (*scanned)[w] |= support[w];
+  }
 }
 
 template <int W, Coefficient C>
 void CpuEngine<W, C>::rescale_coset(const cpu_detail::LayerKernel<W, C>& kernel, const CosetPlan& plan,
                                     std::uint64_t rep, const Truncation& truncation,
-                                    std::array<std::uint64_t, W>& scanned, double& dropped,
+                                    std::array<std::uint64_t, W>* scanned, double& dropped,
                                     std::ptrdiff_t& change) {
   const unsigned locals = static_cast<unsigned>(plan.buckets_per_coset());
   const bool test_terms = truncation.has_term_test();
@@ -369,7 +376,9 @@ void CpuEngine<W, C>::rescale_coset(const cpu_detail::LayerKernel<W, C>& kernel,
     bucket.keys.resize(kept);
     bucket.coefficients.resize(kept);
   }
-  for (int w = 0; w < W; ++w) scanned[w] |= support[w];
+  if (scanned != nullptr) {
+    for (int w = 0; w < W; ++w) (*scanned)[w] |= support[w];
+  }
 }
 
 template <int W, Coefficient C>

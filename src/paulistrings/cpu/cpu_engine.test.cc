@@ -134,20 +134,20 @@ void expect_clifford_rotations_as_the_reference(std::size_t n) {
   for (const Direction direction : {Direction::heisenberg, Direction::forward}) {
     for (const Truncation& policy : {Truncation(), Truncation::coeff(1e-3), Truncation::weight(4),
                                      Truncation::coeff(1e-4) & Truncation::weight(5)}) {
+      PropagateOptions options;
+      options.direction = direction;
+      options.truncation = policy;
+      options.column_phase.enabled = false;  // the coset engine throughout
+      options.parallel_threshold = 0;
+      options.min_buckets = 64;
+      auto expected = start;  // the reference's terms, once for both ways below
+      options.engine = Engine::reference;
+      propagate(expected, circuit, options);
+      options.engine = Engine::cpu;
       for (const bool blocks : {true, false}) {
         SCOPED_TRACE(std::to_string(n) + " qubits, " + std::string(to_string(direction)) + ", " +
                      policy.description() + (blocks ? ", blocks" : ", one layer at a time"));
-        PropagateOptions options;
-        options.direction = direction;
-        options.truncation = policy;
         options.gate_blocks = blocks;
-        options.column_phase.enabled = false;  // the coset engine throughout
-        options.parallel_threshold = 0;
-        options.min_buckets = 64;
-        auto expected = start;
-        options.engine = Engine::reference;
-        propagate(expected, circuit, options);
-        options.engine = Engine::cpu;
         PauliSum<W, double> first(n);
         double first_discarded = 0.0;
         for (const int threads : {1, 3}) {

@@ -149,6 +149,9 @@ class PauliSum {
   friend class PauliSum;
 
   bool sorted_terms_equal(const PauliSum& other) const;
+  /// std::invalid_argument, naming `caller`, unless the columns have one length.
+  static void check_column_lengths(const char* caller, const KeyColumn& keys,
+                                   const CoefficientColumn& coefficients);
   /// Sorts keys[start[b], start[b + 1]) by key for every bucket b, coefficients alongside, in place
   /// (buckets on up to `threads` threads for large sums; 0: OpenMP's default).
   static void sort_bucket_ranges(KeyColumn& keys, CoefficientColumn& coefficients,
@@ -179,3 +182,10 @@ class PauliSum {
 }  // namespace paulistrings
 
 #include "paulistrings/core/pauli_sum.inl"
+
+namespace paulistrings {
+// Every sum type's members are compiled once, in core/pauli_sum.cc; other units only call them.
+#define PAULISTRINGS_DECLARE_PAULI_SUM(W, C) extern template class PauliSum<W, C>;
+PAULISTRINGS_FOR_EACH_SUM_TYPE(PAULISTRINGS_DECLARE_PAULI_SUM)
+#undef PAULISTRINGS_DECLARE_PAULI_SUM
+}  // namespace paulistrings

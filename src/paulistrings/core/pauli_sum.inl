@@ -236,10 +236,7 @@ void PauliSum<W, C>::assign_distinct_columns(KeyColumn&& keys, CoefficientColumn
   // move keeps a bucket's keys in cache while it is sorted; sorting indices into the unmoved columns
   // read two random keys per comparison.
   using namespace pauli_sum_detail;
-  if (keys.size() != coefficients.size()) {
-    throw std::invalid_argument("assign_distinct_columns: " + std::to_string(keys.size()) + " keys but " +
-                                std::to_string(coefficients.size()) + " coefficients");
-  }
+  check_column_lengths("assign_distinct_columns", keys, coefficients);
   std::size_t n = 0;
   for (std::size_t i = 0; i < keys.size(); ++i) {
     if (coefficients[i] == C(0.0)) continue;
@@ -276,20 +273,13 @@ void PauliSum<W, C>::assign_distinct_columns(KeyColumn&& keys, CoefficientColumn
     }
   }
   sort_bucket_ranges(keys, coefficients, start, threads);
-  keys_ = std::move(keys);
-  coefficients_ = std::move(coefficients);
-  bucket_bits_ = bits;
-  bucket_offsets_ = std::move(start);
-  debug_check();
+  assign_canonical(std::move(keys), std::move(coefficients), std::move(start), bits);
 }
 
 template <int W, Coefficient C>
 void PauliSum<W, C>::assign_bucketed_columns(KeyColumn&& keys, CoefficientColumn&& coefficients,
                                              std::vector<std::size_t>&& start, int bits, int threads) {
-  if (keys.size() != coefficients.size()) {
-    throw std::invalid_argument("assign_bucketed_columns: " + std::to_string(keys.size()) + " keys but " +
-                                std::to_string(coefficients.size()) + " coefficients");
-  }
+  check_column_lengths("assign_bucketed_columns", keys, coefficients);
   if (bits < 0 || bits > kMaxBucketBits || start.size() != (std::size_t{1} << bits) + 1 ||
       start.front() != 0 || start.back() != keys.size() || !std::is_sorted(start.begin(), start.end())) {
     throw std::invalid_argument("assign_bucketed_columns: " + std::to_string(start.size()) +
@@ -297,11 +287,16 @@ void PauliSum<W, C>::assign_bucketed_columns(KeyColumn&& keys, CoefficientColumn
                                 " terms in 2^" + std::to_string(bits) + " buckets");
   }
   sort_bucket_ranges(keys, coefficients, start, threads);
-  keys_ = std::move(keys);
-  coefficients_ = std::move(coefficients);
-  bucket_bits_ = bits;
-  bucket_offsets_ = std::move(start);
-  debug_check();
+  assign_canonical(std::move(keys), std::move(coefficients), std::move(start), bits);
+}
+
+template <int W, Coefficient C>
+void PauliSum<W, C>::check_column_lengths(const char* caller, const KeyColumn& keys,
+                                          const CoefficientColumn& coefficients) {
+  if (keys.size() != coefficients.size()) {
+    throw std::invalid_argument(std::string(caller) + ": " + std::to_string(keys.size()) + " keys but " +
+                                std::to_string(coefficients.size()) + " coefficients");
+  }
 }
 
 template <int W, Coefficient C>

@@ -17,6 +17,23 @@
 namespace paulistrings {
 namespace cpu_detail {
 
+/// The anticommuting scan of a coset step (core/anticommuting_scan.h): ORs the keys' support into
+/// `support` only when the caller collects it (`scanned` set), else skips that work.
+template <int W>
+std::size_t scan_step(const std::array<std::uint64_t, W>* scanned, const PauliString<W>* keys, std::size_t n,
+                      const PauliString<W>& generator, std::uint32_t* hits,
+                      std::array<std::uint64_t, W>& support) {
+  return scanned != nullptr ? anticommuting_scan<W>(keys, n, generator, hits, support)
+                            : anticommuting_scan<W, false>(keys, n, generator, hits, support);
+}
+
+/// Adds a coset step's support to what the caller collects, if it collects any.
+template <int W>
+void add_scanned(std::array<std::uint64_t, W>* scanned, const std::array<std::uint64_t, W>& support) {
+  if (scanned == nullptr) return;
+  for (int w = 0; w < W; ++w) (*scanned)[w] |= support[w];
+}
+
 inline std::size_t mix_key_words(std::uint64_t h) {
   h ^= h >> 31;
   h *= 0x7fb5d329728ea185ULL;
@@ -361,9 +378,7 @@ void CpuEngine<W, C>::rotate_coset(const cpu_detail::LayerKernel<W, C>& kernel, 
     // by side. Commuting terms are unchanged; they are tested again only under a new policy.
     if (scratch.hits.size() < size) scratch.hits.resize(size);
     std::uint32_t* hits = scratch.hits.data();
-    const std::size_t count = scanned != nullptr
-                                  ? anticommuting_scan<W>(keys, size, generator, hits, support)
-                                  : anticommuting_scan<W, false>(keys, size, generator, hits, support);
+    const std::size_t count = cpu_detail::scan_step<W>(scanned, keys, size, generator, hits, support);
     if (test_unchanged) {
       for_each_unlisted(hits, count, size, [&](std::size_t t) {
         store_value(local, bucket.coefficients[t], keys[t], bucket.coefficients[t]);
@@ -447,9 +462,7 @@ void CpuEngine<W, C>::rotate_coset(const cpu_detail::LayerKernel<W, C>& kernel, 
   }
   append_pending(plan, rep, scratch);
   change += static_cast<std::ptrdiff_t>(scratch.pending.size()) - removed;
-  if (scanned != nullptr) {
-    for (int w = 0; w < W; ++w) (*scanned)[w] |= support[w];
-  }
+  cpu_detail::add_scanned<W>(scanned, support);
 }
 
 template <int W, Coefficient C>

@@ -220,9 +220,7 @@ void CpuEngine<W, C>::permute_coset(const cpu_detail::LayerKernel<W, C>& kernel,
   }
   append_pending(plan, rep, scratch);
   change += static_cast<std::ptrdiff_t>(scratch.pending.size()) - removed;
-  if (scanned != nullptr) {
-    for (int w = 0; w < W; ++w) (*scanned)[w] |= support[w];
-  }
+  cpu_detail::add_scanned<W>(scanned, support);
 }
 
 template <int W, Coefficient C>
@@ -274,10 +272,8 @@ void CpuEngine<W, C>::permute_rotation_coset(const cpu_detail::LayerKernel<W, C>
   };
   auto scan = [&](const Bucket<W, C>& bucket, std::vector<std::uint32_t>& hits) {
     if (hits.size() < bucket.size()) hits.resize(bucket.size());
-    return scanned != nullptr
-               ? anticommuting_scan<W>(bucket.keys.data(), bucket.size(), generator, hits.data(), support)
-               : anticommuting_scan<W, false>(bucket.keys.data(), bucket.size(), generator, hits.data(),
-                                              support);
+    return cpu_detail::scan_step<W>(scanned, bucket.keys.data(), bucket.size(), generator, hits.data(),
+                                    support);
   };
   for (unsigned a = 0; a < locals; ++a) {
     const unsigned b = a ^ d;
@@ -343,9 +339,7 @@ void CpuEngine<W, C>::permute_rotation_coset(const cpu_detail::LayerKernel<W, C>
   }
   append_pending(plan, rep, scratch);
   change += static_cast<std::ptrdiff_t>(scratch.pending.size()) - removed;
-  if (scanned != nullptr) {
-    for (int w = 0; w < W; ++w) (*scanned)[w] |= support[w];
-  }
+  cpu_detail::add_scanned<W>(scanned, support);
 }
 
 template <int W, Coefficient C>
@@ -376,9 +370,7 @@ void CpuEngine<W, C>::rescale_coset(const cpu_detail::LayerKernel<W, C>& kernel,
     bucket.keys.resize(kept);
     bucket.coefficients.resize(kept);
   }
-  if (scanned != nullptr) {
-    for (int w = 0; w < W; ++w) (*scanned)[w] |= support[w];
-  }
+  cpu_detail::add_scanned<W>(scanned, support);
 }
 
 template <int W, Coefficient C>
